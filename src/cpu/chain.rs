@@ -1,0 +1,90 @@
+//! Stages shared by every solver: the CPU twin of `shaders/chain.wgsl`.
+//!
+//! A solver produces, per joint `i`, the *relative* model-space delta `E_i` that joint `i`
+//! adds on top of its parent's delta: the total model-space delta is
+//! `D_i = D_{i-1} · E_i` (`D_{-1}` = identity) and the new model rotation is `D_i · r_i`.
+//! [`finish_chain`] then applies the weight (ozz's nlerp of each local correction from
+//! identity, which equals the nlerp of `E_i` since conjugation preserves it), writes the
+//! local corrections `c_i = r_i⁻¹ E_i r_i`, and rebuilds the model-space pose from them, so
+//! positions, rotations and corrections always agree.
+
+use glam::Quat;
+
+use super::math::{finite4, is_unit_quat, nlerp_identity};
+use crate::records::{p4, SolvedChain};
+use crate::ChainError;
+
+/// Writes the FK pose of the first `n` joints, identity corrections, `reached = false`,
+/// the error code `error` (0 for "untouched", e.g. weight ≤ 0) and the info bits `info`.
+pub(crate) fn write_fk<const N: usize>(
+    joints_ms: &[[f32; 4]],
+    rotations_ms: &[[f32; 4]],
+    n: usize,
+    error: u32,
+    info: u32,
+    out: &mut SolvedChain<N>,
+) {
+    *out = SolvedChain::default();
+    for i in 0..n.min(N) {
+        out.positions_ms[i] = p4(crate::records::v3(joints_ms[i]));
+        out.rotations_ms[i] = rotations_ms[i];
+        out.corrections[i] = Quat::IDENTITY.to_array();
+    }
+    out.status = [0, error, info, 0];
+}
+
+/// Checks that the first `n` joints are finite and their rotations are unit quaternions.
+pub(crate) fn check_joints(joints_ms: &[[f32; 4]], rotations_ms: &[[f32; 4]], n: usize) -> Result<(), ChainError> {
+    for i in 0..n {
+        if !finite4(joints_ms[i]) || !finite4(rotations_ms[i]) {
+            return Err(ChainError::NonFinite);
+        }
+    }
+    for r in &rotations_ms[..n] {
+        if !is_unit_quat(Quat::from_array(*r)) {
+            return Err(ChainError::NotNormalized);
+        }
+    }
+    Ok(())
+}
+
+/// Applies `weight` to the relative deltas `rel[0..n]`, writes corrections, rotations and
+/// positions of the first `n` joints. Bone `i` (joint `i` → `i+1`) is scaled by
+/// `1 + (bone_scale[i] − 1) · weight` (stretch).
+#[allow(clippy::too_many_arguments)] // mirrors the WGSL function's parameter list
+pub(crate) fn finish_chain<const N: usize>(
+    joints_ms: &[[f32; 4]],
+    rotations_ms: &[[f32; 4]],
+    rel: &[Quat],
+    bone_scale: &[f32],
+    n: usize,
+    weight: f32,
+    reached: bool,
+    info: u32,
+    out: &mut SolvedChain<N>,
+) {
+    *out = SolvedChain::default();
+    let w = weight.clamp(0.0, 1.0);
+    let mut delta = Quat::IDENTITY;
+    let mut pos = crate::records::v3(joints_ms[0]);
+    for i in 0..n {
+        let r = Quat::from_array(rotations_ms[i]);
+        let e = nlerp_identity(rel[i], weight);
+        delta *= e;
+        out.corrections[i] = (r.conjugate() * e * r).to_array();
+        out.rotations_ms[i] = (delta * r).normalize().to_array();
+        out.positions_ms[i] = p4(pos);
+        if i + 1 < n {
+            let bone = crate::records::v3(joints_ms[i + 1]) - crate::records::v3(joints_ms[i]);
+            let s = 1.0 + (bone_scale[i] - 1.0) * w;
+            pos += (delta * bone) * s;
+        }
+    }
+    out.status = [u32::from(reached && weight >= 1.0), 0, info, 0];
+}
+
+/// Total delta → relative delta: `E_i = D_{i-1}⁻¹ D_i`.
+#[inline]
+pub(crate) fn relative(parent_total: Quat, total: Quat) -> Quat {
+    parent_total.conjugate() * total
+}

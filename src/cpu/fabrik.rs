@@ -1,0 +1,164 @@
+//! FABRIK (ALGORITHMS.md §4): the CPU twin of `shaders/fabrik.wgsl`.
+
+use glam::{Quat, Vec3};
+
+use super::chain::{check_joints, finish_chain, relative, write_fk};
+use super::limb::{ON_ROOT, ZERO_BONE};
+use super::math::{finite4, normalize_or, rotation_arc};
+use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::ChainError;
+
+/// Most iterations a chain may ask for.
+pub const MAX_FABRIK_ITERATIONS: u32 = 4096;
+
+/// How many iterations FABRIK runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FabrikMode {
+    /// Exactly `mode[1]` iterations, no early exit: identical work per chain, what the GPU
+    /// kernel runs, and what makes CPU and GPU results comparable.
+    #[default]
+    Fixed,
+    /// At most `mode[1]` iterations, stopping once the tip is within the precision of the
+    /// target or the error stops changing (by less than `1e-7 ×` chain length). CPU only.
+    Converge,
+}
+
+/// Solves one FABRIK chain in [`FabrikMode::Fixed`] mode; an invalid chain gets a flagged
+/// FK fallback.
+///
+/// Contract: fixed base; a target at or beyond the chain's length lays the chain straight
+/// toward it; otherwise backward/forward iterations; then each bone turns from its FK
+/// direction to its new one by a shortest arc, pre-multiplied onto its model rotation
+/// (Unreal's FABRIK). The last joint follows its parent, or keeps its FK model rotation with
+/// [`option::KEEP_END_ROTATION`]. `reached` = tip within `params.x` (precision) of the
+/// target and weight ≥ 1. A joint that lands on its neighbour keeps its FK bone direction.
+pub fn fabrik(chain: &FabrikChain, out: &mut FabrikSolved) {
+    fabrik_with_mode(chain, FabrikMode::Fixed, out);
+}
+
+/// [`fabrik`] with an explicit [`FabrikMode`].
+pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
+    if let Err(e) = solve(chain, mode, out) {
+        let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
+        write_fk(&chain.joints_ms, &chain.rotations_ms, n, e.code(), 0, out);
+    }
+}
+
+/// Checks one chain the way [`fabrik`] does, without keeping the result.
+pub fn validate_fabrik(chain: &FabrikChain) -> Result<(), ChainError> {
+    let mut scratch = FabrikSolved::default();
+    let mut probe = *chain;
+    probe.mode[1] = probe.mode[1].min(1); // validation needs no iterations
+    solve(&probe, FabrikMode::Fixed, &mut scratch).and_then(|()| {
+        if chain.mode[1] > MAX_FABRIK_ITERATIONS {
+            Err(ChainError::InvalidParameter)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
+    let n = chain.mode[0] as usize;
+    if !(2..=MAX_FABRIK_JOINTS).contains(&n) {
+        return Err(ChainError::JointCount);
+    }
+    check_joints(&chain.joints_ms, &chain.rotations_ms, n)?;
+    if !finite4(chain.target_ms) || !finite4(chain.params) {
+        return Err(ChainError::NonFinite);
+    }
+    let iterations = chain.mode[1];
+    let precision = chain.params[0];
+    if iterations > MAX_FABRIK_ITERATIONS || precision < 0.0 || chain.mode[2] & !option::KEEP_END_ROTATION != 0 {
+        return Err(ChainError::InvalidParameter);
+    }
+    // Setup: bone lengths and FK directions.
+    let mut len = [0.0_f32; MAX_FABRIK_JOINTS];
+    let mut dir_fk = [Vec3::ZERO; MAX_FABRIK_JOINTS];
+    let mut total = 0.0;
+    for i in 0..n - 1 {
+        let bone = v3(chain.joints_ms[i + 1]) - v3(chain.joints_ms[i]);
+        len[i] = bone.length();
+        dir_fk[i] = bone / len[i];
+        total += len[i];
+    }
+    for l in &len[..n - 1] {
+        if !(*l > ZERO_BONE * total) {
+            return Err(ChainError::ZeroLengthBone);
+        }
+    }
+    let base = v3(chain.joints_ms[0]);
+    let target = v3(chain.target_ms);
+    let c = (target - base).length();
+    if !(c > ON_ROOT * total) {
+        return Err(ChainError::TargetOnRoot);
+    }
+    let weight = chain.target_ms[3];
+    if weight <= 0.0 {
+        write_fk(&chain.joints_ms, &chain.rotations_ms, n, 0, 0, out);
+        return Ok(());
+    }
+
+    let mut p = [Vec3::ZERO; MAX_FABRIK_JOINTS];
+    for (i, q) in p.iter_mut().enumerate().take(n) {
+        *q = v3(chain.joints_ms[i]);
+    }
+    let eps2 = 1e-12 * total * total;
+    let mut flags = 0;
+    if c >= total {
+        // Out of reach: lay the chain straight toward the target.
+        let d = (target - base) / c;
+        for i in 0..n - 1 {
+            p[i + 1] = p[i] + d * len[i];
+        }
+        flags |= info::OUT_OF_REACH;
+    } else {
+        let mut prev_err = f32::INFINITY;
+        for _ in 0..iterations {
+            // Backward: tip on the target, walk to the root.
+            p[n - 1] = target;
+            for i in (0..n - 1).rev() {
+                let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
+                p[i] = p[i + 1] + dir * len[i];
+            }
+            // Forward: root back on the base, walk to the tip.
+            p[0] = base;
+            for i in 0..n - 1 {
+                let dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
+                p[i + 1] = p[i] + dir * len[i];
+            }
+            if mode == FabrikMode::Converge {
+                let err = (p[n - 1] - target).length();
+                if err <= precision || (prev_err - err).abs() < 1e-7 * total {
+                    break;
+                }
+                prev_err = err;
+            }
+        }
+    }
+    let reached = (p[n - 1] - target).length() <= precision;
+
+    // Rotations: shortest arc from each FK bone direction to its new one (total deltas),
+    // turned into relative deltas.
+    let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
+    let mut parent = Quat::IDENTITY;
+    for i in 0..n - 1 {
+        let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
+        let total_delta = rotation_arc(dir_fk[i], new_dir);
+        rel[i] = relative(parent, total_delta);
+        parent = total_delta;
+    }
+    rel[n - 1] = if chain.mode[2] & option::KEEP_END_ROTATION != 0 { parent.conjugate() } else { Quat::IDENTITY };
+    finish_chain(
+        &chain.joints_ms,
+        &chain.rotations_ms,
+        &rel,
+        &[1.0; MAX_FABRIK_JOINTS],
+        n,
+        weight,
+        reached,
+        flags,
+        out,
+    );
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! The two-bone limb core shared by two-bone and pseudo three-bone IK: the CPU twin of
+//! `shaders/limb.wgsl`.
+//!
+//! Stages (ozz-animation's, extended): setup → reach (stretch, soften, knee limits,
+//! `reached`) → mid joint (law of cosines, trig-free) → start joint (aim, bend plane from
+//! the pole mode, twist). Everything is in model space (`_ms` is implied); the result is
+//! the relative deltas `E0` (start) and `E1` (mid) of [`super::chain`].
+
+use glam::{Quat, Vec3};
+
+use super::math::{
+    any_orthonormal, finite4, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
+};
+use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
+use crate::ChainError;
+
+/// A bone shorter than this fraction of the limb's total length is "zero length".
+pub(crate) const ZERO_BONE: f32 = 1e-6;
+/// A target closer to the start joint than this fraction of the limb length is "on the root".
+pub(crate) const ON_ROOT: f32 = 1e-5;
+/// Squared sine of the smallest angle between a pole and the start→target axis.
+pub(crate) const POLE_ON_AXIS2: f32 = 1e-8;
+/// Smallest length of the hinge axis once made perpendicular to both bones (unit input).
+pub(crate) const MIN_HINGE: f32 = 1e-3;
+
+/// Result of the limb core.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LimbSolution {
+    /// Relative delta of the start joint (= its total delta).
+    pub e0: Quat,
+    /// Relative delta of the mid joint (on top of `e0`).
+    pub e1: Quat,
+    /// Stretch scale of both bones (1 = none).
+    pub scale: f32,
+    /// The effective target was reached (before weighting).
+    pub reached: bool,
+    /// [`info`] bits.
+    pub info: u32,
+}
+
+/// Range and finiteness checks of the settings alone (no geometry).
+pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
+    if !(finite4(l.target_ms) && finite4(l.pole_ms) && finite4(l.mid_axis) && finite4(l.params)) {
+        return Err(ChainError::NonFinite);
+    }
+    let [soften, stretch, cos_min, cos_max] = l.params;
+    let limits = l.mode[2] & option::KNEE_LIMITS != 0;
+    let bad = PoleMode::from_u32(l.mode[0]).is_none()
+        || BendMode::from_u32(l.mode[1]).is_none()
+        || l.mode[2] & !option::ALL != 0
+        || !(0.0..=1.0).contains(&soften)
+        || stretch < 1.0
+        || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
+        || (l.mode[0] == PoleMode::Swivel as u32 && v3(l.pole_ms).length_squared() <= 0.0);
+    if bad {
+        return Err(ChainError::InvalidParameter);
+    }
+    if v3(l.mid_axis).length_squared() <= 1e-12 {
+        return Err(ChainError::DegenerateMidAxis);
+    }
+    Ok(())
+}
+
+/// Solves the limb `p0 → p1 → p2` for the end joint to reach `target` (already corrected
+/// for any end-effector offset). `r1` is the mid joint's FK model rotation (for `mid_axis`).
+/// Settings must have passed [`check_limb_settings`].
+pub(crate) fn solve_limb(
+    p0: Vec3,
+    p1: Vec3,
+    p2: Vec3,
+    r1: Quat,
+    target: Vec3,
+    l: &LimbSettings,
+) -> Result<LimbSolution, ChainError> {
+    // --- Setup: bones, target axis, hinge. ---
+    let u = p1 - p0;
+    let v = p2 - p1;
+    let a = u.length();
+    let b = v.length();
+    let limb_len = a + b;
+    if !(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len) {
+        return Err(ChainError::ZeroLengthBone);
+    }
+    let st = target - p0;
+    let c = st.length();
+    if !(c > ON_ROOT * limb_len) {
+        return Err(ChainError::TargetOnRoot);
+    }
+    let d = st / c;
+
+    // Hinge in model space, made perpendicular to both bones so the knee turns in the
+    // bones' plane (exact reach); a true hinge is unchanged.
+    let u_dir = u / a;
+    let mut h = reject(r1 * v3(l.mid_axis).normalize(), u_dir);
+    let v_perp = reject(v, u_dir);
+    let v_perp_len2 = v_perp.length_squared();
+    if v_perp_len2 > 1e-12 * b * b {
+        h = reject(h, v_perp / v_perp_len2.sqrt());
+    }
+    let h_len = h.length();
+    if !(h_len > MIN_HINGE) {
+        return Err(ChainError::DegenerateMidAxis);
+    }
+    h /= h_len;
+    // Bent backwards relative to the hinge (ozz: cross(start_mid, mid_axis)·mid_end < 0).
+    let mut flip = u.cross(h).dot(v) < 0.0;
+    match l.mode[1] {
+        1 /* KeepFk */ if flip => {
+            h = -h;
+            flip = false;
+        }
+        2 /* Reversed */ => {
+            h = -h;
+            flip = u.cross(h).dot(v) < 0.0;
+        }
+        _ /* Hinge */ => {}
+    }
+
+    // --- Reach: stretch, soften, knee limits. ---
+    let [soften, max_stretch, cos_min, cos_max] = l.params;
+    let mut info = 0;
+    let mut reached = true;
+    let mut scale = 1.0;
+    let mut stretched_to_target = false;
+    if max_stretch > 1.0 && c > limb_len {
+        info |= info::STRETCHED;
+        if c <= limb_len * max_stretch {
+            scale = c / limb_len;
+            stretched_to_target = true;
+        } else {
+            scale = max_stretch;
+        }
+    }
+    let a_s = a * scale;
+    let b_s = b * scale;
+    let chain_s = a_s + b_s;
+    let mut cs = c;
+    if !stretched_to_target {
+        let da = chain_s * soften;
+        let ds = chain_s - da;
+        if c > da {
+            reached = false;
+            if c > chain_s {
+                info |= info::OUT_OF_REACH;
+            }
+            if ds > 0.0 {
+                // ozz: ease with 1 − (3 / (α + 3))⁴.
+                let alpha = (c - da) / ds;
+                let op = alpha + 3.0;
+                let op2 = op * op;
+                let ratio = 81.0 / (op2 * op2);
+                cs = da + ds - ds * ratio;
+                info |= info::SOFTENED;
+            }
+        }
+    }
+    if !(c > (a_s - b_s).abs()) {
+        reached = false;
+        info |= info::OUT_OF_REACH;
+    }
+    if l.mode[2] & option::KNEE_LIMITS != 0 {
+        let ab2 = 2.0 * a_s * b_s;
+        let sum2 = a_s * a_s + b_s * b_s;
+        let c_min = (sum2 - ab2 * cos_min).max(0.0).sqrt();
+        let c_max = (sum2 - ab2 * cos_max).max(0.0).sqrt();
+        if cs < c_min {
+            cs = c_min;
+            reached = false;
+            info |= info::KNEE_LIMITED;
+        } else if cs > c_max {
+            cs = c_max;
+            reached = false;
+            info |= info::KNEE_LIMITED;
+        }
+    }
+
+    // --- Mid joint: law of cosines, turned from the FK inner angle (signed by the bend
+    // side) to the solved one about the hinge, from half-angle-free (cos, sin) pairs. ---
+    let cos_new = ((a_s * a_s + b_s * b_s - cs * cs) / (2.0 * a_s * b_s)).clamp(-1.0, 1.0);
+    let sin_new = ((1.0 - cos_new) * (1.0 + cos_new)).max(0.0).sqrt();
+    let ab = a * b;
+    let cos_old = (-u.dot(v) / ab).clamp(-1.0, 1.0);
+    let sin_old = (u.cross(v).length() / ab).min(1.0);
+    let sin_old = if flip { -sin_old } else { sin_old };
+    let cos_phi = cos_new * cos_old + sin_new * sin_old;
+    let sin_phi = sin_new * cos_old - cos_new * sin_old;
+    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+
+    // --- Start joint: aim the new start→end vector at the target... ---
+    let e = u + e1 * v;
+    let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
+    let aim = rotation_arc(e_dir, d);
+    // ...then turn the bend plane about the target axis. The knee lies on the side
+    // cross(hinge, d) of the axis.
+    let k_now = (aim * h).cross(d); // h ⟂ both bones, so aim·h ⟂ d and |k_now| = 1
+    let pole = v3(l.pole_ms);
+    let k_want = match l.mode[0] {
+        1 /* Position */ | 2 /* Direction */ => {
+            let dir = if l.mode[0] == 1 { pole - p0 } else { pole };
+            let k = reject(dir, d);
+            if !(k.length_squared() > POLE_ON_AXIS2 * dir.length_squared()) {
+                return Err(ChainError::PoleOnAxis);
+            }
+            Some(k)
+        }
+        3 /* Swivel */ => {
+            let north = pole.normalize();
+            let mut n0 = reject(north, d);
+            if !(n0.length_squared() > POLE_ON_AXIS2) {
+                n0 = reject(any_orthonormal(north), d);
+                info |= info::SWIVEL_FALLBACK;
+            }
+            let k0 = n0.normalize().cross(d);
+            let (s, c) = l.pole_ms[3].sin_cos();
+            Some(k0 * c + d.cross(k0) * s)
+        }
+        _ /* FkPlane */ => None,
+    };
+    let plane = match k_want {
+        Some(k) => quat_from_axis_cos_sin(d, k_now.dot(k), d.dot(k_now.cross(k))),
+        None => Quat::IDENTITY,
+    };
+    let twist = l.mid_axis[3];
+    let start = if twist != 0.0 { quat_from_axis_angle(d, twist) * plane * aim } else { plane * aim };
+    Ok(LimbSolution { e0: start, e1, scale, reached, info })
+}

@@ -1,0 +1,198 @@
+//! Vector and quaternion helpers: the CPU twin of `shaders/math.wgsl`.
+//!
+//! Every function here has a WGSL function of the same name, written to read line for line
+//! alike; singular branches are copied from glam (`Quat::from_rotation_arc`,
+//! `Vec3::any_orthonormal_vector`) so that CPU and GPU take the same branch on degenerate
+//! chains. Change both files together.
+
+use glam::{Quat, Vec3};
+
+/// `true` when all four lanes are finite.
+#[inline]
+pub(crate) fn finite4(a: [f32; 4]) -> bool {
+    a.iter().all(|x| x.is_finite())
+}
+
+/// `true` when `| |q|² − 1 | ≤ 1e-3`.
+#[inline]
+pub(crate) fn is_unit_quat(q: Quat) -> bool {
+    (q.length_squared() - 1.0).abs() <= 1e-3
+}
+
+/// Component of `v` perpendicular to the unit vector `n`.
+#[inline]
+pub(crate) fn reject(v: Vec3, n: Vec3) -> Vec3 {
+    v - n * v.dot(n)
+}
+
+/// `v / |v|`, or `fallback` when `|v|² ≤ min_len2`.
+#[inline]
+pub(crate) fn normalize_or(v: Vec3, fallback: Vec3, min_len2: f32) -> Vec3 {
+    let len2 = v.length_squared();
+    if len2 > min_len2 {
+        v / len2.sqrt()
+    } else {
+        fallback
+    }
+}
+
+/// glam's `Vec3::any_orthonormal_vector` (Pixar's branchless basis), with the sign of
+/// `z` taken as `+1` for `z ≥ 0` (WGSL's `sign(0)` is 0, Rust's `signum(-0.0)` is −1).
+#[inline]
+pub(crate) fn any_orthonormal(v: Vec3) -> Vec3 {
+    let sign = if v.z >= 0.0 { 1.0 } else { -1.0 };
+    let a = -1.0 / (sign + v.z);
+    let b = v.x * v.y * a;
+    Vec3::new(b, sign + v.y * v.y * a, -v.y)
+}
+
+/// Shortest-arc rotation between unit vectors: glam's `Quat::from_rotation_arc` with its
+/// half-turn branch (a half turn about [`any_orthonormal`]`(from)`, written as the exact
+/// `(axis, 0)`) and a better-conditioned general branch:
+///
+/// - `w = 1 + from·to` is computed as `½|from + to|²` (equal for unit vectors). Near a half
+///   turn `1 + dot` cancels catastrophically (angle error ~6e-8/δ rad at 180° − δ); the
+///   vector sum does not, and FABRIK bones routinely flip by nearly 180°.
+/// - glam's identity branch (`dot > 1 − 2ε`) throws away every rotation below ~6.9e-4 rad
+///   (2e-4 of position on a 0.3 bone). It is not needed: at `from = to` the general branch
+///   gives `(0, 0, 0, 2)`, exactly the identity once normalised.
+/// - The half-turn branch is taken only where the general one is singular:
+///   `|from + to| < 1e-6` (within 1e-6 rad of a half turn).
+#[inline]
+pub(crate) fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
+    let half = from + to;
+    let half2 = half.length_squared();
+    if half2 < 1e-12 {
+        let axis = any_orthonormal(from);
+        Quat::from_xyzw(axis.x, axis.y, axis.z, 0.0)
+    } else {
+        let c = from.cross(to);
+        Quat::from_xyzw(c.x, c.y, c.z, 0.5 * half2).normalize()
+    }
+}
+
+/// Rotation about the unit `axis` by the angle whose cosine and sine are proportional to
+/// `(c, s)`; trig-free and accurate at every angle (no `sqrt(1 − c²)` cancellation):
+/// `(axis·s, 1 + c)` for `c ≥ 0`, `(axis·(1 − c), s)` otherwise, normalised.
+/// `(0, 0)` gives the identity.
+#[inline]
+pub(crate) fn quat_from_axis_cos_sin(axis: Vec3, c: f32, s: f32) -> Quat {
+    let r2 = c * c + s * s;
+    if r2 <= 0.0 {
+        return Quat::IDENTITY;
+    }
+    let r = r2.sqrt();
+    let (c, s) = (c / r, s / r);
+    let q = if c >= 0.0 { (axis * s).extend(1.0 + c) } else { (axis * (1.0 - c)).extend(s) };
+    Quat::from_vec4(q.normalize())
+}
+
+/// Rotation about the unit `axis` by `angle` radians (glam's `Quat::from_axis_angle`).
+#[inline]
+pub(crate) fn quat_from_axis_angle(axis: Vec3, angle: f32) -> Quat {
+    let (s, c) = (angle * 0.5).sin_cos();
+    Quat::from_xyzw(axis.x * s, axis.y * s, axis.z * s, c)
+}
+
+/// The same rotation with `w ≥ 0` (required to nlerp from identity the short way).
+#[inline]
+pub(crate) fn fix_w(q: Quat) -> Quat {
+    if q.w < 0.0 {
+        -q
+    } else {
+        q
+    }
+}
+
+/// ozz-animation's weighting of a correction: `w`-fixed `q` at `weight ≥ 1`, otherwise the
+/// normalised lerp from identity to it by `max(weight, 0)`.
+#[inline]
+pub(crate) fn nlerp_identity(q: Quat, weight: f32) -> Quat {
+    let q = fix_w(q);
+    if weight >= 1.0 {
+        return q;
+    }
+    let w = weight.max(0.0);
+    let l = Quat::IDENTITY.lerp_raw(q, w);
+    l.normalize()
+}
+
+/// Normalised lerp from `a` to `b` along the shorter arc.
+#[inline]
+pub(crate) fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    a.lerp_raw(b, t).normalize()
+}
+
+/// Plain component lerp of two quaternions (no normalisation); kept as a trait so the call
+/// sites read like the WGSL `mix`.
+trait LerpRaw {
+    fn lerp_raw(self, other: Self, t: f32) -> Self;
+}
+
+impl LerpRaw for Quat {
+    #[inline]
+    fn lerp_raw(self, other: Self, t: f32) -> Self {
+        Quat::from_vec4(glam::Vec4::from(self) + (glam::Vec4::from(other) - glam::Vec4::from(self)) * t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_arc_matches_glam_including_singular_branches() {
+        let cases = [
+            (Vec3::X, Vec3::Y),
+            (Vec3::X, Vec3::X),
+            (Vec3::X, -Vec3::X),
+            (Vec3::new(0.3, -0.4, 0.866).normalize(), Vec3::new(-0.1, 0.9, 0.2).normalize()),
+            (Vec3::Z, -Vec3::Z),
+            (-Vec3::Z, Vec3::Z),
+        ];
+        for (from, to) in cases {
+            let ours = rotation_arc(from, to);
+            let glam = Quat::from_rotation_arc(from, to);
+            assert!((ours * from - to).length() < 1e-6, "{from} -> {to}: {ours}");
+            assert!(ours.dot(glam).abs() > 1.0 - 1e-5, "{ours} vs glam {glam}");
+        }
+        // Small and near-half-turn angles stay exact, where glam's thresholds snap.
+        for angle in [1e-5_f32, 1e-4, 5e-4, std::f32::consts::PI - 1e-3, std::f32::consts::PI - 1e-5] {
+            let to = Quat::from_axis_angle(Vec3::Z, angle) * Vec3::X;
+            let ours = rotation_arc(Vec3::X, to);
+            assert!(
+                (ours * Vec3::X - to).length() < 2e-7 * angle.max(1.0),
+                "angle {angle}: {}",
+                (ours * Vec3::X - to).length()
+            );
+        }
+    }
+
+    #[test]
+    fn axis_cos_sin_is_accurate_at_small_and_half_turn_angles() {
+        for angle in [0.0_f32, 1e-6, 1e-4, 0.3, 1.5, 3.0, std::f32::consts::PI - 1e-5, std::f32::consts::PI, -2.0, 5.0]
+        {
+            let q = quat_from_axis_cos_sin(Vec3::Y, angle.cos() * 2.0, angle.sin() * 2.0);
+            let r = Quat::from_axis_angle(Vec3::Y, angle);
+            assert!(q.dot(r).abs() > 1.0 - 1e-6, "angle {angle}: {q} vs {r}");
+        }
+        assert_eq!(quat_from_axis_cos_sin(Vec3::Y, 0.0, 0.0), Quat::IDENTITY);
+    }
+
+    #[test]
+    fn any_orthonormal_is_orthonormal() {
+        for v in [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::Z, Vec3::new(0.6, 0.0, -0.8)] {
+            let o = any_orthonormal(v);
+            assert!(o.dot(v).abs() < 1e-6 && (o.length() - 1.0).abs() < 1e-6, "{v} -> {o}");
+        }
+    }
+
+    #[test]
+    fn nlerp_identity_weights() {
+        let q = Quat::from_axis_angle(Vec3::X, 1.0);
+        assert_eq!(nlerp_identity(q, 1.0), q);
+        assert!(nlerp_identity(q, 0.0).dot(Quat::IDENTITY) > 1.0 - 1e-7);
+        assert!(nlerp_identity(-q, 2.0).w >= 0.0);
+    }
+}

@@ -1,0 +1,177 @@
+//! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
+//! same name: `two_bone`, `three_bone`, `fabrik`, plus the shared `math`, `chain` and
+//! `limb` stages. The batch jobs below run them over slices, on one thread or on all
+//! (rayon), with no per-chain allocation.
+
+pub mod aim;
+pub(crate) mod chain;
+pub mod fabrik;
+pub(crate) mod limb;
+pub(crate) mod math;
+pub mod three_bone;
+pub mod two_bone;
+
+use rayon::prelude::*;
+
+use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved};
+use crate::{ChainError, IkError};
+pub use aim::{AimJob, AimMethod, AimResult};
+pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
+pub use three_bone::{three_bone, validate_three_bone};
+pub use two_bone::{two_bone, validate_two_bone};
+
+/// A chain record that a CPU solver knows how to solve.
+pub trait Chain: bytemuck::Pod + Sync {
+    /// The solved record it produces.
+    type Solved: bytemuck::Pod + Send + Default;
+    /// Per-batch options (FABRIK's [`FabrikMode`]; `()` for the others).
+    type Options: Copy + Default + Send + Sync;
+    /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
+    fn solve(&self, options: Self::Options, out: &mut Self::Solved);
+    /// Checks one chain exactly as `solve` would.
+    fn validate(&self) -> Result<(), ChainError>;
+    /// Reads `(reached, error code)` back from a solved record.
+    fn outcome(solved: &Self::Solved) -> (bool, u32);
+}
+
+impl Chain for TwoBoneChain {
+    type Solved = TwoBoneSolved;
+    type Options = ();
+    fn solve(&self, (): (), out: &mut TwoBoneSolved) {
+        two_bone(self, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_two_bone(self)
+    }
+    fn outcome(s: &TwoBoneSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for ThreeBoneChain {
+    type Solved = ThreeBoneSolved;
+    type Options = ();
+    fn solve(&self, (): (), out: &mut ThreeBoneSolved) {
+        three_bone(self, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_three_bone(self)
+    }
+    fn outcome(s: &ThreeBoneSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for FabrikChain {
+    type Solved = FabrikSolved;
+    type Options = FabrikMode;
+    fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
+        fabrik_with_mode(self, mode, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_fabrik(self)
+    }
+    fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+/// What a batch run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchSummary {
+    /// Chains in the batch.
+    pub chains: usize,
+    /// Chains whose target was reached.
+    pub reached: usize,
+    /// Chains that fell back to their FK pose because they were invalid.
+    pub fallbacks: usize,
+    /// The first invalid chain and why.
+    pub first_fallback: Option<(usize, ChainError)>,
+}
+
+impl BatchSummary {
+    /// Tallies solved records.
+    #[must_use]
+    pub fn of<C: Chain>(solved: &[C::Solved]) -> Self {
+        let mut s = Self { chains: solved.len(), ..Self::default() };
+        for (i, out) in solved.iter().enumerate() {
+            let (reached, code) = C::outcome(out);
+            s.reached += usize::from(reached);
+            if let Some(e) = ChainError::from_code(code) {
+                s.fallbacks += 1;
+                s.first_fallback.get_or_insert((i, e));
+            }
+        }
+        s
+    }
+}
+
+/// A batch of chains of one kind and the slots for their results: ozz-animation's job
+/// contract over slices. `validate()` is strict (any invalid chain is an error);
+/// `run()`/`run_par()` only reject a malformed batch and give each invalid chain a flagged
+/// FK fallback so one bad chain never stops or corrupts its neighbours.
+pub struct BatchJob<'a, C: Chain> {
+    /// Input chains.
+    pub chains: &'a [C],
+    /// One output slot per chain.
+    pub solved: &'a mut [C::Solved],
+    /// Kind-specific options.
+    pub options: C::Options,
+}
+
+/// Batch of two-bone chains.
+pub type TwoBoneJob<'a> = BatchJob<'a, TwoBoneChain>;
+/// Batch of pseudo three-bone chains.
+pub type ThreeBoneJob<'a> = BatchJob<'a, ThreeBoneChain>;
+/// Batch of FABRIK chains.
+pub type FabrikJob<'a> = BatchJob<'a, FabrikChain>;
+
+/// Chains per rayon task: big enough to amortise scheduling, small enough to balance.
+const PAR_CHUNK: usize = 1024;
+
+impl<'a, C: Chain> BatchJob<'a, C> {
+    /// A job over `chains` writing to `solved`, with default options.
+    pub fn new(chains: &'a [C], solved: &'a mut [C::Solved]) -> Self {
+        Self { chains, solved, options: C::Options::default() }
+    }
+
+    /// Checks the batch and every chain. Rules: `solved.len() == chains.len()`; every
+    /// chain passes its solver's checks (see [`ChainError`] for the list). Returns the first
+    /// failure.
+    pub fn validate(&self) -> Result<(), IkError> {
+        self.check_lengths()?;
+        for (index, c) in self.chains.iter().enumerate() {
+            c.validate().map_err(|error| IkError::InvalidChain { index, error })?;
+        }
+        Ok(())
+    }
+
+    /// Solves every chain on the calling thread. Errors only for a malformed batch.
+    pub fn run(&mut self) -> Result<BatchSummary, IkError> {
+        self.check_lengths()?;
+        for (c, out) in self.chains.iter().zip(self.solved.iter_mut()) {
+            c.solve(self.options, out);
+        }
+        Ok(BatchSummary::of::<C>(self.solved))
+    }
+
+    /// Solves every chain on all cores (rayon). Same results as [`BatchJob::run`], bit for bit.
+    pub fn run_par(&mut self) -> Result<BatchSummary, IkError> {
+        self.check_lengths()?;
+        let options = self.options;
+        self.chains.par_chunks(PAR_CHUNK).zip(self.solved.par_chunks_mut(PAR_CHUNK)).for_each(|(cs, outs)| {
+            for (c, out) in cs.iter().zip(outs.iter_mut()) {
+                c.solve(options, out);
+            }
+        });
+        Ok(BatchSummary::of::<C>(self.solved))
+    }
+
+    fn check_lengths(&self) -> Result<(), IkError> {
+        if self.chains.len() == self.solved.len() {
+            Ok(())
+        } else {
+            Err(IkError::LengthMismatch { chains: self.chains.len(), outputs: self.solved.len() })
+        }
+    }
+}

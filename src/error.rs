@@ -1,0 +1,114 @@
+//! Errors: per-chain status codes (also written by the GPU kernels) and API errors.
+
+use std::fmt;
+
+/// Why one chain could not be solved. Inside a batch such a chain gets a flagged fallback:
+/// its FK pose, identity corrections, `reached = false` and this code in `status[1]`; no
+/// other chain is affected. At the API boundary `validate()` reports it as
+/// [`IkError::InvalidChain`].
+///
+/// The codes are shared with the WGSL kernels (`shaders/records.wgsl`, `ERR_*`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChainError {
+    /// A position, rotation, target, pole or parameter is NaN or infinite.
+    NonFinite = 1,
+    /// A bone is shorter than `1e-6` (relative to the chain's extent).
+    ZeroLengthBone = 2,
+    /// The target is on the start joint (closer than `1e-5 ×` chain length): no direction.
+    TargetOnRoot = 3,
+    /// The pole position or direction lies on the start→target axis: no bend plane.
+    PoleOnAxis = 4,
+    /// The hinge axis lies in the plane of the bones (or along a straight limb).
+    DegenerateMidAxis = 5,
+    /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
+    /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, negative
+    /// precision, or more than 4096 FABRIK iterations.
+    InvalidParameter = 6,
+    /// A FABRIK chain has fewer than 2 or more than 16 joints.
+    JointCount = 7,
+    /// A rotation is not a unit quaternion (`| |q|² − 1 | > 1e-3`).
+    NotNormalized = 8,
+}
+
+impl ChainError {
+    /// Decodes a status code; `None` for 0 (solved) and unknown codes.
+    #[must_use]
+    pub fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            1 => Self::NonFinite,
+            2 => Self::ZeroLengthBone,
+            3 => Self::TargetOnRoot,
+            4 => Self::PoleOnAxis,
+            5 => Self::DegenerateMidAxis,
+            6 => Self::InvalidParameter,
+            7 => Self::JointCount,
+            8 => Self::NotNormalized,
+            _ => return None,
+        })
+    }
+    /// The code written to `status[1]`.
+    #[must_use]
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+impl fmt::Display for ChainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NonFinite => "a position, rotation, target, pole or parameter is NaN or infinite",
+            Self::ZeroLengthBone => "a bone has zero length",
+            Self::TargetOnRoot => "the target is on the start joint",
+            Self::PoleOnAxis => "the pole lies on the start-to-target axis",
+            Self::DegenerateMidAxis => "the mid joint's hinge axis lies in the plane of the bones",
+            Self::InvalidParameter => "a parameter is out of range",
+            Self::JointCount => "a FABRIK chain needs 2 to 16 joints",
+            Self::NotNormalized => "a rotation is not a unit quaternion",
+        })
+    }
+}
+
+impl std::error::Error for ChainError {}
+
+/// Errors returned at the API boundary.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IkError {
+    /// Chain `index` of the batch is invalid (strict `validate()` only; `run()` flags it).
+    InvalidChain {
+        /// Position of the chain in the input slice.
+        index: usize,
+        /// What is wrong with it.
+        error: ChainError,
+    },
+    /// The output slice does not have one entry per input chain.
+    LengthMismatch {
+        /// Number of input chains.
+        chains: usize,
+        /// Number of output slots.
+        outputs: usize,
+    },
+    /// The batch is larger than the solver accepts.
+    BatchTooLarge {
+        /// Chains asked for.
+        chains: usize,
+        /// Most chains accepted.
+        max: usize,
+    },
+}
+
+impl fmt::Display for IkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidChain { index, error } => write!(f, "chain {index}: {error}"),
+            Self::LengthMismatch { chains, outputs } => {
+                write!(f, "{chains} chains but {outputs} output slots")
+            }
+            Self::BatchTooLarge { chains, max } => {
+                write!(f, "batch of {chains} chains exceeds the maximum of {max}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for IkError {}

@@ -1,0 +1,571 @@
+//! Chain records shared byte-for-byte by the CPU reference and the WGSL kernels.
+//!
+//! Keep in sync with `shaders/records.wgsl`: every struct here has a WGSL twin with the same
+//! name and member order. Only 16-byte members (`[f32; 4]`, `[u32; 4]`) are used, so the
+//! WGSL storage layout has no padding surprises; scalars ride in the `.w` of a vector.
+//! Field offsets are asserted at compile time below, and `tests/layout.rs` checks them
+//! against the WGSL structs parsed by naga.
+//!
+//! Conventions: right-handed, Y up, quaternions `(x, y, z, w)`. `_ms` = model space (the
+//! character's space, as produced by the animation system's local-to-model pass). Rotations
+//! are pure unit quaternions: a rig with scaled or mirrored parents passes its model-space
+//! rotations with scale removed (as ozz-animation's matrix decomposition does) and its
+//! positions, target and pole as they are.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Quat, Vec3};
+
+/// Most joints a FABRIK chain may have (the fixed size of [`FabrikChain`]).
+pub const MAX_FABRIK_JOINTS: usize = 16;
+
+/// How the plane the limb bends in is chosen (two-bone and pseudo three-bone).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoleMode {
+    /// Keep the plane of the FK pose: the start joint only turns the shortest way that puts
+    /// the end effector on the target (seed 000's default for correcting motion).
+    FkPlane = 0,
+    /// `pole` is a model-space position the mid joint (knee) points toward
+    /// (Unity's bend goal, Unreal's pole "Location").
+    Position = 1,
+    /// `pole` is a model-space direction the mid joint points toward
+    /// (ozz-animation's `pole_vector`, Unreal's pole "Direction").
+    Direction = 2,
+    /// `pole` is the north axis `N` of the history-independent zero-plane map (the normal of
+    /// the setup solver plane, model space) and the swivel angle turns the bend plane about
+    /// the start→target axis from that zero plane (3ds Max HI solver, ALGORITHMS.md §7).
+    Swivel = 3,
+}
+
+impl PoleMode {
+    /// Decodes a raw mode value; `None` for values no solver knows.
+    #[must_use]
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::FkPlane),
+            1 => Some(Self::Position),
+            2 => Some(Self::Direction),
+            3 => Some(Self::Swivel),
+            _ => None,
+        }
+    }
+}
+
+/// Which way the mid joint (knee, elbow) bends about its hinge axis `mid_axis`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BendMode {
+    /// Always bend positively about `mid_axis` (ozz-animation): a knee bent backwards in the
+    /// FK pose is flipped to the valid side; a straight FK limb bends the valid way.
+    Hinge = 0,
+    /// Keep the side the FK pose was bent to; a perfectly straight FK limb has no side and
+    /// bends positively about `mid_axis`, as in [`BendMode::Hinge`].
+    KeepFk = 1,
+    /// Always bend negatively about `mid_axis` (the mirror of [`BendMode::Hinge`]).
+    Reversed = 2,
+}
+
+impl BendMode {
+    /// Decodes a raw mode value; `None` for values no solver knows.
+    #[must_use]
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::Hinge),
+            1 => Some(Self::KeepFk),
+            2 => Some(Self::Reversed),
+            _ => None,
+        }
+    }
+}
+
+/// Option bits stored in `mode[2]` of a chain record.
+pub mod option {
+    /// Knee limits (`params.z`, `params.w` = cos θmin, cos θmax) are on.
+    pub const KNEE_LIMITS: u32 = 1;
+    /// The last joint keeps its FK model-space rotation instead of following its parent
+    /// (ozz-animation's default is to follow). Makes an end-effector offset exact.
+    pub const KEEP_END_ROTATION: u32 = 2;
+    /// Pseudo three-bone only: blend the third joint toward the second joint's new
+    /// orientation itself rather than toward "new second joint × recorded local rotation".
+    pub const COPY_MID_ROTATION: u32 = 4;
+    /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
+    pub const ALL: u32 = KNEE_LIMITS | KEEP_END_ROTATION | COPY_MID_ROTATION;
+}
+
+/// Informational bits in `status[2]` of a solved record: what the solver had to do.
+pub mod info {
+    /// The target was further than `soften × chain length` and was eased (ozz's soften).
+    pub const SOFTENED: u32 = 1;
+    /// The solved reach was clamped by the knee limits.
+    pub const KNEE_LIMITED: u32 = 2;
+    /// The bones were stretched toward the target.
+    pub const STRETCHED: u32 = 4;
+    /// The target is out of reach: too far, or closer than the bones can fold.
+    pub const OUT_OF_REACH: u32 = 8;
+    /// The zero-plane map was at its singular point (start→target axis along the north
+    /// axis) and used its fixed fallback axis.
+    pub const SWIVEL_FALLBACK: u32 = 16;
+}
+
+macro_rules! assert_layout {
+    ($t:ty, $size:expr, $($field:ident == $off:expr),+ $(,)?) => {
+        const _: () = assert!(core::mem::size_of::<$t>() == $size, concat!("size of ", stringify!($t), " does not match WGSL"));
+        const _: () = assert!(core::mem::align_of::<$t>() <= 16);
+        $(const _: () = assert!(
+            core::mem::offset_of!($t, $field) == $off,
+            concat!(stringify!($t), ".", stringify!($field), " does not match WGSL")
+        );)+
+    };
+}
+
+/// Settings shared by the two-bone and pseudo three-bone limbs: target, bend plane, hinge,
+/// limits and weight. 80 bytes. Keep in sync with `LimbSettings` in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct LimbSettings {
+    /// Model-space target of the end effector; `.w` = weight (≤ 0 untouched, ≥ 1 full).
+    pub target_ms: [f32; 4],
+    /// Pole position, pole direction or zero-plane north axis (see [`PoleMode`]), model
+    /// space; `.w` = swivel angle in radians (used by [`PoleMode::Swivel`]).
+    pub pole_ms: [f32; 4],
+    /// Hinge axis of the mid joint in the mid joint's local space (ozz's `mid_axis`);
+    /// `.w` = twist angle in radians about the start→target axis (ozz's `twist_angle`).
+    pub mid_axis: [f32; 4],
+    /// `x` = soften in `[0, 1]` (1 = off), `y` = max stretch scale (1 = off),
+    /// `z` = cos θmin, `w` = cos θmax (knee inner-angle limits, used with
+    /// [`option::KNEE_LIMITS`]).
+    pub params: [f32; 4],
+    /// `x` = [`PoleMode`], `y` = [`BendMode`], `z` = [`option`] bits, `w` = reserved (0).
+    pub mode: [u32; 4],
+}
+assert_layout!(LimbSettings, 80, target_ms == 0, pole_ms == 16, mid_axis == 32, params == 48, mode == 64);
+
+impl LimbSettings {
+    /// Settings with ozz-animation's defaults: weight 1, soften 1, no stretch, no twist,
+    /// `mid_axis` = +Z, bend plane from the FK pose, hinge bend, no knee limits.
+    #[must_use]
+    pub fn new(target_ms: Vec3) -> Self {
+        Self {
+            target_ms: target_ms.extend(1.0).to_array(),
+            pole_ms: [0.0; 4],
+            mid_axis: [0.0, 0.0, 1.0, 0.0],
+            params: [1.0, 1.0, 1.0, -1.0],
+            mode: [PoleMode::FkPlane as u32, BendMode::Hinge as u32, 0, 0],
+        }
+    }
+    /// Model-space target.
+    #[must_use]
+    pub fn target(&self) -> Vec3 {
+        v3(self.target_ms)
+    }
+    /// Blend weight toward the IK solution.
+    #[must_use]
+    pub fn weight(&self) -> f32 {
+        self.target_ms[3]
+    }
+    /// Pole mode, if the raw value is valid.
+    #[must_use]
+    pub fn pole_mode(&self) -> Option<PoleMode> {
+        PoleMode::from_u32(self.mode[0])
+    }
+    /// Bend mode, if the raw value is valid.
+    #[must_use]
+    pub fn bend_mode(&self) -> Option<BendMode> {
+        BendMode::from_u32(self.mode[1])
+    }
+}
+
+/// Builder methods shared by every chain that carries [`LimbSettings`].
+pub trait LimbBuilder: Sized {
+    /// The chain's limb settings.
+    fn limb_mut(&mut self) -> &mut LimbSettings;
+
+    /// Sets the model-space target.
+    #[must_use]
+    fn with_target(mut self, target_ms: Vec3) -> Self {
+        let w = self.limb_mut().target_ms[3];
+        self.limb_mut().target_ms = target_ms.extend(w).to_array();
+        self
+    }
+    /// Weight: ≤ 0 leaves the FK pose untouched, ≥ 1 applies the full solution,
+    /// in between nlerps the local corrections from identity (ozz-animation).
+    #[must_use]
+    fn with_weight(mut self, weight: f32) -> Self {
+        self.limb_mut().target_ms[3] = weight;
+        self
+    }
+    /// The mid joint points toward this model-space position.
+    #[must_use]
+    fn with_pole_position(mut self, pole_ms: Vec3) -> Self {
+        let l = self.limb_mut();
+        l.pole_ms = pole_ms.extend(l.pole_ms[3]).to_array();
+        l.mode[0] = PoleMode::Position as u32;
+        self
+    }
+    /// The mid joint points along this model-space direction.
+    #[must_use]
+    fn with_pole_direction(mut self, dir_ms: Vec3) -> Self {
+        let l = self.limb_mut();
+        l.pole_ms = dir_ms.extend(l.pole_ms[3]).to_array();
+        l.mode[0] = PoleMode::Direction as u32;
+        self
+    }
+    /// Swivel angle (radians) about the start→target axis, measured from the zero plane of
+    /// the history-independent map whose north axis is `north_ms` (the setup-pose solver
+    /// plane's normal, usually the hinge axis in the setup pose, expressed in model space).
+    #[must_use]
+    fn with_swivel(mut self, north_ms: Vec3, angle: f32) -> Self {
+        let l = self.limb_mut();
+        l.pole_ms = north_ms.extend(angle).to_array();
+        l.mode[0] = PoleMode::Swivel as u32;
+        self
+    }
+    /// Keeps the FK bend plane (the default).
+    #[must_use]
+    fn with_fk_plane(mut self) -> Self {
+        self.limb_mut().mode[0] = PoleMode::FkPlane as u32;
+        self
+    }
+    /// Hinge axis of the mid joint, in the mid joint's local space.
+    #[must_use]
+    fn with_mid_axis(mut self, mid_axis_local: Vec3) -> Self {
+        let l = self.limb_mut();
+        l.mid_axis = mid_axis_local.extend(l.mid_axis[3]).to_array();
+        self
+    }
+    /// Which way the mid joint bends about its hinge.
+    #[must_use]
+    fn with_bend(mut self, bend: BendMode) -> Self {
+        self.limb_mut().mode[1] = bend as u32;
+        self
+    }
+    /// Twist (radians) of the whole limb about the start→target axis (ozz's `twist_angle`).
+    #[must_use]
+    fn with_twist(mut self, angle: f32) -> Self {
+        self.limb_mut().mid_axis[3] = angle;
+        self
+    }
+    /// ozz-animation's soften ratio in `[0, 1]`: past `soften × chain length` the reach is
+    /// eased so the limb never snaps straight. 1 turns it off.
+    #[must_use]
+    fn with_soften(mut self, soften: f32) -> Self {
+        self.limb_mut().params[0] = soften;
+        self
+    }
+    /// Lets the bones stretch up to `max_scale` (≥ 1) times their length toward a far target
+    /// (Unreal's stretch). 1 turns it off.
+    #[must_use]
+    fn with_stretch(mut self, max_scale: f32) -> Self {
+        self.limb_mut().params[1] = max_scale;
+        self
+    }
+    /// Limits the mid joint's inner angle to `[min, max]` radians, `0 ≤ min ≤ max ≤ π`,
+    /// by clamping the reach distance (ALGORITHMS.md §2), exact whatever the bone ratio.
+    #[must_use]
+    fn with_knee_limits(mut self, min: f32, max: f32) -> Self {
+        let l = self.limb_mut();
+        l.params[2] = min.cos();
+        l.params[3] = max.cos();
+        l.mode[2] |= option::KNEE_LIMITS;
+        self
+    }
+    /// Makes the last joint keep its FK model-space rotation (or follow its parent, the
+    /// default, when `keep` is false).
+    #[must_use]
+    fn with_keep_end_rotation(mut self, keep: bool) -> Self {
+        let l = self.limb_mut();
+        if keep {
+            l.mode[2] |= option::KEEP_END_ROTATION;
+        } else {
+            l.mode[2] &= !option::KEEP_END_ROTATION;
+        }
+        self
+    }
+}
+
+/// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.
+/// Keep in sync with `TwoBoneChain` in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct TwoBoneChain {
+    /// FK model-space positions of start, mid and end joints (`.w` unused).
+    pub joints_ms: [[f32; 4]; 3],
+    /// FK model-space rotations of start, mid and end joints.
+    pub rotations_ms: [[f32; 4]; 3],
+    /// Target, bend plane, hinge, limits, weight.
+    pub limb: LimbSettings,
+    /// End-effector offset: the contact point (e.g. the sole) relative to the end joint, in
+    /// the end joint's local space. IK puts the contact point on the target, assuming the end
+    /// joint keeps its FK orientation ([`option::KEEP_END_ROTATION`] makes that exact).
+    pub effector_offset: [f32; 4],
+}
+assert_layout!(TwoBoneChain, 192, joints_ms == 0, rotations_ms == 48, limb == 96, effector_offset == 176);
+
+/// A pseudo three-bone limb (quadruped leg: hip, knee, hock, hoof tip) and its settings.
+/// 224 bytes. Keep in sync with `ThreeBoneChain` in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ThreeBoneChain {
+    /// FK model-space positions of j0..j3 (`.w` unused). j3 is the tip that reaches.
+    pub joints_ms: [[f32; 4]; 4],
+    /// FK model-space rotations of j0..j3.
+    pub rotations_ms: [[f32; 4]; 4],
+    /// Target (for the tip j3), bend plane, hinge of j1, limits, weight.
+    pub limb: LimbSettings,
+    /// `x` = blend ratio of the third joint's orientation: 0 = follow the limb,
+    /// 1 = keep its FK orientation (ALGORITHMS.md §3). `yzw` unused.
+    pub blend: [f32; 4],
+}
+assert_layout!(ThreeBoneChain, 224, joints_ms == 0, rotations_ms == 64, limb == 128, blend == 208);
+
+/// A FABRIK chain of 2 to [`MAX_FABRIK_JOINTS`] joints with a fixed base. 560 bytes.
+/// Keep in sync with `FabrikChain` in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct FabrikChain {
+    /// FK model-space joint positions; entries past `mode[0]` are ignored.
+    pub joints_ms: [[f32; 4]; MAX_FABRIK_JOINTS],
+    /// FK model-space joint rotations; entries past `mode[0]` are ignored.
+    pub rotations_ms: [[f32; 4]; MAX_FABRIK_JOINTS],
+    /// Target of the last joint; `.w` = weight.
+    pub target_ms: [f32; 4],
+    /// `x` = precision: `reached` when the tip ends within this distance of the target (and
+    /// the CPU's converge mode stops there). `yzw` unused.
+    pub params: [f32; 4],
+    /// `x` = joint count, `y` = iterations, `z` = [`option`] bits
+    /// ([`option::KEEP_END_ROTATION`]), `w` = reserved (0).
+    pub mode: [u32; 4],
+}
+assert_layout!(FabrikChain, 560, joints_ms == 0, rotations_ms == 256, target_ms == 512, params == 528, mode == 544);
+
+/// The solved pose of an `N`-joint chain.
+///
+/// Keep in sync with `TwoBoneSolved` (`N` = 3), `ThreeBoneSolved` (4) and `FabrikSolved`
+/// (16) in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolvedChain<const N: usize> {
+    /// Corrected model-space joint positions (`.w` = 1).
+    pub positions_ms: [[f32; 4]; N],
+    /// Corrected model-space joint rotations.
+    pub rotations_ms: [[f32; 4]; N],
+    /// Local-space corrections, `w ≥ 0`: multiply each onto the joint's local rotation
+    /// (`local = local * correction`, as ozz-animation's IK jobs do) to get the same pose.
+    pub corrections: [[f32; 4]; N],
+    /// `x` = reached (0/1), `y` = [`crate::ChainError`] code (0 = solved), `z` = [`info`]
+    /// bits, `w` = reserved (0).
+    pub status: [u32; 4],
+}
+// SAFETY: `SolvedChain<N>` is `repr(C)` and made only of `[f32; 4]`/`[u32; 4]` arrays, so it
+// has no padding and every bit pattern is valid, for every `N`.
+unsafe impl<const N: usize> Zeroable for SolvedChain<N> {}
+// SAFETY: see above.
+unsafe impl<const N: usize> Pod for SolvedChain<N> {}
+
+/// Solved two-bone limb: start, mid, end.
+pub type TwoBoneSolved = SolvedChain<3>;
+/// Solved pseudo three-bone limb: j0..j3.
+pub type ThreeBoneSolved = SolvedChain<4>;
+/// Solved FABRIK chain (entries past the joint count are zero).
+pub type FabrikSolved = SolvedChain<MAX_FABRIK_JOINTS>;
+assert_layout!(TwoBoneSolved, 160, positions_ms == 0, rotations_ms == 48, corrections == 96, status == 144);
+assert_layout!(ThreeBoneSolved, 208, positions_ms == 0, rotations_ms == 64, corrections == 128, status == 192);
+assert_layout!(FabrikSolved, 784, positions_ms == 0, rotations_ms == 256, corrections == 512, status == 768);
+
+impl<const N: usize> Default for SolvedChain<N> {
+    fn default() -> Self {
+        Self::zeroed()
+    }
+}
+
+impl<const N: usize> SolvedChain<N> {
+    /// Corrected model-space position of joint `i`.
+    #[must_use]
+    pub fn position(&self, i: usize) -> Vec3 {
+        v3(self.positions_ms[i])
+    }
+    /// Corrected model-space rotation of joint `i`.
+    #[must_use]
+    pub fn rotation(&self, i: usize) -> Quat {
+        Quat::from_array(self.rotations_ms[i])
+    }
+    /// Local-space correction of joint `i` (`local = local * correction`).
+    #[must_use]
+    pub fn correction(&self, i: usize) -> Quat {
+        Quat::from_array(self.corrections[i])
+    }
+    /// Whether the end effector reached the target (see each solver's contract).
+    #[must_use]
+    pub fn reached(&self) -> bool {
+        self.status[0] != 0
+    }
+    /// The reason this chain fell back to its FK pose, if it did.
+    #[must_use]
+    pub fn error(&self) -> Option<crate::ChainError> {
+        crate::ChainError::from_code(self.status[1])
+    }
+    /// [`info`] bits: what the solver had to do (softened, limited, stretched, ...).
+    #[must_use]
+    pub fn info(&self) -> u32 {
+        self.status[2]
+    }
+}
+
+impl TwoBoneChain {
+    /// A two-bone chain from its FK model-space joints and rotations (start, mid, end) and a
+    /// target, with [`LimbSettings::new`]'s defaults and no end-effector offset.
+    #[must_use]
+    pub fn new(joints_ms: [Vec3; 3], rotations_ms: [Quat; 3], target_ms: Vec3) -> Self {
+        Self {
+            joints_ms: joints_ms.map(p4),
+            rotations_ms: rotations_ms.map(|q| q.to_array()),
+            limb: LimbSettings::new(target_ms),
+            effector_offset: [0.0; 4],
+        }
+    }
+    /// Sets the end-effector offset (contact point relative to the end joint, end-joint
+    /// local space).
+    #[must_use]
+    pub fn with_effector_offset(mut self, offset_local: Vec3) -> Self {
+        self.effector_offset = offset_local.extend(0.0).to_array();
+        self
+    }
+    /// FK model-space position of joint `i` (0 = start, 1 = mid, 2 = end).
+    #[must_use]
+    pub fn joint(&self, i: usize) -> Vec3 {
+        v3(self.joints_ms[i])
+    }
+    /// FK model-space rotation of joint `i`.
+    #[must_use]
+    pub fn rotation(&self, i: usize) -> Quat {
+        Quat::from_array(self.rotations_ms[i])
+    }
+}
+
+impl LimbBuilder for TwoBoneChain {
+    fn limb_mut(&mut self) -> &mut LimbSettings {
+        &mut self.limb
+    }
+}
+
+impl ThreeBoneChain {
+    /// A pseudo three-bone chain from its FK model-space joints and rotations (j0..j3) and
+    /// a target for the tip j3, with [`LimbSettings::new`]'s defaults and blend ratio 1
+    /// (the third joint keeps its FK orientation).
+    #[must_use]
+    pub fn new(joints_ms: [Vec3; 4], rotations_ms: [Quat; 4], target_ms: Vec3) -> Self {
+        Self {
+            joints_ms: joints_ms.map(p4),
+            rotations_ms: rotations_ms.map(|q| q.to_array()),
+            limb: LimbSettings::new(target_ms),
+            blend: [1.0, 0.0, 0.0, 0.0],
+        }
+    }
+    /// Blend ratio of the third joint's orientation: 0 = follow the limb, 1 = keep FK.
+    #[must_use]
+    pub fn with_blend(mut self, ratio: f32) -> Self {
+        self.blend[0] = ratio;
+        self
+    }
+    /// Blend toward the second joint's new orientation itself (`true`) or toward the new
+    /// second joint times the recorded local rotation (`false`, the default).
+    #[must_use]
+    pub fn with_copy_mid_rotation(mut self, copy: bool) -> Self {
+        if copy {
+            self.limb.mode[2] |= option::COPY_MID_ROTATION;
+        } else {
+            self.limb.mode[2] &= !option::COPY_MID_ROTATION;
+        }
+        self
+    }
+    /// FK model-space position of joint `i`.
+    #[must_use]
+    pub fn joint(&self, i: usize) -> Vec3 {
+        v3(self.joints_ms[i])
+    }
+    /// FK model-space rotation of joint `i`.
+    #[must_use]
+    pub fn rotation(&self, i: usize) -> Quat {
+        Quat::from_array(self.rotations_ms[i])
+    }
+}
+
+impl LimbBuilder for ThreeBoneChain {
+    fn limb_mut(&mut self) -> &mut LimbSettings {
+        &mut self.limb
+    }
+}
+
+impl FabrikChain {
+    /// A FABRIK chain from its FK model-space joints and rotations (equal lengths, 2 to
+    /// [`MAX_FABRIK_JOINTS`]; longer input is recorded as a joint count the solver rejects)
+    /// and a target, running `iterations` fixed iterations, weight 1, precision
+    /// `1e-4 × chain length`, last joint following its parent.
+    #[must_use]
+    pub fn new(joints_ms: &[Vec3], rotations_ms: &[Quat], target_ms: Vec3, iterations: u32) -> Self {
+        let mut c = Self::zeroed();
+        let n = joints_ms.len().min(rotations_ms.len());
+        for i in 0..n.min(MAX_FABRIK_JOINTS) {
+            c.joints_ms[i] = p4(joints_ms[i]);
+            c.rotations_ms[i] = rotations_ms[i].to_array();
+        }
+        let length: f32 = joints_ms.windows(2).map(|w| w[0].distance(w[1])).sum();
+        c.target_ms = target_ms.extend(1.0).to_array();
+        c.params = [1e-4 * length, 0.0, 0.0, 0.0];
+        c.mode = [u32::try_from(joints_ms.len().max(rotations_ms.len())).unwrap_or(u32::MAX), iterations, 0, 0];
+        c
+    }
+    /// Number of joints.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.mode[0] as usize
+    }
+    /// Sets the weight (≤ 0 untouched, ≥ 1 full).
+    #[must_use]
+    pub fn with_weight(mut self, weight: f32) -> Self {
+        self.target_ms[3] = weight;
+        self
+    }
+    /// Sets the precision: the tip distance under which the target counts as reached.
+    #[must_use]
+    pub fn with_precision(mut self, precision: f32) -> Self {
+        self.params[0] = precision;
+        self
+    }
+    /// Sets the iteration count.
+    #[must_use]
+    pub fn with_iterations(mut self, iterations: u32) -> Self {
+        self.mode[1] = iterations;
+        self
+    }
+    /// Makes the last joint keep its FK model-space rotation instead of following its parent.
+    #[must_use]
+    pub fn with_keep_end_rotation(mut self, keep: bool) -> Self {
+        if keep {
+            self.mode[2] |= option::KEEP_END_ROTATION;
+        } else {
+            self.mode[2] &= !option::KEEP_END_ROTATION;
+        }
+        self
+    }
+    /// FK model-space position of joint `i`.
+    #[must_use]
+    pub fn joint(&self, i: usize) -> Vec3 {
+        v3(self.joints_ms[i])
+    }
+    /// FK model-space rotation of joint `i`.
+    #[must_use]
+    pub fn rotation(&self, i: usize) -> Quat {
+        Quat::from_array(self.rotations_ms[i])
+    }
+}
+
+#[inline]
+pub(crate) fn v3(a: [f32; 4]) -> Vec3 {
+    Vec3::new(a[0], a[1], a[2])
+}
+
+#[inline]
+pub(crate) fn p4(v: Vec3) -> [f32; 4] {
+    [v.x, v.y, v.z, 1.0]
+}

@@ -1,0 +1,117 @@
+//! Deterministic benchmark workloads, so every benchmark (criterion, `examples/bench`, your
+//! own) measures the same inputs: leg-like chains with about 10 % unreachable or
+//! near-singular targets (too far, too close, nearly straight limbs).
+
+use glam::{Quat, Vec3};
+
+use crate::records::{FabrikChain, LimbBuilder, ThreeBoneChain, TwoBoneChain};
+
+/// SplitMix64: tiny deterministic generator for workloads.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `[lo, hi)`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+    /// Uniform unit vector.
+    pub fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), self.range(-1.0, 1.0));
+            let l2 = v.length_squared();
+            if l2 > 0.01 && l2 <= 1.0 {
+                return v / l2.sqrt();
+            }
+        }
+    }
+}
+
+fn leg(rng: &mut Rng) -> ([Vec3; 3], [Quat; 3], Vec3) {
+    let hip = Vec3::new(rng.range(-0.2, 0.2), rng.range(0.85, 1.0), rng.range(-0.1, 0.1));
+    let thigh = rng.range(0.38, 0.46);
+    let shin = rng.range(0.38, 0.46);
+    let bend = rng.range(0.05, 0.9);
+    let knee = hip + Vec3::new(0.0, -thigh * (bend * 0.5).cos(), thigh * (bend * 0.5).sin());
+    let ankle = knee + Vec3::new(0.0, -shin * (bend * 0.5).cos(), -shin * (bend * 0.5).sin());
+    let r = [Quat::from_rotation_x(-0.3 * bend), Quat::from_rotation_x(0.4 * bend), Quat::IDENTITY];
+    // Knee forward (+Z), leg down: hinge −X in model space, expressed in the knee's frame.
+    (([hip, knee, ankle]), r, r[1].conjugate() * -Vec3::X)
+}
+
+fn target_for(rng: &mut Rng, start: Vec3, end: Vec3, length: f32, i: usize) -> Vec3 {
+    match i % 20 {
+        0 => start + rng.unit() * length * rng.range(1.1, 2.0), // too far
+        1 => start + rng.unit() * length * 0.01,                // too close
+        _ => end + Vec3::new(rng.range(-0.1, 0.1), rng.range(-0.15, 0.25), rng.range(-0.1, 0.1)),
+    }
+}
+
+/// `n` two-bone legs with pole directions and knee limits, about 10 % out of reach.
+#[must_use]
+pub fn two_bone(n: usize, seed: u64) -> Vec<TwoBoneChain> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|i| {
+            let (j, r, axis) = leg(&mut rng);
+            let length = j[0].distance(j[1]) + j[1].distance(j[2]);
+            let target = target_for(&mut rng, j[0], j[2], length, i);
+            TwoBoneChain::new(j, r, target)
+                .with_mid_axis(axis)
+                .with_pole_direction(Vec3::new(rng.range(-0.2, 0.2), 0.0, 1.0))
+                .with_knee_limits(0.05, 3.05)
+        })
+        .collect()
+}
+
+/// `n` quadruped hind legs (pseudo three-bone), blend ratio 0.5, about 10 % out of reach.
+#[must_use]
+pub fn three_bone(n: usize, seed: u64) -> Vec<ThreeBoneChain> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|i| {
+            let (j, r, axis) = leg(&mut rng);
+            let hoof = j[2] + Vec3::new(0.0, -0.15, 0.05);
+            let length = j[0].distance(j[1]) + j[1].distance(j[2]) + j[2].distance(hoof);
+            let target = target_for(&mut rng, j[0], hoof, length, i);
+            ThreeBoneChain::new([j[0], j[1], j[2], hoof], [r[0], r[1], r[2], Quat::IDENTITY], target)
+                .with_mid_axis(axis)
+                .with_pole_direction(Vec3::Z)
+                .with_blend(0.5)
+        })
+        .collect()
+}
+
+/// `n` FABRIK chains (tails, tentacles) of `joints` joints running `iterations` fixed
+/// iterations, about 10 % out of reach.
+#[must_use]
+pub fn fabrik(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<FabrikChain> {
+    let mut rng = Rng::new(seed);
+    let rotations = vec![Quat::IDENTITY; joints];
+    (0..n)
+        .map(|i| {
+            let mut p = vec![Vec3::new(rng.range(-0.2, 0.2), 1.0, 0.0)];
+            let mut dir = Vec3::NEG_Z;
+            for _ in 1..joints {
+                dir = (dir + rng.unit() * 0.3).normalize();
+                p.push(*p.last().unwrap() + dir * rng.range(0.08, 0.12));
+            }
+            let length: f32 = p.windows(2).map(|w| w[0].distance(w[1])).sum();
+            let target = target_for(&mut rng, p[0], p[joints - 1], length, i);
+            FabrikChain::new(&p, &rotations, target, iterations)
+        })
+        .collect()
+}

@@ -1,0 +1,268 @@
+//! Shared test fixtures: a deterministic RNG, random chains (with a share of degenerate
+//! ones), ozz-animation's parent transforms, and the independent statement of each
+//! solver's `reached` contract.
+#![allow(dead_code)]
+
+use crowd_ik::prelude::*;
+use glam::{Mat3, Quat, Vec3};
+
+/// SplitMix64: small, deterministic, good enough for test inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn f(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f()
+    }
+    pub fn below(&mut self, n: u32) -> u32 {
+        (self.next_u64() % u64::from(n)) as u32
+    }
+    pub fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), self.range(-1.0, 1.0));
+            if v.length_squared() > 0.01 && v.length_squared() <= 1.0 {
+                return v.normalize();
+            }
+        }
+    }
+    pub fn quat(&mut self) -> Quat {
+        Quat::from_axis_angle(self.unit(), self.range(-3.1, 3.1))
+    }
+}
+
+/// A leg-like chain: random bone lengths, a knee bent by a random angle about a hinge that
+/// is perpendicular to both bones, random model rotations consistent with that hinge
+/// (`r1 * mid_axis` = model hinge).
+pub fn random_limb(rng: &mut Rng) -> ([Vec3; 3], [Quat; 3], Vec3) {
+    let a = rng.range(0.2, 1.0);
+    let b = rng.range(0.2, 1.0);
+    let p0 = Vec3::new(rng.range(-1.0, 1.0), rng.range(0.5, 1.5), rng.range(-1.0, 1.0));
+    let dir = rng.unit();
+    let hinge = dir.any_orthonormal_vector();
+    let bend = rng.range(0.05, 2.8); // exterior angle
+    let p1 = p0 + dir * a;
+    let p2 = p1 + Quat::from_axis_angle(hinge, bend) * dir * b;
+    let r1 = rng.quat();
+    let mid_axis = r1.conjugate() * hinge;
+    ([p0, p1, p2], [rng.quat(), r1, rng.quat()], mid_axis)
+}
+
+/// A random reachable (|a − b| < c < a + b) target for a limb, with a margin.
+pub fn reachable_target(rng: &mut Rng, j: &[Vec3; 3]) -> Vec3 {
+    let a = j[0].distance(j[1]);
+    let b = j[1].distance(j[2]);
+    let c = rng.range((a - b).abs() + 0.02 * (a + b), 0.98 * (a + b));
+    j[0] + rng.unit() * c
+}
+
+/// ozz-animation's test parents: identity, translated, rotated, uniform scale, non-uniform
+/// scale, mirrored (and a combination). Linear part and translation.
+pub fn parents() -> Vec<(&'static str, Mat3, Vec3)> {
+    let rot = Mat3::from_quat(Quat::from_euler(glam::EulerRot::XYZ, 0.4, -1.1, 2.3));
+    vec![
+        ("identity", Mat3::IDENTITY, Vec3::ZERO),
+        ("translated", Mat3::IDENTITY, Vec3::new(1.5, -2.0, 3.0)),
+        ("rotated", rot, Vec3::ZERO),
+        ("uniform scale", Mat3::from_diagonal(Vec3::splat(2.5)), Vec3::ZERO),
+        ("non-uniform scale", Mat3::from_diagonal(Vec3::new(0.5, 2.0, 1.3)), Vec3::ZERO),
+        ("mirrored", Mat3::from_diagonal(Vec3::new(-1.0, 1.0, 1.0)), Vec3::ZERO),
+        ("all", rot * Mat3::from_diagonal(Vec3::new(-1.2, 0.7, 1.6)), Vec3::new(-0.5, 1.0, 0.25)),
+    ]
+}
+
+/// Applies an affine parent to a limb given by its joints and model hinge: positions and
+/// target as points, the hinge as a normal (cofactor, sign kept so the bend sense is the
+/// same). Rotations become identity and the hinge is passed in model space.
+pub fn transform_limb(m: Mat3, t: Vec3, joints: [Vec3; 3], hinge_ms: Vec3) -> ([Vec3; 3], Vec3) {
+    let j = joints.map(|p| m * p + t);
+    let normal = m.inverse().transpose() * hinge_ms * m.determinant().signum();
+    (j, normal.normalize())
+}
+
+/// Inner angle at the mid joint of a solved limb.
+pub fn inner_angle(p0: Vec3, p1: Vec3, p2: Vec3) -> f32 {
+    (p0 - p1).angle_between(p2 - p1)
+}
+
+/// The two-bone `reached` contract stated independently of the solver, or `None` when the
+/// input sits within `1e-4` (relative) of a boundary where rounding decides.
+pub fn two_bone_reach_contract(c: &TwoBoneChain) -> Option<bool> {
+    let l = &c.limb;
+    let target = l.target() - c.rotation(2) * Vec3::from_slice(&c.effector_offset[..3]);
+    let a = c.joint(0).distance(c.joint(1));
+    let b = c.joint(1).distance(c.joint(2));
+    let d = c.joint(0).distance(target);
+    let [soften, stretch, cos_min, cos_max] = l.params;
+    let s = if stretch > 1.0 { stretch } else { 1.0 };
+    let far = if stretch > 1.0 && d > a + b { (a + b) * s } else { (a + b) * soften };
+    let near = (a - b).abs();
+    let eps = 1e-4 * (a + b);
+    let mut edges = vec![far, near];
+    let mut ok = d <= far && d > near;
+    if l.mode[2] & option::KNEE_LIMITS != 0 {
+        let (lo, hi) = if stretch > 1.0 && d > a + b && d <= (a + b) * s {
+            let k = d / (a + b);
+            (k * k, k * k)
+        } else {
+            (1.0, 1.0)
+        };
+        let c_min = ((a * a + b * b - 2.0 * a * b * cos_min) * lo).max(0.0).sqrt();
+        let c_max = ((a * a + b * b - 2.0 * a * b * cos_max) * hi).max(0.0).sqrt();
+        edges.push(c_min);
+        edges.push(c_max);
+        ok &= d >= c_min && d <= c_max;
+    }
+    if edges.iter().any(|e| (d - e).abs() < eps) {
+        return None;
+    }
+    Some(ok && l.weight() >= 1.0)
+}
+
+/// Applies local corrections down a chain the way a caller would (`local = local * c`) and
+/// returns the new model rotations: checks that corrections and model output agree.
+pub fn apply_corrections(fk: &[Quat], corrections: &[Quat]) -> Vec<Quat> {
+    let mut out = Vec::with_capacity(fk.len());
+    let mut parent_fk = Quat::IDENTITY;
+    let mut parent_new = Quat::IDENTITY;
+    for (r, c) in fk.iter().zip(corrections) {
+        let local = parent_fk.conjugate() * *r;
+        let new = parent_new * local * *c;
+        out.push(new);
+        parent_fk = *r;
+        parent_new = new;
+    }
+    out
+}
+
+/// Angle between two rotations, sign-insensitive and accurate near zero
+/// (`2·atan2(|xyz|, |w|)` of the relative rotation, not `acos` of a dot product).
+pub fn quat_angle(a: Quat, b: Quat) -> f32 {
+    let r = a.conjugate() * b;
+    2.0 * r.xyz().length().atan2(r.w.abs())
+}
+
+/// A random two-bone chain over every pole mode, bend mode and parameter, with about 10 %
+/// degenerate chains (straight limbs, unreachable and too-close targets, poles on the limb
+/// axis, zero weight, non-finite input, zero-length bones, target on the root).
+pub fn random_two_bone(rng: &mut Rng) -> TwoBoneChain {
+    let (mut j, r, axis) = random_limb(rng);
+    let length = j[0].distance(j[1]) + j[1].distance(j[2]);
+    let mut target = j[0] + rng.unit() * rng.range(0.0, 1.3) * length;
+    let degenerate = rng.below(10) == 0;
+    let kind = if degenerate { rng.below(8) } else { 99 };
+    if kind == 0 {
+        // Straight limb.
+        j[2] = j[1] + (j[1] - j[0]).normalize() * j[1].distance(j[2]);
+    }
+    if kind == 1 {
+        target = j[0] + rng.unit() * length * rng.range(1.5, 4.0); // far out of reach
+    }
+    if kind == 2 {
+        target = j[0] + rng.unit() * length * 1e-3; // too close
+    }
+    let mut c = TwoBoneChain::new(j, r, target).with_mid_axis(axis);
+    c = match rng.below(4) {
+        0 => c.with_fk_plane(),
+        1 => c.with_pole_position(j[0] + rng.unit() * rng.range(0.2, 2.0)),
+        2 => c.with_pole_direction(rng.unit()),
+        _ => c.with_swivel(rng.unit(), rng.range(-3.0, 3.0)),
+    };
+    c = c.with_bend([BendMode::Hinge, BendMode::KeepFk, BendMode::Reversed][rng.below(3) as usize]);
+    if rng.below(3) == 0 {
+        c = c.with_twist(rng.range(-1.0, 1.0));
+    }
+    if rng.below(3) == 0 {
+        c = c.with_soften(rng.range(0.5, 1.0));
+    }
+    if rng.below(4) == 0 {
+        c = c.with_stretch(rng.range(1.0, 1.5));
+    }
+    if rng.below(3) == 0 {
+        let lo = rng.range(0.0, 1.0);
+        c = c.with_knee_limits(lo, rng.range(lo + 0.2, std::f32::consts::PI));
+    }
+    if rng.below(4) == 0 {
+        c = c.with_effector_offset(rng.unit() * 0.05);
+    }
+    c = c.with_keep_end_rotation(rng.below(2) == 0);
+    c = c.with_weight(match rng.below(6) {
+        0 => rng.range(0.0, 1.0),
+        1 => 1.5,
+        _ => 1.0,
+    });
+    match kind {
+        3 => c = c.with_pole_direction(target - j[0]), // pole on the limb axis
+        4 => c = c.with_weight(0.0),
+        5 => c.limb.target_ms[rng.below(3) as usize] = [f32::NAN, f32::INFINITY][rng.below(2) as usize],
+        6 => c.joints_ms[2] = c.joints_ms[1], // zero-length bone
+        7 => c = c.with_target(j[0]),         // target on the root
+        _ => {}
+    }
+    c
+}
+
+/// A random pseudo three-bone chain (hind-leg-like) with every option and ~10 % degenerate.
+pub fn random_three_bone(rng: &mut Rng) -> ThreeBoneChain {
+    let (j, r, axis) = random_limb(rng);
+    let tip = j[2]
+        + Quat::from_axis_angle(rng.unit(), rng.range(-1.0, 1.0)) * (j[2] - j[1]).normalize() * rng.range(0.1, 0.4);
+    let rots = [r[0], r[1], r[2], rng.quat()];
+    let length = j[0].distance(j[1]) + j[1].distance(j[2]) + j[2].distance(tip);
+    let target = j[0] + rng.unit() * rng.range(0.2, 1.2) * length;
+    let two = random_two_bone(rng); // borrow its settings (modes, limits, degenerate cases)
+    let mut c = ThreeBoneChain::new([j[0], j[1], j[2], tip], rots, target).with_mid_axis(axis);
+    c.limb.mode = two.limb.mode;
+    c.limb.params = two.limb.params;
+    c.limb.pole_ms = two.limb.pole_ms;
+    c.limb.mid_axis[3] = two.limb.mid_axis[3];
+    c.limb.target_ms[3] = two.limb.target_ms[3];
+    if c.limb.mode[0] == PoleMode::Position as u32 {
+        c.limb.pole_ms = (j[0] + rng.unit()).extend(0.0).to_array();
+    }
+    if !two.limb.target_ms.iter().all(|x| x.is_finite()) {
+        c.limb.target_ms[1] = f32::NAN;
+    }
+    c = c.with_blend(if rng.below(4) == 0 { 1.0 } else { rng.f() }).with_copy_mid_rotation(rng.below(2) == 0);
+    c.limb.mode[2] &= !option::KEEP_END_ROTATION;
+    c
+}
+
+/// A random FABRIK chain of 2..=16 joints with ~10 % degenerate ones.
+pub fn random_fabrik(rng: &mut Rng, iterations: u32) -> FabrikChain {
+    let n = 2 + rng.below(15) as usize;
+    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
+    let mut dir = rng.unit();
+    let mut length = 0.0;
+    for _ in 1..n {
+        dir = (dir + rng.unit() * 0.6).normalize();
+        let l = rng.range(0.05, 0.4);
+        length += l;
+        j.push(*j.last().unwrap() + dir * l);
+    }
+    let r: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    let target = j[0] + rng.unit() * rng.range(0.05, 1.3) * length;
+    let mut c = FabrikChain::new(&j, &r, target, iterations).with_keep_end_rotation(rng.below(2) == 0);
+    if rng.below(6) == 0 {
+        c = c.with_weight(rng.range(0.0, 1.0));
+    }
+    if rng.below(10) == 0 {
+        match rng.below(5) {
+            0 => c.target_ms[0] = f32::NAN,
+            1 => c.joints_ms[1] = c.joints_ms[0],
+            2 => c.target_ms = (j[0] + rng.unit() * length * 5.0).extend(1.0).to_array(),
+            3 => c.target_ms = j[0].extend(1.0).to_array(),
+            _ => c = c.with_weight(0.0),
+        }
+    }
+    c
+}

@@ -1,0 +1,177 @@
+//! FABRIK behaviour (ALGORITHMS.md §4).
+
+mod common;
+
+use common::*;
+use crowd_ik::cpu::{fabrik, fabrik_with_mode, FabrikMode};
+use crowd_ik::prelude::*;
+use glam::{DVec3, Quat, Vec3};
+
+fn random_chain(rng: &mut Rng, n: usize) -> (Vec<Vec3>, Vec<Quat>, f32) {
+    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
+    let mut dir = rng.unit();
+    let mut length = 0.0;
+    for _ in 1..n {
+        dir = (dir + rng.unit() * 0.6).normalize();
+        let l = rng.range(0.1, 0.5);
+        length += l;
+        j.push(*j.last().unwrap() + dir * l);
+    }
+    let r = (0..n).map(|_| rng.quat()).collect();
+    (j, r, length)
+}
+
+fn solve(c: &FabrikChain, mode: FabrikMode) -> FabrikSolved {
+    let mut s = FabrikSolved::default();
+    fabrik_with_mode(c, mode, &mut s);
+    s
+}
+
+#[test]
+fn converges_on_reachable_targets_and_keeps_bone_lengths() {
+    let mut rng = Rng(31);
+    let mut reached = 0;
+    for n in [2usize, 3, 4, 8, 16] {
+        for _ in 0..100 {
+            let (j, r, length) = random_chain(&mut rng, n);
+            // Closer than the longest bone minus the rest is out of reach too.
+            let longest = (0..n - 1).map(|i| j[i].distance(j[i + 1])).fold(0.0, f32::max);
+            let min_reach = (2.0 * longest - length).max(0.0);
+            let target = j[0] + rng.unit() * rng.range(min_reach + 0.05 * length, 0.9 * length);
+            let chain = FabrikChain::new(&j, &r, target, 256).with_precision(1e-5 * length);
+            let s = solve(&chain, FabrikMode::Converge);
+            assert_eq!(s.error(), None);
+            for i in 0..n - 1 {
+                let before = j[i].distance(j[i + 1]);
+                let after = s.position(i).distance(s.position(i + 1));
+                assert!((after - before).abs() <= 1e-5 * before, "n {n} bone {i}: {before} -> {after}");
+            }
+            assert_eq!(s.position(0), j[0], "fixed base");
+            let err = s.position(n - 1).distance(target);
+            // `reached` is judged on the solver's positions; the output is rebuilt from the
+            // rotations, which moves the tip by rounding only.
+            let precision = 1e-5 * length;
+            if (err - precision).abs() > 1e-6 * length {
+                assert_eq!(s.reached(), err <= precision, "err {err} precision {precision}");
+            }
+            reached += usize::from(s.reached());
+            if n > 2 {
+                assert!(err <= 1e-3 * length, "n {n}: tip error {err}");
+            }
+        }
+    }
+    assert!(reached > 350, "reached {reached} of 400 multi-bone chains");
+}
+
+#[test]
+fn unreachable_targets_lay_the_chain_straight() {
+    let mut rng = Rng(32);
+    let (j, r, length) = random_chain(&mut rng, 6);
+    let target = j[0] + Vec3::new(1.0, 2.0, 0.5).normalize() * length * 1.5;
+    let s = solve(&FabrikChain::new(&j, &r, target, 8), FabrikMode::Fixed);
+    assert!(!s.reached() && s.info() & info::OUT_OF_REACH != 0);
+    let d = (target - j[0]).normalize();
+    for i in 0..5 {
+        assert!((s.position(i + 1) - s.position(i)).normalize().dot(d) > 1.0 - 1e-6);
+    }
+}
+
+/// Textbook FABRIK positions (ALGORITHMS.md §4) in f64, written independently of the crate.
+fn reference_positions(j: &[Vec3], target: Vec3, k: u32) -> Vec<Vec3> {
+    let n = j.len();
+    let j: Vec<DVec3> = j.iter().map(|p| p.as_dvec3()).collect();
+    let target = target.as_dvec3();
+    let len: Vec<f64> = (0..n - 1).map(|i| j[i].distance(j[i + 1])).collect();
+    let mut p = j.clone();
+    for _ in 0..k {
+        p[n - 1] = target;
+        for i in (0..n - 1).rev() {
+            p[i] = p[i + 1] + (p[i] - p[i + 1]).normalize() * len[i];
+        }
+        p[0] = j[0];
+        for i in 0..n - 1 {
+            p[i + 1] = p[i] + (p[i + 1] - p[i]).normalize() * len[i];
+        }
+    }
+    p.iter().map(|p| p.as_vec3()).collect()
+}
+
+#[test]
+fn fixed_mode_runs_exactly_k_iterations() {
+    let mut rng = Rng(33);
+    let mut worst = 0.0_f32;
+    for _ in 0..50 {
+        let (j, r, length) = random_chain(&mut rng, 8);
+        let target = j[0] + rng.unit() * 0.6 * length;
+        for k in 0..12 {
+            let chain = FabrikChain::new(&j, &r, target, k);
+            let s = solve(&chain, FabrikMode::Fixed);
+            let reference = reference_positions(&j, target, k);
+            for (i, p) in reference.iter().enumerate() {
+                worst = worst.max(s.position(i).distance(*p) / length);
+                assert!(s.position(i).distance(*p) < 1e-5 * length, "k {k} joint {i}: {} vs {p}", s.position(i));
+            }
+            // The default entry point is the fixed mode.
+            let mut default = FabrikSolved::default();
+            fabrik(&chain, &mut default);
+            assert_eq!(default, s);
+        }
+    }
+    println!("worst relative deviation from the f64 reference: {worst:e}");
+}
+
+#[test]
+fn rotations_turn_each_bone_onto_its_new_direction() {
+    let mut rng = Rng(34);
+    for _ in 0..100 {
+        let (j, r, length) = random_chain(&mut rng, 5);
+        let target = j[0] + rng.unit() * 0.7 * length;
+        for keep in [false, true] {
+            let s = solve(&FabrikChain::new(&j, &r, target, 16).with_keep_end_rotation(keep), FabrikMode::Fixed);
+            for i in 0..4 {
+                let local_bone = r[i].conjugate() * (j[i + 1] - j[i]);
+                let new_bone = s.position(i + 1) - s.position(i);
+                assert!((s.rotation(i) * local_bone).distance(new_bone) < 1e-5);
+            }
+            if keep {
+                assert!(quat_angle(s.rotation(4), r[4]) < 1e-5);
+            }
+            let rebuilt = apply_corrections(&r, &(0..5).map(|i| s.correction(i)).collect::<Vec<_>>());
+            for (i, q) in rebuilt.iter().enumerate() {
+                assert!(quat_angle(*q, s.rotation(i)) < 1e-4);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_falls_back_and_flags() {
+    let mut rng = Rng(35);
+    let (j, r, _) = random_chain(&mut rng, 4);
+    let good = FabrikChain::new(&j, &r, j[0] + Vec3::Y * 0.3, 8);
+    let seventeen: Vec<Vec3> = (0..17).map(|i| Vec3::X * i as f32).collect();
+    let too_many = FabrikChain::new(&seventeen, &[Quat::IDENTITY; 17], Vec3::Y, 8);
+    let one = FabrikChain::new(&j[..1], &r[..1], Vec3::Y, 8);
+    let mut zero_bone = good;
+    zero_bone.joints_ms[2] = zero_bone.joints_ms[1];
+    let on_root = FabrikChain::new(&j, &r, j[0], 8);
+    let mut nan = good;
+    nan.target_ms[1] = f32::NAN;
+    let too_long = good.with_iterations(100_000);
+    for (bad, error) in [
+        (too_many, ChainError::JointCount),
+        (one, ChainError::JointCount),
+        (zero_bone, ChainError::ZeroLengthBone),
+        (on_root, ChainError::TargetOnRoot),
+        (nan, ChainError::NonFinite),
+        (too_long, ChainError::InvalidParameter),
+    ] {
+        assert_eq!(crowd_ik::cpu::validate_fabrik(&bad), Err(error));
+        let batch = [good, bad, good];
+        let mut out = [FabrikSolved::default(); 3];
+        let summary = FabrikJob::new(&batch, &mut out).run().unwrap();
+        assert_eq!(summary.first_fallback, Some((1, error)));
+        assert!(out[1].positions_ms.iter().flatten().all(|x| x.is_finite()));
+        assert_eq!(out[0], out[2], "neighbours untouched");
+    }
+}
