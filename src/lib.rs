@@ -30,6 +30,7 @@
 
 pub mod cpu;
 mod error;
+pub mod gpu;
 pub mod records;
 pub mod workload;
 
@@ -38,6 +39,8 @@ pub use records::{
     BendMode, FabrikChain, FabrikSolved, LimbBuilder, LimbSettings, PoleMode, SolvedChain, ThreeBoneChain,
     ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
+/// The wgpu this crate is built against, re-exported so callers use the same version.
+pub use wgpu;
 
 /// Everything a caller usually needs.
 pub mod prelude {

@@ -8,10 +8,10 @@
 //! local corrections `c_i = r_i⁻¹ E_i r_i`, and rebuilds the model-space pose from them, so
 //! positions, rotations and corrections always agree.
 
-use glam::Quat;
+use glam::{Quat, Vec3};
 
 use super::math::{finite4, is_unit_quat, nlerp_identity};
-use crate::records::{p4, SolvedChain};
+use crate::records::{p4, v3, SolvedChain};
 use crate::ChainError;
 
 /// Writes the FK pose of the first `n` joints, identity corrections, `reached = false`,
@@ -26,7 +26,7 @@ pub(crate) fn write_fk<const N: usize>(
 ) {
     *out = SolvedChain::default();
     for i in 0..n.min(N) {
-        out.positions_ms[i] = p4(crate::records::v3(joints_ms[i]));
+        out.positions_ms[i] = p4(v3(joints_ms[i]));
         out.rotations_ms[i] = rotations_ms[i];
         out.corrections[i] = Quat::IDENTITY.to_array();
     }
@@ -48,10 +48,39 @@ pub(crate) fn check_joints(joints_ms: &[[f32; 4]], rotations_ms: &[[f32; 4]], n:
     Ok(())
 }
 
+/// Running state of [`finish_joint`] down a chain: the weighted total delta of the parent
+/// and the new position of the current joint.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Walk {
+    pub delta: Quat,
+    pub pos: Vec3,
+}
+
+/// One joint of the finishing stage: weights its relative delta `rel` (nlerp from identity),
+/// returns `(position, rotation, correction)` and advances `walk` along the FK bone `bone`
+/// (zero for the last joint) scaled by `1 + (scale − 1)·weight`.
+#[inline]
+pub(crate) fn finish_joint(
+    walk: &mut Walk,
+    r: Quat,
+    rel: Quat,
+    weight: f32,
+    bone: Vec3,
+    scale: f32,
+) -> (Vec3, Quat, Quat) {
+    let e = nlerp_identity(rel, weight);
+    walk.delta *= e;
+    let position = walk.pos;
+    let rotation = (walk.delta * r).normalize();
+    let correction = r.conjugate() * e * r;
+    walk.pos += (walk.delta * bone) * (1.0 + (scale - 1.0) * weight.clamp(0.0, 1.0));
+    (position, rotation, correction)
+}
+
 /// Applies `weight` to the relative deltas `rel[0..n]`, writes corrections, rotations and
-/// positions of the first `n` joints. Bone `i` (joint `i` → `i+1`) is scaled by
-/// `1 + (bone_scale[i] − 1) · weight` (stretch).
-#[allow(clippy::too_many_arguments)] // mirrors the WGSL function's parameter list
+/// positions of the first `n` joints and the status. Bone `i` (joint `i` → `i+1`) is
+/// scaled by `1 + (bone_scale[i] − 1) · weight` (stretch).
+#[allow(clippy::too_many_arguments)] // mirrors the WGSL kernels' finishing loops
 pub(crate) fn finish_chain<const N: usize>(
     joints_ms: &[[f32; 4]],
     rotations_ms: &[[f32; 4]],
@@ -64,21 +93,14 @@ pub(crate) fn finish_chain<const N: usize>(
     out: &mut SolvedChain<N>,
 ) {
     *out = SolvedChain::default();
-    let w = weight.clamp(0.0, 1.0);
-    let mut delta = Quat::IDENTITY;
-    let mut pos = crate::records::v3(joints_ms[0]);
+    let mut walk = Walk { delta: Quat::IDENTITY, pos: v3(joints_ms[0]) };
     for i in 0..n {
-        let r = Quat::from_array(rotations_ms[i]);
-        let e = nlerp_identity(rel[i], weight);
-        delta *= e;
-        out.corrections[i] = (r.conjugate() * e * r).to_array();
-        out.rotations_ms[i] = (delta * r).normalize().to_array();
-        out.positions_ms[i] = p4(pos);
-        if i + 1 < n {
-            let bone = crate::records::v3(joints_ms[i + 1]) - crate::records::v3(joints_ms[i]);
-            let s = 1.0 + (bone_scale[i] - 1.0) * w;
-            pos += (delta * bone) * s;
-        }
+        let (bone, scale) =
+            if i + 1 < n { (v3(joints_ms[i + 1]) - v3(joints_ms[i]), bone_scale[i]) } else { (Vec3::ZERO, 1.0) };
+        let (p, r, c) = finish_joint(&mut walk, Quat::from_array(rotations_ms[i]), rel[i], weight, bone, scale);
+        out.positions_ms[i] = p4(p);
+        out.rotations_ms[i] = r.to_array();
+        out.corrections[i] = c.to_array();
     }
     out.status = [u32::from(reached && weight >= 1.0), 0, info, 0];
 }

@@ -9,7 +9,7 @@
 use glam::{Quat, Vec3};
 
 use super::math::{
-    any_orthonormal, finite4, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
+    any_orthonormal, finite4, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos,
 };
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
@@ -22,6 +22,8 @@ pub(crate) const ON_ROOT: f32 = 1e-5;
 pub(crate) const POLE_ON_AXIS2: f32 = 1e-8;
 /// Smallest length of the hinge axis once made perpendicular to both bones (unit input).
 pub(crate) const MIN_HINGE: f32 = 1e-3;
+/// Sine of the bend below which a limb counts as straight when picking its bend side.
+pub(crate) const STRAIGHT: f32 = 1e-6;
 
 /// Result of the limb core.
 #[derive(Clone, Copy, Debug)]
@@ -103,7 +105,10 @@ pub(crate) fn solve_limb(
     }
     h /= h_len;
     // Bent backwards relative to the hinge (ozz: cross(start_mid, mid_axis)·mid_end < 0).
-    let mut flip = u.cross(h).dot(v) < 0.0;
+    // Within 1e-6 rad of straight counts as straight (not flipped): there the sign is
+    // rounding noise and CPU and GPU would disagree.
+    let straight_eps = STRAIGHT * a * b;
+    let mut flip = u.cross(h).dot(v) < -straight_eps;
     match l.mode[1] {
         1 /* KeepFk */ if flip => {
             h = -h;
@@ -111,7 +116,7 @@ pub(crate) fn solve_limb(
         }
         2 /* Reversed */ => {
             h = -h;
-            flip = u.cross(h).dot(v) < 0.0;
+            flip = u.cross(h).dot(v) < -straight_eps;
         }
         _ /* Hinge */ => {}
     }
@@ -134,8 +139,15 @@ pub(crate) fn solve_limb(
     let a_s = a * scale;
     let b_s = b * scale;
     let chain_s = a_s + b_s;
+    // The solved reach `cs` and its slack `chain_s − cs`, kept apart: near full extension
+    // `cos C = (a²+b²−cs²)/2ab` cancels catastrophically (√ε of angle per ulp of cs), so the
+    // knee angle is built from `1 ± cos C` in product form, with the slack known exactly
+    // where the solver chose it (soften, stretch, knee limit).
     let mut cs = c;
-    if !stretched_to_target {
+    let mut slack = chain_s - c;
+    if stretched_to_target {
+        slack = 0.0; // stretched exactly to the target: straight
+    } else {
         let da = chain_s * soften;
         let ds = chain_s - da;
         if c > da {
@@ -150,34 +162,43 @@ pub(crate) fn solve_limb(
                 let op2 = op * op;
                 let ratio = 81.0 / (op2 * op2);
                 cs = da + ds - ds * ratio;
+                slack = ds * ratio;
                 info |= info::SOFTENED;
             }
         }
     }
-    if !(c > (a_s - b_s).abs()) {
+    let diff = (a_s - b_s).abs();
+    if !(c > diff) {
         reached = false;
         info |= info::OUT_OF_REACH;
     }
+    // 1 + cos C and 1 − cos C of the solved inner angle C.
+    let two_ab = 2.0 * a_s * b_s;
+    let mut one_plus = slack * (chain_s + cs) / two_ab;
+    let mut one_minus = (cs - diff) * (cs + diff) / two_ab;
     if l.mode[2] & option::KNEE_LIMITS != 0 {
-        let ab2 = 2.0 * a_s * b_s;
         let sum2 = a_s * a_s + b_s * b_s;
-        let c_min = (sum2 - ab2 * cos_min).max(0.0).sqrt();
-        let c_max = (sum2 - ab2 * cos_max).max(0.0).sqrt();
+        let c_min = (sum2 - two_ab * cos_min).max(0.0).sqrt();
+        let c_max = (sum2 - two_ab * cos_max).max(0.0).sqrt();
         if cs < c_min {
-            cs = c_min;
+            one_plus = 1.0 + cos_min;
+            one_minus = 1.0 - cos_min;
             reached = false;
             info |= info::KNEE_LIMITED;
         } else if cs > c_max {
-            cs = c_max;
+            one_plus = 1.0 + cos_max;
+            one_minus = 1.0 - cos_max;
             reached = false;
             info |= info::KNEE_LIMITED;
         }
     }
+    let one_plus = one_plus.clamp(0.0, 2.0);
+    let one_minus = one_minus.clamp(0.0, 2.0);
 
-    // --- Mid joint: law of cosines, turned from the FK inner angle (signed by the bend
-    // side) to the solved one about the hinge, from half-angle-free (cos, sin) pairs. ---
-    let cos_new = ((a_s * a_s + b_s * b_s - cs * cs) / (2.0 * a_s * b_s)).clamp(-1.0, 1.0);
-    let sin_new = ((1.0 - cos_new) * (1.0 + cos_new)).max(0.0).sqrt();
+    // --- Mid joint: turn from the FK inner angle (signed by the bend side) to the solved
+    // one about the hinge, from (cos, sin) pairs: no acos, no cancellation. ---
+    let cos_new = 0.5 * (one_plus - one_minus);
+    let sin_new = (one_plus * one_minus).sqrt();
     let ab = a * b;
     let cos_old = (-u.dot(v) / ab).clamp(-1.0, 1.0);
     let sin_old = (u.cross(v).length() / ab).min(1.0);
@@ -211,7 +232,7 @@ pub(crate) fn solve_limb(
                 info |= info::SWIVEL_FALLBACK;
             }
             let k0 = n0.normalize().cross(d);
-            let (s, c) = l.pole_ms[3].sin_cos();
+            let (s, c) = sin_cos(l.pole_ms[3]);
             Some(k0 * c + d.cross(k0) * s)
         }
         _ /* FkPlane */ => None,

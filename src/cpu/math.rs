@@ -87,10 +87,45 @@ pub(crate) fn quat_from_axis_cos_sin(axis: Vec3, c: f32, s: f32) -> Quat {
     Quat::from_vec4(q.normalize())
 }
 
-/// Rotation about the unit `axis` by `angle` radians (glam's `Quat::from_axis_angle`).
+/// `(sin x, cos x)` from one range reduction to `[−π/2, π/2]` and Taylor polynomials to
+/// the 13th/14th power (error < 1e-9 there). WGSL only promises `2⁻¹¹` absolute error for
+/// its built-in `sin`/`cos`; both twins use this polynomial so they agree to rounding.
+#[inline]
+pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
+    const TAU: f32 = std::f32::consts::TAU;
+    const PI: f32 = std::f32::consts::PI;
+    const HALF_PI: f32 = std::f32::consts::FRAC_PI_2;
+    let k = (x * (1.0 / TAU) + 0.5).floor();
+    let mut r = x - k * TAU; // [−π, π]
+    let mut cos_sign = 1.0;
+    if r > HALF_PI {
+        r = PI - r;
+        cos_sign = -1.0;
+    } else if r < -HALF_PI {
+        r = -PI - r;
+        cos_sign = -1.0;
+    }
+    let r2 = r * r;
+    let s = r
+        * (1.0
+            + r2 * (-1.0 / 6.0
+                + r2 * (1.0 / 120.0
+                    + r2 * (-1.0 / 5040.0
+                        + r2 * (1.0 / 362_880.0 + r2 * (-1.0 / 39_916_800.0 + r2 * (1.0 / 6_227_020_800.0)))))));
+    let c = 1.0
+        + r2 * (-0.5
+            + r2 * (1.0 / 24.0
+                + r2 * (-1.0 / 720.0
+                    + r2 * (1.0 / 40_320.0
+                        + r2 * (-1.0 / 3_628_800.0 + r2 * (1.0 / 479_001_600.0 + r2 * (-1.0 / 87_178_291_200.0)))))));
+    (s, c * cos_sign)
+}
+
+/// Rotation about the unit `axis` by `angle` radians (glam's `Quat::from_axis_angle`, with
+/// [`sin_cos`]).
 #[inline]
 pub(crate) fn quat_from_axis_angle(axis: Vec3, angle: f32) -> Quat {
-    let (s, c) = (angle * 0.5).sin_cos();
+    let (s, c) = sin_cos(angle * 0.5);
     Quat::from_xyzw(axis.x * s, axis.y * s, axis.z * s, c)
 }
 
@@ -178,6 +213,18 @@ mod tests {
             assert!(q.dot(r).abs() > 1.0 - 1e-6, "angle {angle}: {q} vs {r}");
         }
         assert_eq!(quat_from_axis_cos_sin(Vec3::Y, 0.0, 0.0), Quat::IDENTITY);
+    }
+
+    #[test]
+    fn sin_cos_is_accurate() {
+        let mut worst = 0.0_f64;
+        for i in -20_000..=20_000 {
+            let x = i as f32 * 1e-3;
+            let (s, c) = sin_cos(x);
+            let xd = f64::from(x);
+            worst = worst.max((f64::from(s) - xd.sin()).abs()).max((f64::from(c) - xd.cos()).abs());
+        }
+        assert!(worst < 1e-6, "worst {worst:e}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! solver's `reached` contract.
 #![allow(dead_code)]
 
+pub mod gpu;
+
 use crowd_ik::prelude::*;
 use glam::{Mat3, Quat, Vec3};
 

@@ -1,0 +1,150 @@
+// Fixed-iteration FABRIK kernel: the WGSL twin of src/cpu/fabrik.rs (FabrikMode::Fixed).
+// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl.
+
+const WORKGROUP_SIZE: u32 = 64u;
+const ZERO_BONE: f32 = 1e-6;
+const ON_ROOT: f32 = 1e-5;
+
+@group(0) @binding(0) var<storage, read> chains: array<FabrikChain>;
+@group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
+@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
+
+// FK pose of the first n joints, zeros after (as the CPU's SolvedChain::default()).
+fn write_fk(i: u32, n: u32, err: u32) {
+    for (var k = 0u; k < MAX_FABRIK_JOINTS; k++) {
+        if (k < n) {
+            solved[i].positions_ms[k] = vec4<f32>(chains[i].joints_ms[k].xyz, 1.0);
+            solved[i].rotations_ms[k] = chains[i].rotations_ms[k];
+            solved[i].corrections[k] = Q_IDENTITY;
+        } else {
+            solved[i].positions_ms[k] = vec4<f32>(0.0);
+            solved[i].rotations_ms[k] = vec4<f32>(0.0);
+            solved[i].corrections[k] = vec4<f32>(0.0);
+        }
+    }
+    solved[i].status = vec4<u32>(0u, err, 0u, 0u);
+}
+
+fn solve(i: u32) -> u32 {
+    let n = chains[i].mode.x;
+    if (n < 2u || n > MAX_FABRIK_JOINTS) {
+        return ERR_JOINT_COUNT;
+    }
+    for (var k = 0u; k < n; k++) {
+        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+            return ERR_NON_FINITE;
+        }
+    }
+    for (var k = 0u; k < n; k++) {
+        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+            return ERR_NOT_NORMALIZED;
+        }
+    }
+    if (!finite4(chains[i].target_ms) || !finite4(chains[i].params)) {
+        return ERR_NON_FINITE;
+    }
+    let iterations = chains[i].mode.y;
+    let tip_precision = chains[i].params.x; // `precision` is reserved in WGSL
+    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (chains[i].mode.z & ~OPT_KEEP_END_ROTATION) != 0u) {
+        return ERR_INVALID_PARAMETER;
+    }
+    // Setup: bone lengths and FK directions.
+    var len: array<f32, 16>;
+    var dir_fk: array<vec3<f32>, 16>;
+    var total = 0.0;
+    for (var k = 0u; k < n - 1u; k++) {
+        let bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
+        len[k] = length(bone);
+        dir_fk[k] = bone / len[k];
+        total += len[k];
+    }
+    for (var k = 0u; k < n - 1u; k++) {
+        if (!(len[k] > ZERO_BONE * total)) {
+            return ERR_ZERO_LENGTH_BONE;
+        }
+    }
+    let base = chains[i].joints_ms[0].xyz;
+    let target_pos = chains[i].target_ms.xyz;
+    let c = length(target_pos - base);
+    if (!(c > ON_ROOT * total)) {
+        return ERR_TARGET_ON_ROOT;
+    }
+    let weight = chains[i].target_ms.w;
+    if (weight <= 0.0) {
+        write_fk(i, n, 0u);
+        return 0u;
+    }
+
+    var p: array<vec3<f32>, 16>;
+    for (var k = 0u; k < n; k++) {
+        p[k] = chains[i].joints_ms[k].xyz;
+    }
+    let eps2 = 1e-12 * total * total;
+    var flags = 0u;
+    if (c >= total) {
+        // Out of reach: lay the chain straight toward the target.
+        let d = (target_pos - base) / c;
+        for (var k = 0u; k < n - 1u; k++) {
+            p[k + 1u] = p[k] + d * len[k];
+        }
+        flags = flags | INFO_OUT_OF_REACH;
+    } else {
+        for (var it = 0u; it < iterations; it++) {
+            // Backward: tip on the target, walk to the root.
+            p[n - 1u] = target_pos;
+            for (var k = n - 1u; k > 0u; k--) {
+                let b = k - 1u;
+                let dir = normalize_or(p[b] - p[b + 1u], -dir_fk[b], eps2);
+                p[b] = p[b + 1u] + dir * len[b];
+            }
+            // Forward: root back on the base, walk to the tip.
+            p[0] = base;
+            for (var k = 0u; k < n - 1u; k++) {
+                let dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
+                p[k + 1u] = p[k] + dir * len[k];
+            }
+        }
+    }
+    let reached = length(p[n - 1u] - target_pos) <= tip_precision;
+
+    // Rotations: shortest arc from each FK bone direction to its new one, then finish.
+    var walk = Walk(Q_IDENTITY, base);
+    var parent = Q_IDENTITY;
+    for (var k = 0u; k < MAX_FABRIK_JOINTS; k++) {
+        if (k >= n) {
+            solved[i].positions_ms[k] = vec4<f32>(0.0);
+            solved[i].rotations_ms[k] = vec4<f32>(0.0);
+            solved[i].corrections[k] = vec4<f32>(0.0);
+            continue;
+        }
+        var rel = Q_IDENTITY;
+        var bone = vec3<f32>(0.0);
+        if (k + 1u < n) {
+            let new_dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
+            let total_delta = rotation_arc(dir_fk[k], new_dir);
+            rel = relative(parent, total_delta);
+            parent = total_delta;
+            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
+        } else if ((chains[i].mode.z & OPT_KEEP_END_ROTATION) != 0u) {
+            rel = quat_conj(parent);
+        }
+        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel, weight, bone, 1.0);
+        solved[i].positions_ms[k] = j.position;
+        solved[i].rotations_ms[k] = j.rotation;
+        solved[i].corrections[k] = j.correction;
+    }
+    solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, 0u);
+    return 0u;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let err = solve(i);
+    if (err != 0u) {
+        write_fk(i, min(chains[i].mode.x, MAX_FABRIK_JOINTS), err);
+    }
+}

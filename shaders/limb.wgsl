@@ -1,0 +1,207 @@
+// The two-bone limb core: the WGSL twin of src/cpu/limb.rs (read them side by side).
+
+const ZERO_BONE: f32 = 1e-6;
+const ON_ROOT: f32 = 1e-5;
+const POLE_ON_AXIS2: f32 = 1e-8;
+const MIN_HINGE: f32 = 1e-3;
+const STRAIGHT: f32 = 1e-6;
+
+struct LimbSolution {
+    e0: vec4<f32>,
+    e1: vec4<f32>,
+    scale: f32,
+    reached: bool,
+    info: u32,
+    err: u32,       // 0 = solved, else a ChainError code (the CPU's Err)
+}
+
+fn limb_error(err: u32) -> LimbSolution {
+    return LimbSolution(Q_IDENTITY, Q_IDENTITY, 1.0, false, 0u, err);
+}
+
+fn check_limb_settings(l: LimbSettings) -> u32 {
+    if (!(finite4(l.target_ms) && finite4(l.pole_ms) && finite4(l.mid_axis) && finite4(l.params))) {
+        return ERR_NON_FINITE;
+    }
+    let soften = l.params.x;
+    let stretch = l.params.y;
+    let cos_min = l.params.z;
+    let cos_max = l.params.w;
+    let limits = (l.mode.z & OPT_KNEE_LIMITS) != 0u;
+    let bad = l.mode.x > 3u
+        || l.mode.y > 2u
+        || (l.mode.z & ~OPT_ALL) != 0u
+        || !(soften >= 0.0 && soften <= 1.0)
+        || stretch < 1.0
+        || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
+        || (l.mode.x == 3u && dot(l.pole_ms.xyz, l.pole_ms.xyz) <= 0.0);
+    if (bad) {
+        return ERR_INVALID_PARAMETER;
+    }
+    if (dot(l.mid_axis.xyz, l.mid_axis.xyz) <= 1e-12) {
+        return ERR_DEGENERATE_MID_AXIS;
+    }
+    return 0u;
+}
+
+fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target_pos: vec3<f32>, l: LimbSettings) -> LimbSolution {
+    // --- Setup: bones, target axis, hinge. ---
+    let u = p1 - p0;
+    let v = p2 - p1;
+    let a = length(u);
+    let b = length(v);
+    let limb_len = a + b;
+    if (!(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len)) {
+        return limb_error(ERR_ZERO_LENGTH_BONE);
+    }
+    let st = target_pos - p0;
+    let c = length(st);
+    if (!(c > ON_ROOT * limb_len)) {
+        return limb_error(ERR_TARGET_ON_ROOT);
+    }
+    let d = st / c;
+
+    let u_dir = u / a;
+    var h = reject(quat_rotate(r1, normalize(l.mid_axis.xyz)), u_dir);
+    let v_perp = reject(v, u_dir);
+    let v_perp_len2 = dot(v_perp, v_perp);
+    if (v_perp_len2 > 1e-12 * b * b) {
+        h = reject(h, v_perp / sqrt(v_perp_len2));
+    }
+    let h_len = length(h);
+    if (!(h_len > MIN_HINGE)) {
+        return limb_error(ERR_DEGENERATE_MID_AXIS);
+    }
+    h = h / h_len;
+    let straight_eps = STRAIGHT * a * b;
+    var flip = dot(cross(u, h), v) < -straight_eps;
+    if (l.mode.y == 1u && flip) { // KeepFk
+        h = -h;
+        flip = false;
+    } else if (l.mode.y == 2u) { // Reversed
+        h = -h;
+        flip = dot(cross(u, h), v) < -straight_eps;
+    }
+
+    // --- Reach: stretch, soften, knee limits. ---
+    let soften = l.params.x;
+    let max_stretch = l.params.y;
+    let cos_min = l.params.z;
+    let cos_max = l.params.w;
+    var info = 0u;
+    var reached = true;
+    var scale = 1.0;
+    var stretched_to_target = false;
+    if (max_stretch > 1.0 && c > limb_len) {
+        info = info | INFO_STRETCHED;
+        if (c <= limb_len * max_stretch) {
+            scale = c / limb_len;
+            stretched_to_target = true;
+        } else {
+            scale = max_stretch;
+        }
+    }
+    let a_s = a * scale;
+    let b_s = b * scale;
+    let chain_s = a_s + b_s;
+    // Reach `cs` and its slack `chain_s - cs` kept apart (see src/cpu/limb.rs).
+    var cs = c;
+    var slack = chain_s - c;
+    if (stretched_to_target) {
+        slack = 0.0;
+    } else {
+        let da = chain_s * soften;
+        let ds = chain_s - da;
+        if (c > da) {
+            reached = false;
+            if (c > chain_s) {
+                info = info | INFO_OUT_OF_REACH;
+            }
+            if (ds > 0.0) {
+                let alpha = (c - da) / ds;
+                let op = alpha + 3.0;
+                let op2 = op * op;
+                let ratio = 81.0 / (op2 * op2);
+                cs = da + ds - ds * ratio;
+                slack = ds * ratio;
+                info = info | INFO_SOFTENED;
+            }
+        }
+    }
+    let diff = abs(a_s - b_s);
+    if (!(c > diff)) {
+        reached = false;
+        info = info | INFO_OUT_OF_REACH;
+    }
+    // 1 + cos C and 1 - cos C of the solved inner angle C.
+    let two_ab = 2.0 * a_s * b_s;
+    var one_plus = slack * (chain_s + cs) / two_ab;
+    var one_minus = (cs - diff) * (cs + diff) / two_ab;
+    if ((l.mode.z & OPT_KNEE_LIMITS) != 0u) {
+        let sum2 = a_s * a_s + b_s * b_s;
+        let c_min = sqrt(max(sum2 - two_ab * cos_min, 0.0));
+        let c_max = sqrt(max(sum2 - two_ab * cos_max, 0.0));
+        if (cs < c_min) {
+            one_plus = 1.0 + cos_min;
+            one_minus = 1.0 - cos_min;
+            reached = false;
+            info = info | INFO_KNEE_LIMITED;
+        } else if (cs > c_max) {
+            one_plus = 1.0 + cos_max;
+            one_minus = 1.0 - cos_max;
+            reached = false;
+            info = info | INFO_KNEE_LIMITED;
+        }
+    }
+    one_plus = clamp(one_plus, 0.0, 2.0);
+    one_minus = clamp(one_minus, 0.0, 2.0);
+
+    // --- Mid joint: from (cos, sin) pairs, no acos, no cancellation. ---
+    let cos_new = 0.5 * (one_plus - one_minus);
+    let sin_new = sqrt(one_plus * one_minus);
+    let ab = a * b;
+    let cos_old = clamp(-dot(u, v) / ab, -1.0, 1.0);
+    var sin_old = min(length(cross(u, v)) / ab, 1.0);
+    if (flip) {
+        sin_old = -sin_old;
+    }
+    let cos_phi = cos_new * cos_old + sin_new * sin_old;
+    let sin_phi = sin_new * cos_old - cos_new * sin_old;
+    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+
+    // --- Start joint: aim, then the bend plane, then twist. ---
+    let e = u + quat_rotate(e1, v);
+    let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
+    let aim = rotation_arc(e_dir, d);
+    let k_now = cross(quat_rotate(aim, h), d);
+    let pole = l.pole_ms.xyz;
+    var plane = Q_IDENTITY;
+    if (l.mode.x == 1u || l.mode.x == 2u) { // Position / Direction
+        var dir = pole;
+        if (l.mode.x == 1u) {
+            dir = pole - p0;
+        }
+        let k = reject(dir, d);
+        if (!(dot(k, k) > POLE_ON_AXIS2 * dot(dir, dir))) {
+            return limb_error(ERR_POLE_ON_AXIS);
+        }
+        plane = quat_from_axis_cos_sin(d, dot(k_now, k), dot(d, cross(k_now, k)));
+    } else if (l.mode.x == 3u) { // Swivel
+        let north = normalize(pole);
+        var n0 = reject(north, d);
+        if (!(dot(n0, n0) > POLE_ON_AXIS2)) {
+            n0 = reject(any_orthonormal(north), d);
+            info = info | INFO_SWIVEL_FALLBACK;
+        }
+        let k0 = cross(normalize(n0), d);
+        let sc = sin_cos(l.pole_ms.w);
+        let k = k0 * sc.y + cross(d, k0) * sc.x;
+        plane = quat_from_axis_cos_sin(d, dot(k_now, k), dot(d, cross(k_now, k)));
+    }
+    let twist = l.mid_axis.w;
+    var start = quat_mul(plane, aim);
+    if (twist != 0.0) {
+        start = quat_mul(quat_from_axis_angle(d, twist), start);
+    }
+    return LimbSolution(start, e1, scale, reached, info, 0u);
+}

@@ -1,0 +1,120 @@
+// Vector and quaternion helpers: the WGSL twin of src/cpu/math.rs (read them side by side).
+// Quaternions are vec4<f32>(x, y, z, w).
+
+const Q_IDENTITY: vec4<f32> = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+
+// True when no lane is NaN or ±inf (exponent bits not all ones). Bit test, because WGSL
+// compilers may assume floats are finite and fold `x != x` away.
+fn finite4(a: vec4<f32>) -> bool {
+    let e = bitcast<vec4<u32>>(a) & vec4<u32>(0x7f800000u);
+    return all(e != vec4<u32>(0x7f800000u));
+}
+
+fn is_unit_quat(q: vec4<f32>) -> bool {
+    return abs(dot(q, q) - 1.0) <= 1e-3;
+}
+
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+fn quat_conj(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+// glam's Quat * Vec3.
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let b = q.xyz;
+    return v * (q.w * q.w - dot(b, b)) + b * (dot(v, b) * 2.0) + cross(b, v) * (q.w * 2.0);
+}
+
+fn reject(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    return v - n * dot(v, n);
+}
+
+fn normalize_or(v: vec3<f32>, fallback: vec3<f32>, min_len2: f32) -> vec3<f32> {
+    let len2 = dot(v, v);
+    if (len2 > min_len2) {
+        return v / sqrt(len2);
+    }
+    return fallback;
+}
+
+fn any_orthonormal(v: vec3<f32>) -> vec3<f32> {
+    let sign = select(-1.0, 1.0, v.z >= 0.0);
+    let a = -1.0 / (sign + v.z);
+    let b = v.x * v.y * a;
+    return vec3<f32>(b, sign + v.y * v.y * a, -v.y);
+}
+
+// Shortest arc between unit vectors; see rotation_arc in src/cpu/math.rs for the branches.
+fn rotation_arc(v_from: vec3<f32>, v_to: vec3<f32>) -> vec4<f32> {
+    let half = v_from + v_to;
+    let half2 = dot(half, half);
+    if (half2 < 1e-12) {
+        return vec4<f32>(any_orthonormal(v_from), 0.0);
+    }
+    return normalize(vec4<f32>(cross(v_from, v_to), 0.5 * half2));
+}
+
+// Rotation about unit `axis` by the angle with cosine and sine proportional to (c, s).
+fn quat_from_axis_cos_sin(axis: vec3<f32>, c_in: f32, s_in: f32) -> vec4<f32> {
+    let r2 = c_in * c_in + s_in * s_in;
+    if (r2 <= 0.0) {
+        return Q_IDENTITY;
+    }
+    let r = sqrt(r2);
+    let c = c_in / r;
+    let s = s_in / r;
+    var q: vec4<f32>;
+    if (c >= 0.0) {
+        q = vec4<f32>(axis * s, 1.0 + c);
+    } else {
+        q = vec4<f32>(axis * (1.0 - c), s);
+    }
+    return normalize(q);
+}
+
+// (sin x, cos x): range reduction to [-π/2, π/2] and Taylor polynomials (src/cpu/math.rs).
+fn sin_cos(x: f32) -> vec2<f32> {
+    let TAU = 6.2831855;
+    let PI = 3.1415927;
+    let HALF_PI = 1.5707964;
+    let k = floor(x * (1.0 / TAU) + 0.5);
+    var r = x - k * TAU;
+    var cos_sign = 1.0;
+    if (r > HALF_PI) {
+        r = PI - r;
+        cos_sign = -1.0;
+    } else if (r < -HALF_PI) {
+        r = -PI - r;
+        cos_sign = -1.0;
+    }
+    let r2 = r * r;
+    let s = r * (1.0 + r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362880.0 + r2 * (-1.0 / 39916800.0 + r2 * (1.0 / 6227020800.0)))))));
+    let c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (1.0 / 40320.0 + r2 * (-1.0 / 3628800.0 + r2 * (1.0 / 479001600.0 + r2 * (-1.0 / 87178291200.0)))))));
+    return vec2<f32>(s, c * cos_sign);
+}
+
+fn quat_from_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
+    let sc = sin_cos(angle * 0.5);
+    return vec4<f32>(axis * sc.x, sc.y);
+}
+
+fn fix_w(q: vec4<f32>) -> vec4<f32> {
+    return select(q, -q, q.w < 0.0);
+}
+
+fn nlerp_identity(q_in: vec4<f32>, weight: f32) -> vec4<f32> {
+    let q = fix_w(q_in);
+    if (weight >= 1.0) {
+        return q;
+    }
+    let w = max(weight, 0.0);
+    return normalize(mix(Q_IDENTITY, q, w));
+}
+
+fn nlerp(a: vec4<f32>, b_in: vec4<f32>, t: f32) -> vec4<f32> {
+    let b = select(b_in, -b_in, dot(a, b_in) < 0.0);
+    return normalize(mix(a, b, t));
+}

@@ -1,0 +1,109 @@
+// Pseudo three-bone IK kernel: the WGSL twin of src/cpu/three_bone.rs.
+// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl, limb.wgsl.
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@group(0) @binding(0) var<storage, read> chains: array<ThreeBoneChain>;
+@group(0) @binding(1) var<storage, read_write> solved: array<ThreeBoneSolved>;
+@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
+
+fn write_fk(i: u32, err: u32) {
+    for (var k = 0u; k < 4u; k++) {
+        solved[i].positions_ms[k] = vec4<f32>(chains[i].joints_ms[k].xyz, 1.0);
+        solved[i].rotations_ms[k] = chains[i].rotations_ms[k];
+        solved[i].corrections[k] = Q_IDENTITY;
+    }
+    solved[i].status = vec4<u32>(0u, err, 0u, 0u);
+}
+
+fn solve(i: u32) -> u32 {
+    for (var k = 0u; k < 4u; k++) {
+        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+            return ERR_NON_FINITE;
+        }
+    }
+    for (var k = 0u; k < 4u; k++) {
+        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+            return ERR_NOT_NORMALIZED;
+        }
+    }
+    if (!finite4(chains[i].blend)) {
+        return ERR_NON_FINITE;
+    }
+    let l = chains[i].limb;
+    let settings_err = check_limb_settings(l);
+    if (settings_err != 0u) {
+        return settings_err;
+    }
+    let ratio = chains[i].blend.x;
+    if (!(ratio >= 0.0 && ratio <= 1.0)) {
+        return ERR_INVALID_PARAMETER;
+    }
+    let p0 = chains[i].joints_ms[0].xyz;
+    let p1 = chains[i].joints_ms[1].xyz;
+    let p2 = chains[i].joints_ms[2].xyz;
+    let p3 = chains[i].joints_ms[3].xyz;
+    let r1 = chains[i].rotations_ms[1];
+    let r2 = chains[i].rotations_ms[2];
+    let offset = p3 - p2;
+    let limb_len = length(p1 - p0) + length(p2 - p1) + length(offset);
+    if (!(length(offset) > ZERO_BONE * limb_len)) {
+        return ERR_ZERO_LENGTH_BONE;
+    }
+    let target_pos = l.target_ms.xyz;
+    let local2 = quat_mul(quat_conj(r1), r2); // (1)
+    var sol = solve_limb(p0, p1, p2, r1, target_pos - offset, l); // (2)-(4)
+    if (sol.err != 0u) {
+        return sol.err;
+    }
+    let weight = l.target_ms.w;
+    if (weight <= 0.0) {
+        write_fk(i, 0u);
+        return 0u;
+    }
+    var d2 = Q_IDENTITY;
+    if (ratio < 1.0) {
+        let r1_new = quat_mul(quat_mul(sol.e0, sol.e1), r1);
+        var follow = quat_mul(r1_new, local2); // (5)
+        if ((l.mode.z & OPT_COPY_MID_ROTATION) != 0u) {
+            follow = r1_new;
+        }
+        let r2_new = nlerp(follow, r2, ratio); // (6)
+        d2 = quat_mul(r2_new, quat_conj(r2));
+        sol = solve_limb(p0, p1, p2, r1, target_pos - quat_rotate(d2, offset), l); // (7)
+        if (sol.err != 0u) {
+            return sol.err;
+        }
+    }
+    let d1 = quat_mul(sol.e0, sol.e1);
+    var rel = array<vec4<f32>, 4>(sol.e0, sol.e1, relative(d1, d2), Q_IDENTITY);
+    var walk = Walk(Q_IDENTITY, p0);
+    for (var k = 0u; k < 4u; k++) {
+        var bone = vec3<f32>(0.0);
+        var scale = 1.0;
+        if (k < 3u) {
+            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
+        }
+        if (k < 2u) {
+            scale = sol.scale;
+        }
+        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bone, scale);
+        solved[i].positions_ms[k] = j.position;
+        solved[i].rotations_ms[k] = j.rotation;
+        solved[i].corrections[k] = j.correction;
+    }
+    solved[i].status = vec4<u32>(select(0u, 1u, sol.reached && weight >= 1.0), 0u, sol.info, 0u);
+    return 0u;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn three_bone(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let err = solve(i);
+    if (err != 0u) {
+        write_fk(i, err);
+    }
+}

@@ -1,0 +1,87 @@
+// Two-bone IK kernel: the WGSL twin of src/cpu/two_bone.rs. One invocation per chain.
+// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl, limb.wgsl.
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@group(0) @binding(0) var<storage, read> chains: array<TwoBoneChain>;
+@group(0) @binding(1) var<storage, read_write> solved: array<TwoBoneSolved>;
+@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
+
+fn write_fk(i: u32, err: u32) {
+    for (var k = 0u; k < 3u; k++) {
+        solved[i].positions_ms[k] = vec4<f32>(chains[i].joints_ms[k].xyz, 1.0);
+        solved[i].rotations_ms[k] = chains[i].rotations_ms[k];
+        solved[i].corrections[k] = Q_IDENTITY;
+    }
+    solved[i].status = vec4<u32>(0u, err, 0u, 0u);
+}
+
+// Returns 0 when solved (output written), else the ChainError code.
+fn solve(i: u32) -> u32 {
+    for (var k = 0u; k < 3u; k++) {
+        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+            return ERR_NON_FINITE;
+        }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+            return ERR_NOT_NORMALIZED;
+        }
+    }
+    if (!finite4(chains[i].effector_offset)) {
+        return ERR_NON_FINITE;
+    }
+    let l = chains[i].limb;
+    let settings_err = check_limb_settings(l);
+    if (settings_err != 0u) {
+        return settings_err;
+    }
+    let weight = l.target_ms.w;
+    let p0 = chains[i].joints_ms[0].xyz;
+    let p1 = chains[i].joints_ms[1].xyz;
+    let p2 = chains[i].joints_ms[2].xyz;
+    let r2 = chains[i].rotations_ms[2];
+    // End-effector offset: put the contact point, not the end joint, on the target.
+    let target_pos = l.target_ms.xyz - quat_rotate(r2, chains[i].effector_offset.xyz);
+    let sol = solve_limb(p0, p1, p2, chains[i].rotations_ms[1], target_pos, l);
+    if (sol.err != 0u) {
+        return sol.err;
+    }
+    if (weight <= 0.0) {
+        write_fk(i, 0u);
+        return 0u;
+    }
+    let d1 = quat_mul(sol.e0, sol.e1);
+    var d2 = d1;
+    if ((l.mode.z & OPT_KEEP_END_ROTATION) != 0u) {
+        d2 = Q_IDENTITY;
+    }
+    var rel = array<vec4<f32>, 3>(sol.e0, sol.e1, relative(d1, d2));
+    var walk = Walk(Q_IDENTITY, p0);
+    for (var k = 0u; k < 3u; k++) {
+        var bone = vec3<f32>(0.0);
+        var scale = 1.0;
+        if (k < 2u) {
+            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
+            scale = sol.scale;
+        }
+        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bone, scale);
+        solved[i].positions_ms[k] = j.position;
+        solved[i].rotations_ms[k] = j.rotation;
+        solved[i].corrections[k] = j.correction;
+    }
+    solved[i].status = vec4<u32>(select(0u, 1u, sol.reached && weight >= 1.0), 0u, sol.info, 0u);
+    return 0u;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn two_bone(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let err = solve(i);
+    if (err != 0u) {
+        write_fk(i, err);
+    }
+}

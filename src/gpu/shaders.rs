@@ -1,0 +1,2 @@
+//! The kernels' WGSL, assembled and validated by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/shaders.rs"));

@@ -1,0 +1,105 @@
+//! GPU test helpers: get a solver (a failure in CI, a loud skip elsewhere) and compare GPU
+//! results with the CPU reference under the tolerance contract.
+// `!(x <= tol)` is deliberate: a NaN difference must fail.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+use crowd_ik::gpu::GpuSolver;
+use crowd_ik::SolvedChain;
+use glam::{Quat, Vec3};
+
+/// `true` when the environment says we are in CI (`CI` set to anything but "", "0", "false").
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// A solver on its own device. In CI a missing adapter fails the test; elsewhere the test
+/// prints why it did not run and returns early.
+pub fn solver() -> Option<GpuSolver> {
+    match GpuSolver::new_default() {
+        Ok(s) => {
+            if let Some(info) = s.adapter_info() {
+                eprintln!("GPU adapter: {} ({:?}, {:?})", info.name, info.device_type, info.backend);
+            }
+            Some(s)
+        }
+        Err(e) if in_ci() => panic!("CI=true but no GPU adapter (install mesa-vulkan-drivers for lavapipe): {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e}); install mesa-vulkan-drivers; with CI=true this is a failure");
+            None
+        }
+    }
+}
+
+/// Worst differences between a CPU and a GPU batch.
+#[derive(Debug, Default)]
+pub struct Diff {
+    pub position: f32, // relative to chain length
+    pub rotation: f32, // radians
+    pub worst_chain: usize,
+}
+
+fn quat_angle(a: Quat, b: Quat) -> f32 {
+    let r = a.conjugate() * b;
+    2.0 * r.xyz().length().atan2(r.w.abs())
+}
+
+/// Compares CPU and GPU results: positions within `1e-4 × length(i)`, rotations and
+/// corrections within `1e-3` rad, identical status words, no NaN anywhere. On failure
+/// panics with the worst chain's input (`describe(i)`) and both outputs.
+pub fn assert_matches<const N: usize>(
+    what: &str,
+    cpu: &[SolvedChain<N>],
+    gpu: &[SolvedChain<N>],
+    length: impl Fn(usize) -> f32,
+    describe: impl Fn(usize) -> String,
+) -> Diff {
+    assert_eq!(cpu.len(), gpu.len());
+    let mut diff = Diff::default();
+    let mut failure: Option<(usize, String)> = None;
+    for (i, (c, g)) in cpu.iter().zip(gpu).enumerate() {
+        let l = length(i).max(1e-6);
+        let mut bad = Vec::new();
+        if !g.positions_ms.iter().chain(&g.rotations_ms).chain(&g.corrections).flatten().all(|x| x.is_finite()) {
+            bad.push("non-finite GPU output".to_string());
+        }
+        if c.status != g.status {
+            bad.push(format!("status cpu {:?} gpu {:?}", c.status, g.status));
+        }
+        for k in 0..N {
+            let dp = Vec3::from_slice(&c.positions_ms[k][..3]).distance(Vec3::from_slice(&g.positions_ms[k][..3])) / l;
+            let (qc, qg) = (Quat::from_array(c.rotations_ms[k]), Quat::from_array(g.rotations_ms[k]));
+            let (cc, cg) = (Quat::from_array(c.corrections[k]), Quat::from_array(g.corrections[k]));
+            let zero = qc.length_squared() == 0.0 && qg.length_squared() == 0.0;
+            let dr = if zero { 0.0 } else { quat_angle(qc, qg).max(quat_angle(cc, cg)) };
+            if dp > diff.position || dr > diff.rotation {
+                diff.worst_chain = i;
+            }
+            diff.position = diff.position.max(dp);
+            diff.rotation = diff.rotation.max(dr);
+            if !(dp <= 1e-4) {
+                bad.push(format!("joint {k} position off by {dp:e} x length"));
+            }
+            if !(dr <= 1e-3) {
+                bad.push(format!("joint {k} rotation off by {dr:e} rad"));
+            }
+        }
+        if !bad.is_empty() && failure.is_none() {
+            failure = Some((i, bad.join("; ")));
+        }
+    }
+    if let Some((i, why)) = failure {
+        panic!(
+            "{what}: GPU differs from CPU at chain {i}: {why}\ninput: {}\ncpu: {:?}\ngpu: {:?}\nworst over the batch: {diff:?}",
+            describe(i),
+            cpu[i],
+            gpu[i]
+        );
+    }
+    eprintln!(
+        "{what}: {} chains, worst position diff {:e} x length, worst rotation diff {:e} rad",
+        cpu.len(),
+        diff.position,
+        diff.rotation
+    );
+    diff
+}

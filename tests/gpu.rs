@@ -1,0 +1,192 @@
+//! GPU kernels against the CPU reference, on every run of the test suite (lavapipe in CI).
+//!
+//! Contract: on random batches with ~10 % degenerate chains, GPU joint positions within
+//! `1e-4 ×` chain length of the CPU, rotations and corrections within `1e-3` rad, identical
+//! `reached` flags, error codes and info bits, zero NaN.
+
+mod common;
+
+use common::gpu::{assert_matches, solver};
+use common::*;
+use crowd_ik::gpu::{GpuError, GpuSolver, Kind};
+use crowd_ik::prelude::*;
+use crowd_ik::MAX_FABRIK_JOINTS;
+
+const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
+
+fn two_bone_length(c: &TwoBoneChain) -> f32 {
+    c.joint(0).distance(c.joint(1)) + c.joint(1).distance(c.joint(2))
+}
+
+fn three_bone_length(c: &ThreeBoneChain) -> f32 {
+    (0..3).map(|i| c.joint(i).distance(c.joint(i + 1))).sum()
+}
+
+fn fabrik_length(c: &FabrikChain) -> f32 {
+    let n = c.joint_count().clamp(1, MAX_FABRIK_JOINTS);
+    (0..n - 1).map(|i| c.joint(i).distance(c.joint(i + 1))).sum::<f32>().max(1e-3)
+}
+
+fn check_two_bone(gpu: &mut GpuSolver, chains: &[TwoBoneChain], what: &str) {
+    let mut cpu = vec![TwoBoneSolved::default(); chains.len()];
+    TwoBoneJob::new(chains, &mut cpu).run_par().unwrap();
+    let mut out = vec![TwoBoneSolved::default(); chains.len()];
+    gpu.solve(chains, &mut out).unwrap();
+    assert_matches(what, &cpu, &out, |i| two_bone_length(&chains[i]), |i| format!("{:?}", chains[i]));
+}
+
+#[test]
+fn two_bone_kernel_matches_cpu() {
+    let Some(mut gpu) = solver() else { return };
+    for n in SIZES {
+        let mut rng = Rng(1000 + n as u64);
+        let chains: Vec<TwoBoneChain> = (0..n).map(|_| random_two_bone(&mut rng)).collect();
+        check_two_bone(&mut gpu, &chains, &format!("two_bone N={n}"));
+    }
+}
+
+#[test]
+fn three_bone_kernel_matches_cpu() {
+    let Some(mut gpu) = solver() else { return };
+    for n in SIZES {
+        let mut rng = Rng(2000 + n as u64);
+        let chains: Vec<ThreeBoneChain> = (0..n).map(|_| random_three_bone(&mut rng)).collect();
+        let mut cpu = vec![ThreeBoneSolved::default(); n];
+        ThreeBoneJob::new(&chains, &mut cpu).run_par().unwrap();
+        let mut out = vec![ThreeBoneSolved::default(); n];
+        gpu.solve(&chains, &mut out).unwrap();
+        assert_matches(
+            &format!("three_bone N={n}"),
+            &cpu,
+            &out,
+            |i| three_bone_length(&chains[i]),
+            |i| format!("{:?}", chains[i]),
+        );
+    }
+}
+
+#[test]
+fn fabrik_kernel_matches_cpu() {
+    let Some(mut gpu) = solver() else { return };
+    for n in SIZES {
+        let mut rng = Rng(3000 + n as u64);
+        let chains: Vec<FabrikChain> = (0..n)
+            .map(|_| {
+                let iterations = 1 + rng.below(16);
+                random_fabrik(&mut rng, iterations)
+            })
+            .collect();
+        let mut cpu = vec![FabrikSolved::default(); n];
+        FabrikJob::new(&chains, &mut cpu).run_par().unwrap();
+        let mut out = vec![FabrikSolved::default(); n];
+        gpu.solve(&chains, &mut out).unwrap();
+        assert_matches(
+            &format!("fabrik N={n}"),
+            &cpu,
+            &out,
+            |i| fabrik_length(&chains[i]),
+            |i| format!("{:?}", chains[i]),
+        );
+    }
+}
+
+#[test]
+fn mixed_frame_in_one_encoder_equals_each_kind_alone() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(4000);
+    let two: Vec<TwoBoneChain> = (0..5000).map(|_| random_two_bone(&mut rng)).collect();
+    let three: Vec<ThreeBoneChain> = (0..3000).map(|_| random_three_bone(&mut rng)).collect();
+    let fab: Vec<FabrikChain> = (0..1000).map(|_| random_fabrik(&mut rng, 8)).collect();
+    // Each alone.
+    let mut two_alone = vec![TwoBoneSolved::default(); two.len()];
+    let mut three_alone = vec![ThreeBoneSolved::default(); three.len()];
+    let mut fab_alone = vec![FabrikSolved::default(); fab.len()];
+    gpu.solve(&two, &mut two_alone).unwrap();
+    gpu.solve(&three, &mut three_alone).unwrap();
+    gpu.solve(&fab, &mut fab_alone).unwrap();
+    // All three in one encoder, one submit, as a renderer would.
+    gpu.upload(&two).unwrap();
+    gpu.upload(&three).unwrap();
+    gpu.upload(&fab).unwrap();
+    let mut encoder = gpu.device().create_command_encoder(&Default::default());
+    gpu.encode(&mut encoder);
+    gpu.queue().submit([encoder.finish()]);
+    let mut two_mixed = vec![TwoBoneSolved::default(); two.len()];
+    let mut three_mixed = vec![ThreeBoneSolved::default(); three.len()];
+    let mut fab_mixed = vec![FabrikSolved::default(); fab.len()];
+    gpu.read::<TwoBoneChain>(&mut two_mixed).unwrap();
+    gpu.read::<ThreeBoneChain>(&mut three_mixed).unwrap();
+    gpu.read::<FabrikChain>(&mut fab_mixed).unwrap();
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&two_alone), bytemuck::cast_slice::<_, u8>(&two_mixed));
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&three_alone), bytemuck::cast_slice::<_, u8>(&three_mixed));
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&fab_alone), bytemuck::cast_slice::<_, u8>(&fab_mixed));
+}
+
+#[test]
+fn batches_split_across_storage_segments_and_2d_dispatches() {
+    let Some(mut gpu) = solver() else { return };
+    // 100 chains per segment and at most 3 workgroups per dimension: a 10 007-chain batch
+    // takes 101 segments, each a 2-D dispatch.
+    gpu.set_max_segment_bytes(100 * std::mem::size_of::<TwoBoneChain>() as u64);
+    gpu.set_max_workgroups_per_dimension(1);
+    assert_eq!(gpu.chains_per_segment(Kind::TwoBone), 100);
+    let mut rng = Rng(5000);
+    let chains: Vec<TwoBoneChain> = (0..10_007).map(|_| random_two_bone(&mut rng)).collect();
+    check_two_bone(&mut gpu, &chains, "two_bone split");
+    let segments: Vec<_> = gpu.outputs(Kind::TwoBone).collect();
+    assert_eq!(segments.len(), 101);
+    assert_eq!(segments.iter().map(|s| s.count).sum::<usize>(), chains.len());
+    assert_eq!(segments[100].first, 10_000);
+    // A smaller batch next frame reuses the same buffers.
+    let first_buffer = segments[0].buffer.clone();
+    check_two_bone(&mut gpu, &chains[..250], "two_bone split, smaller");
+    assert_eq!(gpu.outputs(Kind::TwoBone).count(), 3);
+    assert_eq!(gpu.outputs(Kind::TwoBone).next().unwrap().buffer, &first_buffer);
+}
+
+#[test]
+fn four_million_chains_on_a_device_with_default_limits() {
+    // The caller's device, created with wgpu's default limits (128 MiB storage bindings).
+    let Some(own) = solver() else { return };
+    let adapter = crowd_ik::gpu::adapter_from_env().unwrap();
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("default-limits device");
+    drop(own);
+    let mut gpu = GpuSolver::new(&device, &queue).unwrap();
+    let n = 4 * 1024 * 1024;
+    let chains = crowd_ik::workload::two_bone(n, 7);
+    assert!(gpu.chains_per_segment(Kind::TwoBone) < n, "this batch must be split");
+    check_two_bone(&mut gpu, &chains, "two_bone 4M, default limits");
+    assert!(gpu.outputs(Kind::TwoBone).count() > 1);
+}
+
+#[test]
+fn empty_batches_are_a_no_op_and_mismatches_are_errors() {
+    let Some(mut gpu) = solver() else { return };
+    let mut none: [TwoBoneSolved; 0] = [];
+    gpu.solve::<TwoBoneChain>(&[], &mut none).unwrap();
+    assert_eq!(gpu.outputs(Kind::TwoBone).count(), 0);
+    let mut encoder = gpu.device().create_command_encoder(&Default::default());
+    gpu.encode(&mut encoder); // nothing uploaded at all for two kinds: still valid
+    gpu.queue().submit([encoder.finish()]);
+    let chains = crowd_ik::workload::two_bone(10, 1);
+    let mut short = vec![TwoBoneSolved::default(); 9];
+    assert_eq!(gpu.solve(&chains, &mut short), Err(GpuError::LengthMismatch { chains: 10, outputs: 9 }));
+    gpu.upload(&chains).unwrap();
+    assert_eq!(gpu.read::<TwoBoneChain>(&mut short), Err(GpuError::LengthMismatch { chains: 10, outputs: 9 }));
+}
+
+#[test]
+fn gpu_results_are_reproducible_whatever_ran_before() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(6000);
+    let chains: Vec<TwoBoneChain> = (0..2000).map(|_| random_two_bone(&mut rng)).collect();
+    let mut a = vec![TwoBoneSolved::default(); chains.len()];
+    gpu.solve(&chains, &mut a).unwrap();
+    let other: Vec<TwoBoneChain> = (0..3000).map(|_| random_two_bone(&mut rng)).collect();
+    let mut junk = vec![TwoBoneSolved::default(); other.len()];
+    gpu.solve(&other, &mut junk).unwrap();
+    let mut b = vec![TwoBoneSolved::default(); chains.len()];
+    gpu.solve(&chains, &mut b).unwrap();
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&a), bytemuck::cast_slice::<_, u8>(&b));
+}
