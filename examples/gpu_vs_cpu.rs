@@ -1,0 +1,81 @@
+//! Solves the same batch on the GPU and on the CPU and prints the adapter, the largest
+//! CPU–GPU difference and both timings.
+//!
+//! `cargo run --release --example gpu_vs_cpu -- [chains]` (default 262 144 per kind)
+
+use std::time::{Duration, Instant};
+
+use crowd_ik::cpu::BatchJob;
+use crowd_ik::gpu::{GpuChain, GpuSolver};
+use crowd_ik::{wgpu, workload, SolvedChain};
+use glam::{Quat, Vec3};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let n: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(256 * 1024);
+    let mut gpu = GpuSolver::new_default()?;
+    let info = gpu.adapter_info().cloned().expect("own device");
+    println!("adapter: {} ({:?}, {:?}, driver {})", info.name, info.device_type, info.backend, info.driver_info);
+    println!("{n} chains per kind; times are the best of 3 runs\n");
+    println!(
+        "{:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
+        "kind", "CPU 1 thread", "CPU all", "GPU end-to-end", "GPU solve", "max pos diff", "max rot diff"
+    );
+    compare("two-bone", &mut gpu, &workload::two_bone(n, 1))?;
+    compare("three-bone", &mut gpu, &workload::three_bone(n, 2))?;
+    compare("fabrik 8x16", &mut gpu, &workload::fabrik(n / 4, 8, 16, 3))?;
+    println!(
+        "\nGPU end-to-end = upload + dispatch + readback; GPU solve = dispatch and wait, inputs already on the GPU."
+    );
+    Ok(())
+}
+
+fn best<F: FnMut() -> Result<(), Box<dyn std::error::Error>>>(
+    mut f: F,
+) -> Result<Duration, Box<dyn std::error::Error>> {
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed());
+    }
+    Ok(best)
+}
+
+fn compare<C, const N: usize>(name: &str, gpu: &mut GpuSolver, chains: &[C]) -> Result<(), Box<dyn std::error::Error>>
+where
+    C: GpuChain<Solved = SolvedChain<N>>,
+    C::Options: Default,
+{
+    let mut cpu = vec![SolvedChain::<N>::default(); chains.len()];
+    let one = best(|| Ok(BatchJob::<C>::new(chains, &mut cpu).run().map(|_| ())?))?;
+    let all = best(|| Ok(BatchJob::<C>::new(chains, &mut cpu).run_par().map(|_| ())?))?;
+    let mut out = vec![SolvedChain::<N>::default(); chains.len()];
+    let end_to_end = best(|| Ok(gpu.solve(chains, &mut out)?))?;
+    let solve_only = best(|| {
+        gpu.dispatch(&[C::KIND])?;
+        gpu.device().poll(wgpu::PollType::wait_indefinitely())?;
+        Ok(())
+    })?;
+    let (mut dp, mut dr) = (0.0_f32, 0.0_f32);
+    for (c, g) in cpu.iter().zip(&out) {
+        for k in 0..N {
+            dp = dp.max(Vec3::from_slice(&c.positions_ms[k][..3]).distance(Vec3::from_slice(&g.positions_ms[k][..3])));
+            let (a, b) = (Quat::from_array(c.rotations_ms[k]), Quat::from_array(g.rotations_ms[k]));
+            if a.length_squared() > 0.0 {
+                let r = a.conjugate() * b;
+                dr = dr.max(2.0 * r.xyz().length().atan2(r.w.abs()));
+            }
+        }
+    }
+    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
+    println!(
+        "{name:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
+        ms(one),
+        ms(all),
+        ms(end_to_end),
+        ms(solve_only),
+        format!("{dp:.2e}"),
+        format!("{dr:.2e} rad")
+    );
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! The WGSL records (parsed by naga) have exactly the Rust records' sizes and member offsets,
+//! and the WGSL status/option/info constants equal the Rust ones.
+
+use std::collections::HashMap;
+use std::mem::{offset_of, size_of};
+
+use crowd_ik::prelude::*;
+use crowd_ik::records::LimbSettings;
+use crowd_ik::ChainError;
+
+fn module() -> naga::Module {
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/records.wgsl")).unwrap();
+    naga::front::wgsl::parse_str(&source).expect("records.wgsl parses")
+}
+
+/// name → (size, [(member, offset)]) for every WGSL struct, with naga's layout.
+fn wgsl_structs(module: &naga::Module) -> HashMap<String, (u32, Vec<(String, u32)>)> {
+    let mut out = HashMap::new();
+    for (_, ty) in module.types.iter() {
+        if let (Some(name), naga::TypeInner::Struct { members, span }) = (&ty.name, &ty.inner) {
+            let members = members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect();
+            out.insert(name.clone(), (*span, members));
+        }
+    }
+    out
+}
+
+macro_rules! check_struct {
+    ($structs:expr, $wgsl:literal, $rust:ty, [$($field:ident),+ $(,)?]) => {{
+        let (span, members) = $structs.get($wgsl).unwrap_or_else(|| panic!("no struct {} in records.wgsl", $wgsl));
+        assert_eq!(*span as usize, size_of::<$rust>(), "size of {} vs {}", $wgsl, stringify!($rust));
+        let rust: Vec<(String, u32)> = vec![$((stringify!($field).to_string(), offset_of!($rust, $field) as u32)),+];
+        assert_eq!(members, &rust, "members of {} vs {}", $wgsl, stringify!($rust));
+    }};
+}
+
+#[test]
+fn wgsl_records_match_rust_records() {
+    let m = module();
+    let s = wgsl_structs(&m);
+    check_struct!(s, "LimbSettings", LimbSettings, [target_ms, pole_ms, mid_axis, params, mode]);
+    check_struct!(s, "TwoBoneChain", TwoBoneChain, [joints_ms, rotations_ms, limb, effector_offset]);
+    check_struct!(s, "ThreeBoneChain", ThreeBoneChain, [joints_ms, rotations_ms, limb, blend]);
+    check_struct!(s, "FabrikChain", FabrikChain, [joints_ms, rotations_ms, target_ms, params, mode]);
+    check_struct!(s, "TwoBoneSolved", TwoBoneSolved, [positions_ms, rotations_ms, corrections, status]);
+    check_struct!(s, "ThreeBoneSolved", ThreeBoneSolved, [positions_ms, rotations_ms, corrections, status]);
+    check_struct!(s, "FabrikSolved", FabrikSolved, [positions_ms, rotations_ms, corrections, status]);
+    assert_eq!(s["DispatchParams"].0, 16);
+}
+
+#[test]
+fn wgsl_constants_match_rust_constants() {
+    let m = module();
+    let mut consts = HashMap::new();
+    for (_, c) in m.constants.iter() {
+        if let (Some(name), naga::Expression::Literal(naga::Literal::U32(v))) = (&c.name, &m.global_expressions[c.init])
+        {
+            consts.insert(name.clone(), *v);
+        }
+    }
+    let errors = [
+        ("ERR_NON_FINITE", ChainError::NonFinite),
+        ("ERR_ZERO_LENGTH_BONE", ChainError::ZeroLengthBone),
+        ("ERR_TARGET_ON_ROOT", ChainError::TargetOnRoot),
+        ("ERR_POLE_ON_AXIS", ChainError::PoleOnAxis),
+        ("ERR_DEGENERATE_MID_AXIS", ChainError::DegenerateMidAxis),
+        ("ERR_INVALID_PARAMETER", ChainError::InvalidParameter),
+        ("ERR_JOINT_COUNT", ChainError::JointCount),
+        ("ERR_NOT_NORMALIZED", ChainError::NotNormalized),
+    ];
+    for (name, e) in errors {
+        assert_eq!(consts[name], e.code(), "{name}");
+    }
+    let others = [
+        ("OPT_KNEE_LIMITS", option::KNEE_LIMITS),
+        ("OPT_KEEP_END_ROTATION", option::KEEP_END_ROTATION),
+        ("OPT_COPY_MID_ROTATION", option::COPY_MID_ROTATION),
+        ("OPT_ALL", option::ALL),
+        ("INFO_SOFTENED", info::SOFTENED),
+        ("INFO_KNEE_LIMITED", info::KNEE_LIMITED),
+        ("INFO_STRETCHED", info::STRETCHED),
+        ("INFO_OUT_OF_REACH", info::OUT_OF_REACH),
+        ("INFO_SWIVEL_FALLBACK", info::SWIVEL_FALLBACK),
+        ("MAX_FABRIK_JOINTS", crowd_ik::MAX_FABRIK_JOINTS as u32),
+        ("MAX_FABRIK_ITERATIONS", crowd_ik::cpu::MAX_FABRIK_ITERATIONS),
+    ];
+    for (name, v) in others {
+        assert_eq!(consts[name], v, "{name}");
+    }
+}
+
+#[test]
+fn every_kernel_is_valid_wgsl_with_its_reflected_workgroup_size() {
+    use crowd_ik::gpu::shaders::*;
+    for (name, source, size) in [
+        ("two_bone", TWO_BONE_WGSL, TWO_BONE_WORKGROUP_SIZE),
+        ("three_bone", THREE_BONE_WGSL, THREE_BONE_WORKGROUP_SIZE),
+        ("fabrik", FABRIK_WGSL, FABRIK_WORKGROUP_SIZE),
+    ] {
+        let module = naga::front::wgsl::parse_str(source).unwrap();
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
+            .validate(&module)
+            .unwrap();
+        let ep = module.entry_points.iter().find(|e| e.name == name).unwrap();
+        assert_eq!(ep.workgroup_size, size);
+        assert!(size[0] >= 32, "{name}: workgroups of at least a warp");
+    }
+}
