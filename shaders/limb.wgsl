@@ -205,3 +205,53 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     }
     return LimbSolution(start, e1, scale, reached, info, 0u);
 }
+
+// Result of the pseudo three-bone core (see src/cpu/limb.rs).
+struct ThreeBoneSolution {
+    e0: vec4<f32>,
+    e1: vec4<f32>,
+    e2: vec4<f32>,
+    scale: f32,
+    reached: bool,
+    info: u32,
+    err: u32,
+}
+
+fn solve_three_bone_core(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, p3: vec3<f32>, r1: vec4<f32>, r2: vec4<f32>, target_pos: vec3<f32>, ratio: f32, copy_mid: bool, l: LimbSettings) -> ThreeBoneSolution {
+    var out = ThreeBoneSolution(Q_IDENTITY, Q_IDENTITY, Q_IDENTITY, 1.0, false, 0u, 0u);
+    let offset = p3 - p2;
+    let limb_len = length(p1 - p0) + length(p2 - p1) + length(offset);
+    if (!(length(offset) > ZERO_BONE * limb_len)) {
+        out.err = ERR_ZERO_LENGTH_BONE;
+        return out;
+    }
+    let local2 = quat_mul(quat_conj(r1), r2); // (1)
+    var sol = solve_limb(p0, p1, p2, r1, target_pos - offset, l); // (2)-(4)
+    if (sol.err != 0u) {
+        out.err = sol.err;
+        return out;
+    }
+    var d2 = Q_IDENTITY;
+    if (ratio < 1.0) {
+        let r1_new = quat_mul(quat_mul(sol.e0, sol.e1), r1);
+        var follow = quat_mul(r1_new, local2); // (5)
+        if (copy_mid) {
+            follow = r1_new;
+        }
+        let r2_new = nlerp(follow, r2, ratio); // (6)
+        d2 = quat_mul(r2_new, quat_conj(r2));
+        sol = solve_limb(p0, p1, p2, r1, target_pos - quat_rotate(d2, offset), l); // (7)
+        if (sol.err != 0u) {
+            out.err = sol.err;
+            return out;
+        }
+    }
+    let d1 = quat_mul(sol.e0, sol.e1);
+    out.e0 = sol.e0;
+    out.e1 = sol.e1;
+    out.e2 = quat_mul(quat_conj(d1), d2);
+    out.scale = sol.scale;
+    out.reached = sol.reached;
+    out.info = sol.info;
+    return out;
+}

@@ -40,19 +40,9 @@ fn solve(i: u32) -> u32 {
         return ERR_INVALID_PARAMETER;
     }
     let p0 = chains[i].joints_ms[0].xyz;
-    let p1 = chains[i].joints_ms[1].xyz;
-    let p2 = chains[i].joints_ms[2].xyz;
-    let p3 = chains[i].joints_ms[3].xyz;
-    let r1 = chains[i].rotations_ms[1];
-    let r2 = chains[i].rotations_ms[2];
-    let offset = p3 - p2;
-    let limb_len = length(p1 - p0) + length(p2 - p1) + length(offset);
-    if (!(length(offset) > ZERO_BONE * limb_len)) {
-        return ERR_ZERO_LENGTH_BONE;
-    }
-    let target_pos = l.target_ms.xyz;
-    let local2 = quat_mul(quat_conj(r1), r2); // (1)
-    var sol = solve_limb(p0, p1, p2, r1, target_pos - offset, l); // (2)-(4)
+    let copy_mid = (l.mode.z & OPT_COPY_MID_ROTATION) != 0u;
+    let sol = solve_three_bone_core(p0, chains[i].joints_ms[1].xyz, chains[i].joints_ms[2].xyz, chains[i].joints_ms[3].xyz,
+        chains[i].rotations_ms[1], chains[i].rotations_ms[2], l.target_ms.xyz, ratio, copy_mid, l);
     if (sol.err != 0u) {
         return sol.err;
     }
@@ -61,22 +51,7 @@ fn solve(i: u32) -> u32 {
         write_fk(i, 0u);
         return 0u;
     }
-    var d2 = Q_IDENTITY;
-    if (ratio < 1.0) {
-        let r1_new = quat_mul(quat_mul(sol.e0, sol.e1), r1);
-        var follow = quat_mul(r1_new, local2); // (5)
-        if ((l.mode.z & OPT_COPY_MID_ROTATION) != 0u) {
-            follow = r1_new;
-        }
-        let r2_new = nlerp(follow, r2, ratio); // (6)
-        d2 = quat_mul(r2_new, quat_conj(r2));
-        sol = solve_limb(p0, p1, p2, r1, target_pos - quat_rotate(d2, offset), l); // (7)
-        if (sol.err != 0u) {
-            return sol.err;
-        }
-    }
-    let d1 = quat_mul(sol.e0, sol.e1);
-    var rel = array<vec4<f32>, 4>(sol.e0, sol.e1, relative(d1, d2), Q_IDENTITY);
+    var rel = array<vec4<f32>, 4>(sol.e0, sol.e1, sol.e2, Q_IDENTITY);
     var walk = Walk(Q_IDENTITY, p0);
     for (var k = 0u; k < 4u; k++) {
         var bone = vec3<f32>(0.0);

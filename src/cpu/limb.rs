@@ -9,7 +9,8 @@
 use glam::{Quat, Vec3};
 
 use super::math::{
-    any_orthonormal, finite4, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos,
+    any_orthonormal, finite4, nlerp, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
+    sin_cos,
 };
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
@@ -244,4 +245,48 @@ pub(crate) fn solve_limb(
     let twist = l.mid_axis[3];
     let start = if twist != 0.0 { quat_from_axis_angle(d, twist) * plane * aim } else { plane * aim };
     Ok(LimbSolution { e0: start, e1, scale, reached, info })
+}
+
+/// Result of the pseudo three-bone core: relative deltas of j0, j1, j2 (j3 follows j2).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ThreeBoneSolution {
+    pub e: [Quat; 3],
+    pub scale: f32,
+    pub reached: bool,
+    pub info: u32,
+}
+
+/// The pseudo three-bone procedure (ALGORITHMS.md §3) on joints `p` with FK rotations `r`,
+/// the tip `p[3]` reaching `target`; `ratio` blends j2 between following the limb (0) and
+/// its FK orientation (1); `copy_mid` blends toward j1's new orientation itself.
+pub(crate) fn solve_three_bone_core(
+    p: [Vec3; 4],
+    r: [Quat; 4],
+    target: Vec3,
+    ratio: f32,
+    copy_mid: bool,
+    l: &LimbSettings,
+) -> Result<ThreeBoneSolution, ChainError> {
+    let offset = p[3] - p[2];
+    let limb_len = (p[1] - p[0]).length() + (p[2] - p[1]).length() + offset.length();
+    if !(offset.length() > ZERO_BONE * limb_len) {
+        return Err(ChainError::ZeroLengthBone);
+    }
+    let local2 = r[1].conjugate() * r[2]; // (1)
+    let mut sol = solve_limb(p[0], p[1], p[2], r[1], target - offset, l)?; // (2)-(4)
+    let mut d2 = Quat::IDENTITY;
+    if ratio < 1.0 {
+        let r1_new = sol.e0 * sol.e1 * r[1];
+        let follow = if copy_mid { r1_new } else { r1_new * local2 }; // (5)
+        let r2_new = nlerp(follow, r[2], ratio); // (6)
+        d2 = r2_new * r[2].conjugate();
+        sol = solve_limb(p[0], p[1], p[2], r[1], target - d2 * offset, l)?; // (7)
+    }
+    let d1 = sol.e0 * sol.e1;
+    Ok(ThreeBoneSolution {
+        e: [sol.e0, sol.e1, d1.conjugate() * d2],
+        scale: sol.scale,
+        reached: sol.reached,
+        info: sol.info,
+    })
 }

@@ -3,9 +3,9 @@
 
 use glam::Quat;
 
-use super::chain::{check_joints, finish_chain, relative, write_fk};
-use super::limb::{check_limb_settings, solve_limb, ZERO_BONE};
-use super::math::{finite4, nlerp};
+use super::chain::{check_joints, finish_chain, write_fk};
+use super::limb::{check_limb_settings, solve_three_bone_core};
+use super::math::finite4;
 use crate::records::{option, v3, ThreeBoneChain, ThreeBoneSolved};
 use crate::ChainError;
 
@@ -44,29 +44,14 @@ fn solve(chain: &ThreeBoneChain, out: &mut ThreeBoneSolved) -> Result<(), ChainE
     }
     let p = chain.joints_ms.map(v3);
     let r = chain.rotations_ms.map(Quat::from_array);
-    let offset = p[3] - p[2];
-    let limb_len = (p[1] - p[0]).length() + (p[2] - p[1]).length() + offset.length();
-    if !(offset.length() > ZERO_BONE * limb_len) {
-        return Err(ChainError::ZeroLengthBone);
-    }
-    let target = v3(l.target_ms);
-    let local2 = r[1].conjugate() * r[2]; // (1)
-    let mut sol = solve_limb(p[0], p[1], p[2], r[1], target - offset, l)?; // (2)-(4)
+    let copy_mid = l.mode[2] & option::COPY_MID_ROTATION != 0;
+    let sol = solve_three_bone_core(p, r, v3(l.target_ms), ratio, copy_mid, l)?;
     let weight = l.target_ms[3];
     if weight <= 0.0 {
         write_fk(&chain.joints_ms, &chain.rotations_ms, 4, 0, 0, out);
         return Ok(());
     }
-    let mut d2 = Quat::IDENTITY;
-    if ratio < 1.0 {
-        let r1_new = sol.e0 * sol.e1 * r[1];
-        let follow = if l.mode[2] & option::COPY_MID_ROTATION != 0 { r1_new } else { r1_new * local2 }; // (5)
-        let r2_new = nlerp(follow, r[2], ratio); // (6)
-        d2 = r2_new * r[2].conjugate();
-        sol = solve_limb(p[0], p[1], p[2], r[1], target - d2 * offset, l)?; // (7)
-    }
-    let d1 = sol.e0 * sol.e1;
-    let rel = [sol.e0, sol.e1, relative(d1, d2), Quat::IDENTITY];
+    let rel = [sol.e[0], sol.e[1], sol.e[2], Quat::IDENTITY];
     finish_chain(
         &chain.joints_ms,
         &chain.rotations_ms,
