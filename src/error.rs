@@ -95,6 +95,14 @@ pub enum IkError {
         /// Most chains accepted.
         max: usize,
     },
+    /// A foot-IK rig breaks a rule of `FootRig::validate`.
+    InvalidRig(String),
+    /// A heightfield breaks a rule of `Heightfield::new`.
+    InvalidHeightfield(String),
+    /// Slices of a crowd frame disagree in length (characters, poses, outputs, hits).
+    FrameMismatch(String),
+    /// A file could not be parsed (BVH, .npy, raw heights).
+    Parse(String),
 }
 
 impl fmt::Display for IkError {
@@ -107,6 +115,10 @@ impl fmt::Display for IkError {
             Self::BatchTooLarge { chains, max } => {
                 write!(f, "batch of {chains} chains exceeds the maximum of {max}")
             }
+            Self::InvalidRig(m) => write!(f, "invalid foot-IK rig: {m}"),
+            Self::InvalidHeightfield(m) => write!(f, "invalid heightfield: {m}"),
+            Self::FrameMismatch(m) => write!(f, "crowd frame slices disagree: {m}"),
+            Self::Parse(m) => write!(f, "parse error: {m}"),
         }
     }
 }

@@ -28,7 +28,9 @@
 // twins read the same way.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod bvh;
 pub mod cpu;
+pub mod crowd;
 mod error;
 pub mod gpu;
 pub mod records;

@@ -6,6 +6,7 @@
 pub mod aim;
 pub(crate) mod chain;
 pub mod fabrik;
+pub mod foot_ik;
 pub(crate) mod limb;
 pub(crate) mod math;
 pub mod three_bone;

@@ -3,6 +3,7 @@
 //! solver's `reached` contract.
 #![allow(dead_code)]
 
+pub mod crowd;
 pub mod gpu;
 
 use crowd_ik::prelude::*;

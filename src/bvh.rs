@@ -1,0 +1,325 @@
+//! A BVH (Biovision hierarchy) loader: skeleton, channels and frames, and model-space poses
+//! per frame, so real motion capture (e.g. the CMU clips in Debian's `assimp-testmodels`)
+//! can drive the crowd.
+
+use glam::{Quat, Vec3};
+
+use crate::crowd::{FootRig, JointPose, LegKind, LegRig};
+use crate::IkError;
+
+/// One animated channel of a joint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// Translation along X, Y, Z.
+    Position(usize),
+    /// Rotation in degrees about X, Y, Z.
+    Rotation(usize),
+}
+
+/// A joint hierarchy with rest offsets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skeleton {
+    /// Joint names (End Sites are not joints).
+    pub names: Vec<String>,
+    /// Parent of each joint, parents first.
+    pub parents: Vec<Option<usize>>,
+    /// Offset of each joint from its parent in the rest pose (file units).
+    pub offsets: Vec<Vec3>,
+    /// Channels of each joint, in file order.
+    pub channels: Vec<Vec<Channel>>,
+}
+
+/// A skeleton and its frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    /// The hierarchy.
+    pub skeleton: Skeleton,
+    /// Seconds per frame.
+    pub frame_time: f32,
+    /// Channel values, `frames × channel count`, in file order.
+    pub values: Vec<f32>,
+    /// Channel count per frame.
+    pub channel_count: usize,
+}
+
+impl Skeleton {
+    /// Index of the joint named `name`.
+    #[must_use]
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Number of joints.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// `true` for a skeleton without joints.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The rest pose in model space (all rotations identity), offsets scaled by `scale`.
+    #[must_use]
+    pub fn rest_pose(&self, scale: f32) -> Vec<JointPose> {
+        let mut out: Vec<JointPose> = Vec::with_capacity(self.len());
+        for j in 0..self.len() {
+            let p = self.parents[j].map_or(Vec3::ZERO, |p| out[p].position()) + self.offsets[j] * scale;
+            out.push(JointPose::new(p, Quat::IDENTITY));
+        }
+        out
+    }
+}
+
+impl Clip {
+    /// Parses BVH text.
+    pub fn parse(text: &str) -> Result<Self, IkError> {
+        let bad = |m: String| IkError::Parse(format!("bvh: {m}"));
+        let mut tokens = text.split_whitespace().peekable();
+        let expect =
+            |want: &str, tokens: &mut std::iter::Peekable<std::str::SplitWhitespace<'_>>| -> Result<(), IkError> {
+                match tokens.next() {
+                    Some(t) if t.eq_ignore_ascii_case(want) => Ok(()),
+                    other => Err(IkError::Parse(format!("bvh: expected {want}, found {other:?}"))),
+                }
+            };
+        expect("HIERARCHY", &mut tokens)?;
+        let mut sk = Skeleton { names: vec![], parents: vec![], offsets: vec![], channels: vec![] };
+        let mut stack: Vec<Option<usize>> = vec![]; // None = an End Site block
+        let num = |t: Option<&str>| -> Result<f32, IkError> {
+            t.and_then(|t| t.parse().ok()).ok_or_else(|| IkError::Parse(format!("bvh: expected a number, found {t:?}")))
+        };
+        loop {
+            let Some(tok) = tokens.next() else { return Err(bad("unexpected end of hierarchy".into())) };
+            match tok {
+                "ROOT" | "JOINT" => {
+                    let name = tokens.next().ok_or_else(|| bad("joint without a name".into()))?.to_string();
+                    let parent = stack.last().copied().flatten();
+                    if tok == "JOINT" && parent.is_none() {
+                        return Err(bad(format!("joint {name} outside a joint")));
+                    }
+                    expect("{", &mut tokens)?;
+                    sk.names.push(name);
+                    sk.parents.push(parent);
+                    sk.offsets.push(Vec3::ZERO);
+                    sk.channels.push(vec![]);
+                    stack.push(Some(sk.names.len() - 1));
+                }
+                "End" => {
+                    expect("Site", &mut tokens)?;
+                    expect("{", &mut tokens)?;
+                    stack.push(None);
+                }
+                "OFFSET" => {
+                    let v = Vec3::new(num(tokens.next())?, num(tokens.next())?, num(tokens.next())?);
+                    if let Some(Some(j)) = stack.last() {
+                        sk.offsets[*j] = v;
+                    }
+                }
+                "CHANNELS" => {
+                    let n = num(tokens.next())? as usize;
+                    let Some(Some(j)) = stack.last().copied() else {
+                        return Err(bad("CHANNELS outside a joint".into()));
+                    };
+                    for _ in 0..n {
+                        let c = tokens.next().ok_or_else(|| bad("missing channel".into()))?;
+                        let axis = match c.chars().next().map(|c| c.to_ascii_uppercase()) {
+                            Some('X') => 0,
+                            Some('Y') => 1,
+                            Some('Z') => 2,
+                            _ => return Err(bad(format!("unknown channel {c}"))),
+                        };
+                        let ch = if c[1..].eq_ignore_ascii_case("position") {
+                            Channel::Position(axis)
+                        } else if c[1..].eq_ignore_ascii_case("rotation") {
+                            Channel::Rotation(axis)
+                        } else {
+                            return Err(bad(format!("unknown channel {c}")));
+                        };
+                        sk.channels[j].push(ch);
+                    }
+                }
+                "}" => {
+                    stack.pop().ok_or_else(|| bad("unbalanced }".into()))?;
+                    if stack.is_empty() && tokens.peek().is_some_and(|t| t.eq_ignore_ascii_case("MOTION")) {
+                        break;
+                    }
+                }
+                other => return Err(bad(format!("unexpected token {other}"))),
+            }
+        }
+        expect("MOTION", &mut tokens)?;
+        expect("Frames:", &mut tokens)?;
+        let frames = num(tokens.next())? as usize;
+        expect("Frame", &mut tokens)?;
+        expect("Time:", &mut tokens)?;
+        let frame_time = num(tokens.next())?;
+        let channel_count: usize = sk.channels.iter().map(Vec::len).sum();
+        let values = tokens
+            .map(|t| t.parse::<f32>().map_err(|_| bad(format!("bad value {t}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if values.len() < frames * channel_count {
+            return Err(bad(format!("{} values for {frames} frames of {channel_count} channels", values.len())));
+        }
+        if sk.names.is_empty() || !(frame_time > 0.0) {
+            return Err(bad("no joints or no frame time".into()));
+        }
+        Ok(Self { skeleton: sk, frame_time, values: values[..frames * channel_count].to_vec(), channel_count })
+    }
+
+    /// Reads and parses a BVH file.
+    pub fn load(path: impl AsRef<std::path::Path>) -> Result<Self, IkError> {
+        let text = std::fs::read_to_string(path.as_ref())
+            .map_err(|e| IkError::Parse(format!("{}: {e}", path.as_ref().display())))?;
+        Self::parse(&text)
+    }
+
+    /// Number of frames.
+    #[must_use]
+    pub fn frames(&self) -> usize {
+        self.values.len() / self.channel_count.max(1)
+    }
+
+    /// Local translations and rotations of every joint at frame `frame` (clamped),
+    /// translations scaled by `scale`. Rotation channels compose in file order
+    /// (`Zrotation Yrotation Xrotation` = `Rz · Ry · Rx`).
+    #[must_use]
+    pub fn local_pose(&self, frame: usize, scale: f32) -> Vec<(Vec3, Quat)> {
+        let frame = frame.min(self.frames().saturating_sub(1));
+        let mut values = self.values[frame * self.channel_count..].iter();
+        let sk = &self.skeleton;
+        (0..sk.len())
+            .map(|j| {
+                let mut t = sk.offsets[j];
+                let mut r = Quat::IDENTITY;
+                for c in &sk.channels[j] {
+                    let v = *values.next().unwrap_or(&0.0);
+                    match *c {
+                        Channel::Position(a) => t[a] += v,
+                        Channel::Rotation(a) => r *= Quat::from_axis_angle(Vec3::AXES[a], v.to_radians()),
+                    }
+                }
+                (t * scale, r)
+            })
+            .collect()
+    }
+
+    /// The model-space pose at frame `frame`.
+    #[must_use]
+    pub fn model_pose(&self, frame: usize, scale: f32) -> Vec<JointPose> {
+        to_model(&self.skeleton.parents, &self.local_pose(frame, scale))
+    }
+
+    /// The model-space pose at time `t` seconds (looping), interpolating frames (lerp of
+    /// translations, nlerp of rotations, in local space).
+    #[must_use]
+    pub fn sample(&self, t: f32, scale: f32) -> Vec<JointPose> {
+        let frames = self.frames().max(1);
+        let f = (t / self.frame_time).rem_euclid(frames as f32);
+        let (i, a) = (f.floor() as usize % frames, f.fract());
+        let (p, q) = (self.local_pose(i, scale), self.local_pose((i + 1) % frames, scale));
+        let local: Vec<(Vec3, Quat)> = p
+            .iter()
+            .zip(&q)
+            .map(|((t0, r0), (t1, r1))| {
+                let r1 = if r0.dot(*r1) < 0.0 { -*r1 } else { *r1 };
+                (t0.lerp(*t1, a), r0.lerp(r1, a).normalize())
+            })
+            .collect();
+        to_model(&self.skeleton.parents, &local)
+    }
+}
+
+/// Local → model space, parents first.
+#[must_use]
+pub fn to_model(parents: &[Option<usize>], local: &[(Vec3, Quat)]) -> Vec<JointPose> {
+    let mut out: Vec<JointPose> = Vec::with_capacity(local.len());
+    for (j, (t, r)) in local.iter().enumerate() {
+        let pose = match parents[j] {
+            Some(p) => {
+                let (pp, pr) = (out[p].position(), out[p].rotation());
+                JointPose::new(pp + pr * *t, (pr * *r).normalize())
+            }
+            None => JointPose::new(*t, *r),
+        };
+        out.push(pose);
+    }
+    out
+}
+
+/// Settings for [`FootRig::biped`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BipedSettings {
+    /// The character's forward direction in model space (CMU: +Z).
+    pub forward: Vec3,
+    /// Up in model space (+Y).
+    pub up: Vec3,
+    /// Knee limits (radians).
+    pub knee_limits: Option<(f32, f32)>,
+    /// Max foot angle (radians).
+    pub max_foot_angle: f32,
+    /// Max pelvis drop (world units).
+    pub max_pelvis_drop: f32,
+    /// Ground window above the foot (world units).
+    pub max_step_up: f32,
+    /// Ground window below the foot (world units).
+    pub max_step_down: f32,
+}
+
+impl Default for BipedSettings {
+    fn default() -> Self {
+        Self {
+            forward: Vec3::Z,
+            up: Vec3::Y,
+            knee_limits: Some((0.0, 175f32.to_radians())),
+            max_foot_angle: 35f32.to_radians(),
+            max_pelvis_drop: 0.4,
+            max_step_up: 0.5,
+            max_step_down: 0.6,
+        }
+    }
+}
+
+impl FootRig {
+    /// A biped rig from joint names: `pelvis` and, per leg, `[hip, knee, ankle, toe]` (e.g.
+    /// CMU's `LeftUpLeg, LeftLeg, LeftFoot, LeftToeBase`). From the rest pose (at `scale`)
+    /// it derives the knee hinge (`forward × up`, in the knee's frame), the foot's up axis
+    /// (in the ankle's frame) and the foot height (ankle above toe along `up`).
+    pub fn biped(
+        skeleton: &Skeleton,
+        pelvis: &str,
+        legs: &[[&str; 4]],
+        scale: f32,
+        s: BipedSettings,
+    ) -> Result<Self, IkError> {
+        let find = |n: &str| skeleton.find(n).ok_or_else(|| IkError::InvalidRig(format!("no joint named {n:?}")));
+        let rest = skeleton.rest_pose(scale);
+        let hinge = s.forward.cross(s.up).normalize();
+        let mut rig_legs = Vec::new();
+        for names in legs {
+            let joints = [find(names[0])?, find(names[1])?, find(names[2])?, find(names[3])?];
+            let foot_height = (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0);
+            rig_legs.push(LegRig {
+                kind: LegKind::TwoBone,
+                joints,
+                foot_height,
+                knee_axis: rest[joints[1]].rotation().conjugate() * hinge,
+                knee_limits: s.knee_limits,
+                max_foot_angle: s.max_foot_angle,
+                foot_up: rest[joints[2]].rotation().conjugate() * s.up,
+            });
+        }
+        let rig = Self {
+            parents: skeleton.parents.clone(),
+            pelvis: find(pelvis)?,
+            legs: rig_legs,
+            max_pelvis_drop: s.max_pelvis_drop,
+            max_step_up: s.max_step_up,
+            max_step_down: s.max_step_down,
+        };
+        rig.validate()?;
+        Ok(rig)
+    }
+}

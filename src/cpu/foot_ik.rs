@@ -1,0 +1,409 @@
+//! Crowd foot IK, one character at a time: the CPU twin of `shaders/foot_ik.wgsl`.
+//!
+//! Per character (ALGORITHMS.md §6): ground under each FK foot (heightfield or caller hit,
+//! inside the step window) → ankle target = hit + normal × foot height → pelvis drop = the
+//! largest weighted drop any foot needs, clamped to `[0, max]` (never above FK) → leg IK
+//! (two-bone, or pseudo three-bone for quadruped hind legs) with the knee pole from the FK
+//! knee → foot aligned to the ground normal within the max foot angle → per-foot weight →
+//! the full corrected pose, every joint below the pelvis following it.
+
+use glam::{Quat, Vec3};
+use rayon::prelude::*;
+
+use super::limb::{solve_limb, solve_three_bone_core};
+use super::math::{
+    any_orthonormal, finite4, is_unit_quat, nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, rotation_arc,
+};
+use crate::crowd::{
+    foot, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS, NONE,
+};
+use crate::records::{option, v3, LimbSettings, PoleMode};
+use crate::{ChainError, IkError};
+
+/// Bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
+/// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
+/// `ground` = origin X, origin Z, cell size.
+#[must_use]
+pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<(f32, Vec3)> {
+    let (nx, nz) = (grid[0], grid[1]);
+    let u = (x - ground[0]) / ground[2];
+    let v = (z - ground[1]) / ground[2];
+    if !(u >= 0.0 && v >= 0.0 && u <= (nx - 1) as f32 && v <= (nz - 1) as f32) {
+        return None;
+    }
+    let i = (u.floor() as u32).min(nx - 2);
+    let j = (v.floor() as u32).min(nz - 2);
+    let fx = u - i as f32;
+    let fz = v - j as f32;
+    let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
+    let (h00, h10, h01, h11) = (at(i, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1));
+    if !finite4([h00, h10, h01, h11]) {
+        return None;
+    }
+    let h0 = h00 + (h10 - h00) * fx;
+    let h1 = h01 + (h11 - h01) * fx;
+    let h = h0 + (h1 - h0) * fz;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / ground[2];
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / ground[2];
+    Some((h, Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
+}
+
+/// What the kernel needs of the ground.
+pub(crate) struct GroundData<'a> {
+    pub heights: &'a [f32],
+    pub hits: &'a [GroundHit],
+}
+
+/// Ground under leg `leg` of a character at world `(x, z)`: `(point, normal)`.
+fn ground_query(
+    rig: &RigRecord,
+    g: &GroundData,
+    hits: &[GroundHit],
+    leg: usize,
+    x: f32,
+    z: f32,
+) -> Option<(Vec3, Vec3)> {
+    if rig.header[3] == 0 {
+        let (h, n) = sample_heightfield(
+            g.heights,
+            [rig.grid[0], rig.grid[1]],
+            [rig.ground[0], rig.ground[1], rig.ground[2]],
+            x,
+            z,
+        )?;
+        return Some((Vec3::new(x, h, z), n));
+    }
+    let hit = hits[leg];
+    if !(finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws[3] > 0.5) {
+        return None;
+    }
+    let n = v3(hit.normal_ws);
+    if !(n.y > 1e-3 * n.length()) {
+        return None; // not ground: a wall or an overhang
+    }
+    Some((v3(hit.point_ws), n.normalize()))
+}
+
+/// Height of the ground at `(x, z)` for reporting sole errors: the heightfield where it has
+/// a sample, else the plane of the foot's hit.
+fn ground_height(rig: &RigRecord, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
+    if rig.header[3] == 0 {
+        if let Some((h, _)) = sample_heightfield(
+            g.heights,
+            [rig.grid[0], rig.grid[1]],
+            [rig.ground[0], rig.ground[1], rig.ground[2]],
+            x,
+            z,
+        ) {
+            return h;
+        }
+    }
+    point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y
+}
+
+/// How far the hip must drop (world up) for `target_ws` to come within the leg's reach:
+/// `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b`), less 1e-4 so the solve stays inside the
+/// knee limit; at most the hip's height above the target.
+fn reach_drop(pose: &[JointPose], leg: &crate::crowd::LegRecord, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
+    let p = |k: usize| pose[leg.joints[k] as usize].position();
+    let a = (p(1) - p(0)).length() * s;
+    let b = (p(2) - p(1)).length() * s;
+    let cos_max = if leg.mode[1] & option::KNEE_LIMITS != 0 { leg.limits[1] } else { -1.0 };
+    let c_max = (a * a + b * b - 2.0 * a * b * cos_max).max(0.0).sqrt() * (1.0 - 1e-4);
+    let v = target_ws - hip_ws;
+    let horizontal2 = v.x * v.x + v.z * v.z;
+    if c_max * c_max > horizontal2 {
+        -v.y - (c_max * c_max - horizontal2).sqrt()
+    } else {
+        -v.y
+    }
+}
+
+fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
+    if !(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights)) {
+        return ChainError::NonFinite.code();
+    }
+    if !(ch.root_ws[3] > 0.0) {
+        return ChainError::InvalidParameter.code();
+    }
+    if !is_unit_quat(Quat::from_array(ch.root_rotation)) {
+        return ChainError::NotNormalized.code();
+    }
+    for p in pose {
+        if !(finite4(p.position_ms) && finite4(p.rotation_ms)) {
+            return ChainError::NonFinite.code();
+        }
+    }
+    for p in pose {
+        if !is_unit_quat(p.rotation()) {
+            return ChainError::NotNormalized.code();
+        }
+    }
+    0
+}
+
+/// Solves one character. `table` = [`FootRig::joint_table`], `pose_in`/`pose_out` = this
+/// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode).
+#[allow(clippy::too_many_arguments)] // mirrors the kernel's bindings
+pub(crate) fn foot_ik(
+    rig: &RigRecord,
+    table: &[u32],
+    g: &GroundData,
+    ch: &CharacterInput,
+    hits: &[GroundHit],
+    pose_in: &[JointPose],
+    pose_out: &mut [JointPose],
+    res: &mut FootResult,
+) {
+    let n = rig.header[0] as usize;
+    let pelvis = rig.header[1] as usize;
+    let legs = rig.header[2] as usize;
+    *res = FootResult::default();
+    let err = check_character(ch, &pose_in[..n]);
+    if err != 0 {
+        pose_out[..n].copy_from_slice(&pose_in[..n]);
+        for l in 0..legs {
+            res.status[l] = err << 8;
+        }
+        return;
+    }
+    let t = v3(ch.root_ws);
+    let s = ch.root_ws[3];
+    let q = Quat::from_array(ch.root_rotation);
+    let to_ms = |p_ws: Vec3| (q.conjugate() * (p_ws - t)) / s;
+    let [max_drop, step_up, step_down, _] = rig.params;
+
+    // 1. Ground under each foot, ankle targets, the pelvis drop.
+    let mut hit = [false; MAX_LEGS];
+    let mut ground_p = [Vec3::ZERO; MAX_LEGS];
+    let mut ground_n = [Vec3::Y; MAX_LEGS];
+    let mut drop = 0.0_f32;
+    for l in 0..legs {
+        let leg = &rig.legs[l];
+        let three = leg.mode[0] == 1;
+        let reference = if three { leg.joints[3] } else { leg.joints[2] } as usize;
+        let ref_ws = q * (pose_in[reference].position() * s) + t;
+        let h = leg.knee_axis[3];
+        if let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) {
+            if gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down {
+                hit[l] = true;
+                ground_p[l] = gp;
+                ground_n[l] = gn;
+                res.status[l] |= foot::HIT;
+                let up_fk =
+                    if three { Vec3::Y } else { q * (pose_in[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
+                let sole = ref_ws - up_fk * h;
+                res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
+                let target_ws = gp + gn * h;
+                // The drop this foot needs: down to its target, and (two-bone) enough for
+                // the target to come within the leg's knee-limited reach.
+                let mut need = ref_ws.y - target_ws.y;
+                if !three {
+                    let hip_ws = q * (pose_in[leg.joints[0] as usize].position() * s) + t;
+                    need = need.max(reach_drop(pose_in, leg, s, hip_ws, target_ws));
+                }
+                drop = drop.max(need * ch.foot_weights[l].clamp(0.0, 1.0));
+            }
+        }
+    }
+    let drop = drop.clamp(0.0, max_drop);
+    let drop_ms = (q.conjugate() * Vec3::new(0.0, -drop, 0.0)) / s;
+    res.pelvis[0] = drop;
+
+    // 2. Leg IK and foot alignment: relative deltas of hip, knee, ankle per leg.
+    let mut rel = [[Quat::IDENTITY; 3]; MAX_LEGS];
+    for l in 0..legs {
+        let w = ch.foot_weights[l];
+        if !hit[l] || !(w > 0.0) {
+            continue;
+        }
+        let leg = &rig.legs[l];
+        let three = leg.mode[0] == 1;
+        let jp = |k: usize| pose_in[leg.joints[k] as usize].position() + drop_ms;
+        let jr = |k: usize| pose_in[leg.joints[k] as usize].rotation();
+        let (p0, p1, p2, p3) = (jp(0), jp(1), jp(2), jp(3));
+        let h = leg.knee_axis[3];
+        let target_ms = to_ms(ground_p[l] + ground_n[l] * h);
+        // Knee pole from the FK knee; a straight FK leg keeps its FK plane (hinge-defined).
+        let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
+        let pole_mode = if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() {
+            PoleMode::Direction
+        } else {
+            PoleMode::FkPlane
+        };
+        let limb = LimbSettings {
+            target_ms: target_ms.extend(w).to_array(),
+            pole_ms: knee_dir.extend(0.0).to_array(),
+            mid_axis: [leg.knee_axis[0], leg.knee_axis[1], leg.knee_axis[2], 0.0],
+            params: [1.0, 1.0, leg.limits[0], leg.limits[1]],
+            mode: [pole_mode as u32, 0, leg.mode[1] & option::KNEE_LIMITS, 0],
+        };
+        let solved = if three {
+            solve_three_bone_core(
+                [p0, p1, p2, p3],
+                [jr(0), jr(1), jr(2), jr(3)],
+                target_ms,
+                leg.foot_up[3],
+                false,
+                &limb,
+            )
+            .map(|sol| (sol.e, sol.reached, sol.info))
+        } else {
+            solve_limb(p0, p1, p2, jr(1), target_ms, &limb).map(|sol| {
+                // Align the foot's up axis with the ground normal, within the max angle.
+                let up = jr(2) * v3(leg.foot_up);
+                let normal = (q.conjugate() * ground_n[l]).normalize();
+                let align = if up.dot(normal) >= leg.limits[2] {
+                    rotation_arc(up, normal)
+                } else {
+                    res.status[l] |= foot::ANGLE_LIMITED;
+                    let axis = normalize_or(up.cross(normal), any_orthonormal(up), 1e-12);
+                    quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3])
+                };
+                let d1 = sol.e0 * sol.e1;
+                ([sol.e0, sol.e1, d1.conjugate() * align], sol.reached, sol.info)
+            })
+        };
+        match solved {
+            Ok((e, reached, info)) => {
+                for k in 0..3 {
+                    rel[l][k] = nlerp_identity(e[k], w);
+                }
+                res.status[l] |= foot::SOLVED;
+                if reached && w >= 1.0 {
+                    res.status[l] |= foot::REACHED;
+                }
+                if info & crate::records::info::KNEE_LIMITED != 0 {
+                    res.status[l] |= foot::KNEE_LIMITED;
+                }
+            }
+            Err(e) => {
+                res.status[l] = (res.status[l] & !foot::ANGLE_LIMITED) | (e.code() << 8);
+            }
+        }
+    }
+
+    // 3. The corrected pose: the pelvis drops, everything below follows, legs turn.
+    for j in 0..n {
+        let fk = pose_in[j];
+        let parent = table[j];
+        let role = table[n + j];
+        let e = if role == NONE { Quat::IDENTITY } else { rel[(role / 4) as usize][(role % 4) as usize] };
+        let (pos, delta) = if j == pelvis {
+            (fk.position() + drop_ms, e)
+        } else if parent == NONE {
+            (fk.position(), e)
+        } else {
+            let p = parent as usize;
+            let dp = pose_out[p].rotation() * pose_in[p].rotation().conjugate();
+            (pose_out[p].position() + dp * (fk.position() - pose_in[p].position()), dp * e)
+        };
+        pose_out[j] = JointPose::new(pos, (delta * fk.rotation()).normalize());
+    }
+
+    // 4. Sole height after IK.
+    for l in 0..legs {
+        if !hit[l] {
+            continue;
+        }
+        let leg = &rig.legs[l];
+        let three = leg.mode[0] == 1;
+        let reference = if three { leg.joints[3] } else { leg.joints[2] } as usize;
+        let ref_ws = q * (pose_out[reference].position() * s) + t;
+        let up = if three { Vec3::Y } else { q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
+        let sole = ref_ws - up * leg.knee_axis[3];
+        res.sole_after[l] = sole.y - ground_height(rig, g, ground_p[l], ground_n[l], sole.x, sole.z);
+    }
+}
+
+/// One character's inputs and outputs, as zipped by [`FootIkJob`].
+type Work<'a> = (usize, ((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult));
+
+/// A crowd frame for the CPU: the rig and ground, this frame's characters and FK poses
+/// (`characters.len() × joint_count` joints, character-major), and the outputs.
+pub struct FootIkJob<'a> {
+    /// The rig.
+    pub rig: &'a FootRig,
+    /// The ground.
+    pub ground: &'a Ground,
+    /// One entry per character.
+    pub characters: &'a [CharacterInput],
+    /// Caller ground hits, `characters × MAX_LEGS` (only with [`Ground::Hits`]; else empty).
+    pub hits: &'a [GroundHit],
+    /// FK model-space poses, character-major.
+    pub poses_in: &'a [JointPose],
+    /// Corrected poses, same layout.
+    pub poses_out: &'a mut [JointPose],
+    /// One result per character.
+    pub results: &'a mut [FootResult],
+}
+
+impl FootIkJob<'_> {
+    /// Checks the rig, the ground and the slice lengths.
+    pub fn validate(&self) -> Result<(), IkError> {
+        self.rig.validate()?;
+        if let Ground::Heightfield(h) = self.ground {
+            h.validate()?;
+        }
+        let (c, n) = (self.characters.len(), self.rig.joint_count());
+        let mismatch = |m: String| Err(IkError::FrameMismatch(m));
+        if self.poses_in.len() != c * n || self.poses_out.len() != c * n {
+            return mismatch(format!(
+                "{c} characters × {n} joints but {} poses in, {} out",
+                self.poses_in.len(),
+                self.poses_out.len()
+            ));
+        }
+        if self.results.len() != c {
+            return mismatch(format!("{c} characters but {} results", self.results.len()));
+        }
+        let hits = if matches!(self.ground, Ground::Hits) { c * MAX_LEGS } else { 0 };
+        if self.hits.len() != hits {
+            return mismatch(format!("{} ground hits; expected {hits}", self.hits.len()));
+        }
+        Ok(())
+    }
+
+    /// Solves every character on the calling thread.
+    pub fn run(&mut self) -> Result<(), IkError> {
+        self.solve(false)
+    }
+
+    /// Solves every character on all cores; bit-identical to [`FootIkJob::run`].
+    pub fn run_par(&mut self) -> Result<(), IkError> {
+        self.solve(true)
+    }
+
+    fn solve(&mut self, par: bool) -> Result<(), IkError> {
+        self.validate()?;
+        let n = self.rig.joint_count();
+        let rig = self.rig.gpu_rig(self.ground);
+        let table = self.rig.joint_table();
+        let heights: &[f32] = match self.ground {
+            Ground::Heightfield(h) => &h.heights,
+            Ground::Hits => &[],
+        };
+        let g = GroundData { heights, hits: self.hits };
+        let hits_of = |c: usize| if g.hits.is_empty() { &[][..] } else { &g.hits[c * MAX_LEGS..(c + 1) * MAX_LEGS] };
+        let work = |(c, ((ch, (pin, pout)), res)): Work<'_>| {
+            foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res);
+        };
+        let chars = self.characters;
+        if par {
+            chars
+                .par_iter()
+                .zip(self.poses_in.par_chunks(n).zip(self.poses_out.par_chunks_mut(n)))
+                .zip(self.results.par_iter_mut())
+                .enumerate()
+                .for_each(work);
+        } else {
+            chars
+                .iter()
+                .zip(self.poses_in.chunks(n).zip(self.poses_out.chunks_mut(n)))
+                .zip(self.results.iter_mut())
+                .enumerate()
+                .for_each(work);
+        }
+        Ok(())
+    }
+}

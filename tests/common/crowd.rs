@@ -1,0 +1,90 @@
+//! Crowd fixtures: a small procedural biped, hilly ground, random crowds.
+
+use super::Rng;
+use crowd_ik::bvh::to_model;
+use crowd_ik::crowd::*;
+use glam::{Quat, Vec2, Vec3};
+
+pub const PELVIS: usize = 1;
+pub const LEFT: [usize; 4] = [4, 5, 6, 7];
+pub const RIGHT: [usize; 4] = [8, 9, 10, 11];
+pub const FOOT_HEIGHT: f32 = 0.08;
+pub const LEG_LENGTH: f32 = 0.84;
+
+/// Root, pelvis, spine, head, then left and right hip, knee, ankle, toe.
+pub fn biped_parents() -> Vec<Option<usize>> {
+    vec![None, Some(0), Some(1), Some(2), Some(1), Some(4), Some(5), Some(6), Some(1), Some(8), Some(9), Some(10)]
+}
+
+fn rest_offsets() -> Vec<Vec3> {
+    vec![
+        Vec3::ZERO,
+        Vec3::new(0.0, 0.95, 0.0),
+        Vec3::new(0.0, 0.25, 0.0),
+        Vec3::new(0.0, 0.4, 0.0),
+        Vec3::new(0.1, -0.03, 0.0),
+        Vec3::new(0.0, -0.42, 0.0),
+        Vec3::new(0.0, -0.42, 0.0),
+        Vec3::new(0.0, -0.08, 0.12),
+        Vec3::new(-0.1, -0.03, 0.0),
+        Vec3::new(0.0, -0.42, 0.0),
+        Vec3::new(0.0, -0.42, 0.0),
+        Vec3::new(0.0, -0.08, 0.12),
+    ]
+}
+
+pub fn biped_rig() -> FootRig {
+    let leg = |joints| LegRig {
+        kind: LegKind::TwoBone,
+        joints,
+        foot_height: FOOT_HEIGHT,
+        knee_axis: -Vec3::X,
+        knee_limits: Some((0.1, 175f32.to_radians())),
+        max_foot_angle: 30f32.to_radians(),
+        foot_up: Vec3::Y,
+    };
+    FootRig {
+        parents: biped_parents(),
+        pelvis: PELVIS,
+        legs: vec![leg(LEFT), leg(RIGHT)],
+        max_pelvis_drop: 0.35,
+        max_step_up: 0.5,
+        max_step_down: 0.6,
+    }
+}
+
+/// A random standing/walking FK pose: hips swing, knees bend (forward), ankles flex. The
+/// soles of the rest pose are at model y = 0.
+pub fn random_pose(rng: &mut Rng) -> Vec<JointPose> {
+    let offsets = rest_offsets();
+    let mut local: Vec<(Vec3, Quat)> = offsets.iter().map(|o| (*o, Quat::IDENTITY)).collect();
+    for side in [LEFT, RIGHT] {
+        let hip = rng.range(-0.35, 0.35);
+        let knee = rng.range(0.0, 0.6);
+        local[side[0]].1 = Quat::from_rotation_x(-hip);
+        local[side[1]].1 = Quat::from_rotation_x(knee);
+        local[side[2]].1 = Quat::from_rotation_x(rng.range(-0.3, 0.3) + hip - knee);
+    }
+    to_model(&biped_parents(), &local)
+}
+
+pub fn hills() -> Heightfield {
+    Heightfield::hills(Vec2::new(-60.0, -60.0), 0.5, 241, 241, 0.6)
+}
+
+/// `n` characters standing at random places on `ground`, random heading and scale, their
+/// root at the ground height.
+pub fn random_crowd(rng: &mut Rng, ground: &Heightfield, n: usize) -> (Vec<CharacterInput>, Vec<JointPose>) {
+    let mut chars = Vec::with_capacity(n);
+    let mut poses = Vec::with_capacity(n * 12);
+    for _ in 0..n {
+        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
+        let y = ground.sample(x, z).map_or(0.0, |(h, _)| h);
+        let scale = rng.range(0.9, 1.1);
+        chars.push(
+            CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.1, 3.1))).with_scale(scale),
+        );
+        poses.extend(random_pose(rng));
+    }
+    (chars, poses)
+}

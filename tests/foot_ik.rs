@@ -1,0 +1,334 @@
+//! Crowd foot IK on the CPU: soles on the ground, feet aligned, knees limited, pelvis never
+//! raised, holes/cliffs/walls/zero weights keep FK, bad input flagged, reproducible.
+
+mod common;
+
+use common::crowd::*;
+use common::Rng;
+use crowd_ik::bvh::{BipedSettings, Clip};
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::crowd::*;
+use crowd_ik::{ChainError, IkError};
+use glam::{Quat, Vec2, Vec3};
+
+fn solve(
+    rig: &FootRig,
+    ground: &Ground,
+    chars: &[CharacterInput],
+    hits: &[GroundHit],
+    poses: &[JointPose],
+) -> (Vec<JointPose>, Vec<FootResult>) {
+    let mut out = vec![JointPose::default(); poses.len()];
+    let mut res = vec![FootResult::default(); chars.len()];
+    FootIkJob { rig, ground, characters: chars, hits, poses_in: poses, poses_out: &mut out, results: &mut res }
+        .run()
+        .unwrap();
+    (out, res)
+}
+
+#[test]
+fn planted_feet_land_on_the_ground_aligned_within_the_limits() {
+    let mut rng = Rng(70);
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 2000);
+    let (out, res) = solve(&rig, &ground, &chars, &[], &poses);
+    let (mut before, mut after, mut reached) = (0.0_f32, 0.0_f32, 0);
+    for (c, ch) in chars.iter().enumerate() {
+        let r = &res[c];
+        assert!(r.pelvis[0] >= 0.0 && r.pelvis[0] <= rig.max_pelvis_drop + 1e-6, "pelvis drop {}", r.pelvis[0]);
+        let pose_in = &poses[c * 12..(c + 1) * 12];
+        let pose_out = &out[c * 12..(c + 1) * 12];
+        // The pelvis never rises above FK (world up).
+        assert!(ch.to_world(pose_out[PELVIS].position()).y <= ch.to_world(pose_in[PELVIS].position()).y + 1e-5);
+        for (l, leg) in [LEFT, RIGHT].iter().enumerate() {
+            assert!(r.status[l] & foot::HIT != 0, "flat-enough hills always hit");
+            before = before.max(r.sole_before[l].abs());
+            if r.status[l] & foot::REACHED != 0 {
+                reached += 1;
+                let scale = ch.root_ws[3];
+                assert!(r.sole_after[l].abs() <= 1e-3 * LEG_LENGTH * scale, "sole {} off the ground", r.sole_after[l]);
+                after = after.max(r.sole_after[l].abs());
+                // Foot up axis within the max angle of the ground normal.
+                let ankle_ws = ch.to_world(pose_out[leg[2]].position());
+                let (_, n) = hf.sample(ankle_ws.x, ankle_ws.z).unwrap();
+                let up = Quat::from_array(ch.root_rotation) * (pose_out[leg[2]].rotation() * Vec3::Y);
+                assert!(up.angle_between(n) <= 30f32.to_radians() + 1e-4);
+            }
+            // Knee limits hold.
+            let angle = (pose_out[leg[0]].position() - pose_out[leg[1]].position())
+                .angle_between(pose_out[leg[2]].position() - pose_out[leg[1]].position());
+            assert!(angle >= 0.1 - 1e-4 && angle <= 175f32.to_radians() + 1e-4, "knee {angle}");
+            // Bones keep their length.
+            for k in 0..3 {
+                let b0 = pose_in[leg[k]].position().distance(pose_in[leg[k + 1]].position());
+                let b1 = pose_out[leg[k]].position().distance(pose_out[leg[k + 1]].position());
+                assert!((b0 - b1).abs() <= 1e-5 * b0.max(0.1));
+            }
+        }
+    }
+    assert!(reached > 3000, "most feet reach: {reached}");
+    eprintln!("max |sole height| before {before:.4}, after {after:.2e} (reached feet)");
+    assert!(before > 0.05, "the hills really displace the FK feet");
+}
+
+#[test]
+fn lifted_feet_holes_cliffs_and_walls_keep_their_fk_pose() {
+    let rig = biped_rig();
+    let mut hf = Heightfield::hills(Vec2::new(-5.0, -5.0), 0.25, 41, 41, 0.0); // flat at 0
+    let pose = random_pose(&mut Rng(71));
+    let place = |x: f32| CharacterInput::new(Vec3::new(x, 0.0, 0.0), Quat::IDENTITY);
+    // Hole under x ≈ 2.1 (left foot of a character at x = 2), cliff far below x ≈ -1.9,
+    // a wall higher than the hip at x ≈ 0.1.
+    let set = |hf: &mut Heightfield, x: f32, h: f32| {
+        for j in 0..41 {
+            for i in 0..41 {
+                let xi = -5.0 + i as f32 * 0.25;
+                if (xi - x).abs() < 0.2 {
+                    hf.heights[j * 41 + i] = h;
+                }
+            }
+        }
+    };
+    set(&mut hf, 2.1, f32::NAN);
+    set(&mut hf, -1.9, -5.0);
+    set(&mut hf, 0.1, 2.0);
+    let ground = Ground::Heightfield(hf);
+    let chars = [place(2.0), place(-2.0), place(0.0), place(4.0).with_foot_weights([0.0, 1.0, 1.0, 1.0])];
+    let poses: Vec<JointPose> = (0..4).flat_map(|_| pose.clone()).collect();
+    let (out, res) = solve(&rig, &ground, &chars, &[], &poses);
+    for (c, why) in ["hole", "cliff", "wall above the hip", "weight 0"].iter().enumerate() {
+        assert_eq!(res[c].status[0] & foot::SOLVED, 0, "{why}: left foot untouched");
+        if *why != "weight 0" {
+            assert_eq!(res[c].status[0] & foot::HIT, 0, "{why}: no hit");
+        }
+        for k in 1..4 {
+            let (fk, ik) = (poses[c * 12 + LEFT[k]].position(), out[c * 12 + LEFT[k]].position());
+            // The leg only follows the pelvis drop (if the other foot needed one).
+            assert!((ik - fk - Vec3::new(0.0, -res[c].pelvis[0], 0.0)).length() < 1e-5, "{why}: joint {k}");
+        }
+        assert!(out.iter().all(|p| p.position_ms.iter().chain(&p.rotation_ms).all(|x| x.is_finite())));
+    }
+}
+
+#[test]
+fn bad_characters_are_flagged_and_keep_fk_without_touching_neighbours() {
+    let mut rng = Rng(72);
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    let (mut chars, mut poses) = random_crowd(&mut rng, &hf, 4);
+    let (good_out, good_res) = solve(&rig, &ground, &chars, &[], &poses);
+    chars[1].root_ws[0] = f32::NAN;
+    poses[2 * 12 + 5].rotation_ms = [0.0, 0.0, 0.0, 2.0];
+    let (out, res) = solve(&rig, &ground, &chars, &[], &poses);
+    assert_eq!(res[1].error(0), Some(ChainError::NonFinite));
+    assert_eq!(res[2].error(1), Some(ChainError::NotNormalized));
+    assert_eq!(out[12..36], poses[12..36], "flagged characters keep their FK pose");
+    assert_eq!(out[..12], good_out[..12]);
+    assert_eq!(out[36..], good_out[36..]);
+    assert_eq!(res[0], good_res[0]);
+    assert_eq!(res[3], good_res[3]);
+}
+
+#[test]
+fn caller_hits_give_the_same_result_as_the_heightfield() {
+    let mut rng = Rng(73);
+    let hf = hills();
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 300);
+    let (out_hf, res_hf) = solve(&rig, &Ground::Heightfield(hf.clone()), &chars, &[], &poses);
+    // The caller's "ray casts": the same heightfield, under each FK ankle.
+    let mut hits = Vec::new();
+    for (c, ch) in chars.iter().enumerate() {
+        for l in 0..MAX_LEGS {
+            let hit = [LEFT, RIGHT].get(l).and_then(|leg| {
+                let a = ch.to_world(poses[c * 12 + leg[2]].position());
+                hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h, a.z), n))
+            });
+            hits.push(hit.unwrap_or_else(GroundHit::miss));
+        }
+    }
+    let (out_hits, res_hits) = solve(&rig, &Ground::Hits, &chars, &hits, &poses);
+    for (a, b) in out_hf.iter().zip(&out_hits) {
+        assert!(a.position().distance(b.position()) < 1e-5);
+    }
+    for (a, b) in res_hf.iter().zip(&res_hits) {
+        assert_eq!(a.status, b.status);
+        assert!((a.pelvis[0] - b.pelvis[0]).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn same_inputs_bit_identical_and_all_threads_equal_one() {
+    let mut rng = Rng(74);
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 1000);
+    let (a, ra) = solve(&rig, &ground, &chars, &[], &poses);
+    let _ = solve(&rig, &ground, &chars[500..], &[], &poses[500 * 12..]);
+    let mut b = vec![JointPose::default(); poses.len()];
+    let mut rb = vec![FootResult::default(); chars.len()];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &poses,
+        poses_out: &mut b,
+        results: &mut rb,
+    }
+    .run_par()
+    .unwrap();
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&a), bytemuck::cast_slice::<_, u8>(&b));
+    assert_eq!(ra, rb);
+}
+
+#[test]
+fn rigs_heightfields_and_frames_are_validated() {
+    let mut rig = biped_rig();
+    rig.legs[0].joints[1] = 9; // the right knee under the left hip
+    assert!(matches!(rig.validate(), Err(IkError::InvalidRig(_))));
+    let mut rig = biped_rig();
+    rig.parents[2] = Some(5);
+    assert!(matches!(rig.validate(), Err(IkError::InvalidRig(_))));
+    let mut rig = biped_rig();
+    rig.legs[1].knee_limits = Some((2.0, 1.0));
+    assert!(matches!(rig.validate(), Err(IkError::InvalidRig(_))));
+    assert!(matches!(Heightfield::new(Vec2::ZERO, 0.0, 4, 4, vec![0.0; 16]), Err(IkError::InvalidHeightfield(_))));
+    assert!(matches!(Heightfield::new(Vec2::ZERO, 1.0, 4, 4, vec![0.0; 15]), Err(IkError::InvalidHeightfield(_))));
+    let rig = biped_rig();
+    let ground = Ground::Heightfield(hills());
+    let chars = [CharacterInput::new(Vec3::ZERO, Quat::IDENTITY)];
+    let mut out = vec![JointPose::default(); 11];
+    let mut res = [FootResult::default()];
+    let job = FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &[JointPose::default(); 12],
+        poses_out: &mut out,
+        results: &mut res,
+    };
+    assert!(matches!(job.validate(), Err(IkError::FrameMismatch(_))));
+}
+
+#[test]
+fn heightfields_load_from_npy_and_raw() {
+    let hf = Heightfield::hills(Vec2::new(1.0, 2.0), 0.5, 7, 5, 1.0);
+    let back = Heightfield::from_npy(&hf.to_npy(), hf.origin, hf.cell).unwrap();
+    assert_eq!(back, hf);
+    let raw: Vec<u8> = hf.heights.iter().flat_map(|h| h.to_le_bytes()).collect();
+    assert_eq!(Heightfield::from_raw_f32(&raw, 7, 5, hf.origin, hf.cell).unwrap(), hf);
+    assert!(Heightfield::from_npy(b"not numpy", Vec2::ZERO, 1.0).is_err());
+    // Bilinear sampling: exact at samples, normal of a plane is the plane's normal.
+    let plane = Heightfield::new(Vec2::ZERO, 1.0, 3, 3, (0..9).map(|k| 0.5 * (k % 3) as f32).collect()).unwrap();
+    let (h, n) = plane.sample(1.5, 0.7).unwrap();
+    assert!((h - 0.75).abs() < 1e-6 && n.distance(Vec3::new(-0.5, 1.0, 0.0).normalize()) < 1e-6);
+    assert!(plane.sample(-0.1, 0.5).is_none() && plane.sample(2.5, f32::NAN).is_none());
+}
+
+const CMU: &str = "/usr/share/assimp/models/BVH/01_01.bvh";
+const CMU_SCALE: f32 = 0.0254 / 0.45; // CMU units → metres
+
+/// Debian's CMU clip over hills: foot-ground error before and after IK.
+#[test]
+fn cmu_motion_capture_over_hills() {
+    let Ok(clip) = Clip::load(CMU) else {
+        assert!(!common::gpu::in_ci(), "CI=true but {CMU} is missing: install assimp-testmodels");
+        eprintln!("SKIPPED: {CMU} not found (apt-get install assimp-testmodels)");
+        return;
+    };
+    let sk = &clip.skeleton;
+    assert_eq!(sk.len(), 31);
+    let rig = FootRig::biped(
+        sk,
+        "Hips",
+        &[["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"], ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"]],
+        CMU_SCALE,
+        BipedSettings::default(),
+    )
+    .unwrap();
+    let hf = Heightfield::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
+    let ground = Ground::Heightfield(hf.clone());
+    // The clip's floor: a low percentile of the sole heights (ankle less foot height), robust
+    // to the odd tilted foot.
+    let frames: Vec<usize> = (0..clip.frames()).step_by(10).collect();
+    let mut soles: Vec<f32> = frames
+        .iter()
+        .flat_map(|&f| {
+            let p = clip.model_pose(f, CMU_SCALE);
+            rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
+        })
+        .collect();
+    soles.sort_by(f32::total_cmp);
+    let floor = soles[soles.len() / 10];
+    let n = rig.joint_count();
+    let mut chars = Vec::new();
+    let mut poses = Vec::new();
+    for (k, &f) in frames.iter().enumerate() {
+        let pose = clip.model_pose(f, CMU_SCALE);
+        let x = -20.0 + (k % 40) as f32;
+        let z = -20.0 + (k / 40) as f32 * 2.0;
+        // Planted feet (sole within 3 cm of the clip floor) get weight 1.
+        let weights = [0, 1].map(|l| {
+            let leg = &rig.legs[l];
+            let sole = pose[leg.joints[2]].position().y - leg.foot_height - floor;
+            if sole < 0.03 {
+                1.0
+            } else {
+                0.0
+            }
+        });
+        let y = hf.sample(x, z).unwrap().0 - floor;
+        chars.push(
+            CharacterInput::new(Vec3::new(x, y, z), Quat::IDENTITY)
+                .with_foot_weights([weights[0], weights[1], 0.0, 0.0]),
+        );
+        poses.extend(pose);
+    }
+    let mut out = vec![JointPose::default(); poses.len()];
+    let mut res = vec![FootResult::default(); chars.len()];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &poses,
+        poses_out: &mut out,
+        results: &mut res,
+    }
+    .run_par()
+    .unwrap();
+    let (mut before, mut after, mut count) = (0.0_f32, 0.0_f32, 0);
+    for (c, r) in res.iter().enumerate() {
+        for l in 0..2 {
+            if r.status[l] & foot::REACHED != 0 {
+                before += r.sole_before[l].abs();
+                after += r.sole_after[l].abs();
+                count += 1;
+                assert!(r.sole_after[l].abs() < 1e-3 * 0.9, "character {c} leg {l}: {}", r.sole_after[l]);
+            }
+        }
+        assert!(out[c * n..(c + 1) * n].iter().all(|p| p.position_ms.iter().all(|x| x.is_finite())));
+    }
+    let mut hist = std::collections::BTreeMap::new();
+    for (c, r) in res.iter().enumerate() {
+        for l in 0..2 {
+            *hist.entry((chars[c].foot_weights[l] as u32, r.status[l])).or_insert(0) += 1;
+        }
+    }
+    eprintln!(
+        "(weight, status) histogram: {hist:?}; drops {:?}",
+        res.iter().take(8).map(|r| r.pelvis[0]).collect::<Vec<_>>()
+    );
+    assert!(count > frames.len() / 2, "planted feet reached: {count}");
+    let (before, after) = (before / count as f32, after / count as f32);
+    eprintln!(
+        "CMU 01_01 over hills, {count} planted feet: mean |sole height| before {before:.4} m, after {after:.2e} m"
+    );
+    assert!(before > 0.02 && after < 1e-4, "before {before} after {after}");
+}
