@@ -11,6 +11,7 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("two_bone", &["records", "math", "chain", "limb"]),
     ("three_bone", &["records", "math", "chain", "limb"]),
     ("fabrik", &["records", "math", "chain"]),
+    ("foot_ik", &["records", "math", "limb"]),
 ];
 
 fn main() {

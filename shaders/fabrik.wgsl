@@ -13,8 +13,8 @@ const ON_ROOT: f32 = 1e-5;
 fn write_fk(i: u32, n: u32, err: u32) {
     for (var k = 0u; k < MAX_FABRIK_JOINTS; k++) {
         if (k < n) {
-            solved[i].positions_ms[k] = vec4<f32>(chains[i].joints_ms[k].xyz, 1.0);
-            solved[i].rotations_ms[k] = chains[i].rotations_ms[k];
+            solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
+            solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
             solved[i].corrections[k] = Q_IDENTITY;
         } else {
             solved[i].positions_ms[k] = vec4<f32>(0.0);

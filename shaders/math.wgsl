@@ -10,6 +10,21 @@ fn finite4(a: vec4<f32>) -> bool {
     return all(e != vec4<u32>(0x7f800000u));
 }
 
+// Fallbacks never pass NaN or inf on (src/cpu/math.rs).
+fn finite_point(p: vec4<f32>) -> vec4<f32> {
+    if (finite4(p)) {
+        return vec4<f32>(p.xyz, 1.0);
+    }
+    return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+}
+
+fn finite_rotation(q: vec4<f32>) -> vec4<f32> {
+    if (finite4(q)) {
+        return q;
+    }
+    return Q_IDENTITY;
+}
+
 fn is_unit_quat(q: vec4<f32>) -> bool {
     return abs(dot(q, q) - 1.0) <= 1e-3;
 }

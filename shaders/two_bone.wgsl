@@ -9,8 +9,8 @@ const WORKGROUP_SIZE: u32 = 64u;
 
 fn write_fk(i: u32, err: u32) {
     for (var k = 0u; k < 3u; k++) {
-        solved[i].positions_ms[k] = vec4<f32>(chains[i].joints_ms[k].xyz, 1.0);
-        solved[i].rotations_ms[k] = chains[i].rotations_ms[k];
+        solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
+        solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
         solved[i].corrections[k] = Q_IDENTITY;
     }
     solved[i].status = vec4<u32>(0u, err, 0u, 0u);

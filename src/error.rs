@@ -72,7 +72,7 @@ impl fmt::Display for ChainError {
 impl std::error::Error for ChainError {}
 
 /// Errors returned at the API boundary.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IkError {
     /// Chain `index` of the batch is invalid (strict `validate()` only; `run()` flags it).
     InvalidChain {

@@ -49,6 +49,19 @@ fn wgsl_records_match_rust_records() {
 }
 
 #[test]
+fn wgsl_crowd_records_match_rust_records() {
+    use crowd_ik::crowd::*;
+    let m = naga::front::wgsl::parse_str(crowd_ik::gpu::shaders::FOOT_IK_WGSL).unwrap();
+    let s = wgsl_structs(&m);
+    check_struct!(s, "JointPose", JointPose, [position_ms, rotation_ms]);
+    check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
+    check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
+    check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
+    check_struct!(s, "LegRecord", LegRecord, [joints, mode, knee_axis, limits, foot_up]);
+    check_struct!(s, "RigRecord", RigRecord, [header, grid, ground, params, legs]);
+}
+
+#[test]
 fn wgsl_constants_match_rust_constants() {
     let m = module();
     let mut consts = HashMap::new();
@@ -96,6 +109,7 @@ fn every_kernel_is_valid_wgsl_with_its_reflected_workgroup_size() {
         ("two_bone", TWO_BONE_WGSL, TWO_BONE_WORKGROUP_SIZE),
         ("three_bone", THREE_BONE_WGSL, THREE_BONE_WORKGROUP_SIZE),
         ("fabrik", FABRIK_WGSL, FABRIK_WORKGROUP_SIZE),
+        ("foot_ik", FOOT_IK_WGSL, FOOT_IK_WORKGROUP_SIZE),
     ] {
         let module = naga::front::wgsl::parse_str(source).unwrap();
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())

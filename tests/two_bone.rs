@@ -347,7 +347,10 @@ fn bad_input_is_an_error_at_the_boundary_and_a_flagged_fallback_in_a_batch() {
         assert!(!out[1].reached());
         for i in 0..3 {
             assert_eq!(out[1].correction(i), Quat::IDENTITY);
-            assert_eq!(out[1].positions_ms[i][..3], bad.joints_ms[i][..3], "{error:?}: FK pose kept");
+            let fk = bad.joints_ms[i];
+            let expected = if fk.iter().all(|x| x.is_finite()) { fk[..3].to_vec() } else { vec![0.0; 3] };
+            assert_eq!(out[1].positions_ms[i][..3], expected[..], "{error:?}: FK pose kept, non-finite values zeroed");
+            assert!(out[1].positions_ms.iter().chain(&out[1].rotations_ms).flatten().all(|x| x.is_finite()));
         }
         assert_eq!(out[0], expected_good, "neighbours untouched");
         assert_eq!(out[2], expected_good, "neighbours untouched");

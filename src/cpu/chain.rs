@@ -10,12 +10,13 @@
 
 use glam::{Quat, Vec3};
 
-use super::math::{finite4, is_unit_quat, nlerp_identity};
+use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity};
 use crate::records::{p4, v3, SolvedChain};
 use crate::ChainError;
 
-/// Writes the FK pose of the first `n` joints, identity corrections, `reached = false`,
-/// the error code `error` (0 for "untouched", e.g. weight ≤ 0) and the info bits `info`.
+/// Writes the FK pose of the first `n` joints (non-finite values replaced by the origin /
+/// identity, so output is always finite), identity corrections, `reached = false`, the
+/// error code `error` (0 for "untouched", e.g. weight ≤ 0) and the info bits `info`.
 pub(crate) fn write_fk<const N: usize>(
     joints_ms: &[[f32; 4]],
     rotations_ms: &[[f32; 4]],
@@ -26,8 +27,8 @@ pub(crate) fn write_fk<const N: usize>(
 ) {
     *out = SolvedChain::default();
     for i in 0..n.min(N) {
-        out.positions_ms[i] = p4(v3(joints_ms[i]));
-        out.rotations_ms[i] = rotations_ms[i];
+        out.positions_ms[i] = finite_point(joints_ms[i]);
+        out.rotations_ms[i] = finite_rotation(rotations_ms[i]);
         out.corrections[i] = Quat::IDENTITY.to_array();
     }
     out.status = [0, error, info, 0];

@@ -12,7 +12,8 @@ use rayon::prelude::*;
 
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{
-    any_orthonormal, finite4, is_unit_quat, nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, rotation_arc,
+    any_orthonormal, finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or,
+    quat_from_axis_cos_sin, reject, rotation_arc,
 };
 use crate::crowd::{
     foot, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS, NONE,
@@ -161,7 +162,9 @@ pub(crate) fn foot_ik(
     *res = FootResult::default();
     let err = check_character(ch, &pose_in[..n]);
     if err != 0 {
-        pose_out[..n].copy_from_slice(&pose_in[..n]);
+        for (o, i) in pose_out[..n].iter_mut().zip(&pose_in[..n]) {
+            *o = JointPose { position_ms: finite_point(i.position_ms), rotation_ms: finite_rotation(i.rotation_ms) };
+        }
         for l in 0..legs {
             res.status[l] = err << 8;
         }

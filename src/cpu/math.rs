@@ -13,6 +13,27 @@ pub(crate) fn finite4(a: [f32; 4]) -> bool {
     a.iter().all(|x| x.is_finite())
 }
 
+/// `p` when all four lanes are finite, else the origin `(0, 0, 0, 1)`: fallbacks never
+/// pass NaN or inf on.
+#[inline]
+pub(crate) fn finite_point(p: [f32; 4]) -> [f32; 4] {
+    if finite4(p) {
+        [p[0], p[1], p[2], 1.0]
+    } else {
+        [0.0, 0.0, 0.0, 1.0]
+    }
+}
+
+/// `q` when all four lanes are finite, else the identity rotation.
+#[inline]
+pub(crate) fn finite_rotation(q: [f32; 4]) -> [f32; 4] {
+    if finite4(q) {
+        q
+    } else {
+        [0.0, 0.0, 0.0, 1.0]
+    }
+}
+
 /// `true` when `| |q|² − 1 | ≤ 1e-3`.
 #[inline]
 pub(crate) fn is_unit_quat(q: Quat) -> bool {

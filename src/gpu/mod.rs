@@ -12,6 +12,7 @@
 //! within a segment a 2-D dispatch covers more than 65 535 workgroups. Both are invisible to
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
+pub mod crowd;
 pub mod shaders;
 
 use std::fmt;
@@ -25,11 +26,11 @@ use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain};
 /// Per-dispatch parameters. Keep in sync with `DispatchParams` in `shaders/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-struct DispatchParams {
-    count: u32,
-    groups_x: u32,
-    pad0: u32,
-    pad1: u32,
+pub(crate) struct DispatchParams {
+    pub count: u32,
+    pub groups_x: u32,
+    pub pad0: u32,
+    pub pad1: u32,
 }
 
 /// Errors from the GPU path.
@@ -54,6 +55,8 @@ pub enum GpuError {
         /// Most chains accepted.
         max: usize,
     },
+    /// The rig, ground or frame given is invalid (see the wrapped error).
+    Input(crate::IkError),
     /// The output slice does not have one entry per uploaded chain.
     LengthMismatch {
         /// Chains uploaded.
@@ -76,6 +79,7 @@ impl fmt::Display for GpuError {
             Self::LengthMismatch { chains, outputs } => {
                 write!(f, "{chains} chains uploaded but {outputs} output slots")
             }
+            Self::Input(e) => write!(f, "{e}"),
         }
     }
 }
@@ -164,7 +168,7 @@ pub struct GpuSolver {
     kinds: [KindState; 3],
     segment_bytes: u64,
     max_groups: u32,
-    lost: Arc<Mutex<Option<String>>>,
+    lost: LostFlag,
     adapter: Option<wgpu::AdapterInfo>,
 }
 
@@ -219,13 +223,7 @@ impl GpuSolver {
     /// A solver on the caller's device and queue (a renderer passes its own). Builds the
     /// three pipelines; buffers are made on the first upload.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self, GpuError> {
-        let lost = Arc::new(Mutex::new(None));
-        let flag = Arc::clone(&lost);
-        device.set_device_lost_callback(move |reason, message| {
-            if let Ok(mut l) = flag.lock() {
-                *l = Some(format!("{reason:?}: {message}"));
-            }
-        });
+        let lost = LostFlag::install(device);
         let limits = device.limits();
         let scope = ErrorScopes::push(device);
         let kinds = Kind::ALL.map(|kind| {
@@ -338,11 +336,9 @@ impl GpuSolver {
             }
             let seg = &mut k.segments[s];
             seg.count = part.len();
-            let groups = (part.len() as u32).div_ceil(k.workgroup);
-            let gx = groups.min(max_groups).max(1);
-            seg.groups = [gx, groups.div_ceil(gx)];
+            seg.groups = dispatch_size(part.len(), k.workgroup, max_groups);
             queue.write_buffer(&seg.input, 0, bytemuck::cast_slice(part));
-            let params = DispatchParams { count: part.len() as u32, groups_x: gx, pad0: 0, pad1: 0 };
+            let params = DispatchParams { count: part.len() as u32, groups_x: seg.groups[0], pad0: 0, pad1: 0 };
             queue.write_buffer(&seg.params, 0, bytemuck::bytes_of(&params));
         }
         for seg in k.segments.iter_mut().skip(needed) {
@@ -410,12 +406,7 @@ impl GpuSolver {
         for seg in k.segments.iter_mut().filter(|s| s.count > 0) {
             let bytes = seg.count as u64 * out_size;
             if seg.staging.as_ref().is_none_or(|b| b.size() < bytes) {
-                seg.staging = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("crowd-ik staging"),
-                    size: seg.capacity as u64 * out_size,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }));
+                seg.staging = Some(staging_buffer(device, seg.capacity as u64 * out_size));
             }
             encoder.copy_buffer_to_buffer(&seg.output, 0, seg.staging.as_ref().expect("just made"), 0, bytes);
         }
@@ -424,19 +415,7 @@ impl GpuSolver {
         let mut first = 0;
         for seg in k.segments.iter().filter(|s| s.count > 0) {
             let staging = seg.staging.as_ref().expect("made above");
-            let bytes = seg.count as u64 * out_size;
-            let slice = staging.slice(..bytes);
-            let (tx, rx) = std::sync::mpsc::channel();
-            slice.map_async(wgpu::MapMode::Read, move |r| {
-                let _ = tx.send(r);
-            });
-            self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
-            rx.recv().map_err(|e| GpuError::Readback(e.to_string()))?.map_err(|e| GpuError::Readback(e.to_string()))?;
-            {
-                let view = slice.get_mapped_range().map_err(|e| GpuError::Readback(e.to_string()))?;
-                out[first..first + seg.count].copy_from_slice(bytemuck::cast_slice(&view));
-            }
-            staging.unmap();
+            map_read(&self.device, staging, bytemuck::cast_slice_mut(&mut out[first..first + seg.count]))?;
             first += seg.count;
         }
         self.check_lost()
@@ -465,11 +444,67 @@ impl GpuSolver {
     }
 
     fn check_lost(&self) -> Result<(), GpuError> {
-        match self.lost.lock() {
+        self.lost.check()
+    }
+}
+
+/// Workgroups `[x, y]` of a 2-D dispatch covering `count` invocations: `x` at most `max`.
+pub(crate) fn dispatch_size(count: usize, workgroup: u32, max: u32) -> [u32; 2] {
+    let groups = (count as u32).div_ceil(workgroup);
+    let x = groups.min(max).max(1);
+    [x, groups.div_ceil(x)]
+}
+
+/// Remembers that the device was lost (wgpu reports it through a callback).
+#[derive(Clone)]
+pub(crate) struct LostFlag(Arc<Mutex<Option<String>>>);
+
+impl LostFlag {
+    pub(crate) fn install(device: &wgpu::Device) -> Self {
+        let flag = Self(Arc::new(Mutex::new(None)));
+        let inner = Arc::clone(&flag.0);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut l) = inner.lock() {
+                *l = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        flag
+    }
+
+    pub(crate) fn check(&self) -> Result<(), GpuError> {
+        match self.0.lock() {
             Ok(l) => l.clone().map_or(Ok(()), |m| Err(GpuError::DeviceLost(m))),
             Err(_) => Err(GpuError::DeviceLost("device-lost flag poisoned".into())),
         }
     }
+}
+
+/// Blocking: maps the first `dst.len()` bytes of `staging` (already copied to and submitted)
+/// and copies them into `dst`.
+pub(crate) fn map_read(device: &wgpu::Device, staging: &wgpu::Buffer, dst: &mut [u8]) -> Result<(), GpuError> {
+    let slice = staging.slice(..dst.len() as u64);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
+    rx.recv().map_err(|e| GpuError::Readback(e.to_string()))?.map_err(|e| GpuError::Readback(e.to_string()))?;
+    {
+        let view = slice.get_mapped_range().map_err(|e| GpuError::Readback(e.to_string()))?;
+        dst.copy_from_slice(&view);
+    }
+    staging.unmap();
+    Ok(())
+}
+
+/// A `MAP_READ | COPY_DST` buffer of `size` bytes.
+pub(crate) fn staging_buffer(device: &wgpu::Device, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("crowd-ik staging"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
 }
 
 fn sizes<C: Chain>() -> (u64, u64) {
@@ -509,19 +544,19 @@ fn make_segment(device: &wgpu::Device, k: &KindState, kind: Kind, capacity: usiz
 }
 
 /// Validation and out-of-memory error scopes around a block of wgpu calls.
-struct ErrorScopes {
+pub(crate) struct ErrorScopes {
     oom: wgpu::ErrorScopeGuard,
     validation: wgpu::ErrorScopeGuard,
 }
 
 impl ErrorScopes {
-    fn push(device: &wgpu::Device) -> Self {
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         Self { oom, validation }
     }
 
-    fn pop(self) -> Result<(), GpuError> {
+    pub(crate) fn pop(self) -> Result<(), GpuError> {
         let validation = pollster::block_on(self.validation.pop());
         let oom = pollster::block_on(self.oom.pop());
         if let Some(e) = oom {

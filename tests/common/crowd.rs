@@ -88,3 +88,37 @@ pub fn random_crowd(rng: &mut Rng, ground: &Heightfield, n: usize) -> (Vec<Chara
     }
     (chars, poses)
 }
+
+/// A quadruped: root, body (the "pelvis"), hind legs hip–stifle–hock–hoof (pseudo
+/// three-bone), front legs shoulder–elbow–wrist–toe (two-bone). Hinges are taken from the
+/// rest geometry so the FK bends are on the valid side.
+pub fn quadruped() -> (FootRig, Vec<JointPose>) {
+    let mut parents = vec![None, Some(0)];
+    let mut pos = vec![Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0)];
+    let hind = |x: f32| {
+        [Vec3::new(x, 0.95, -0.4), Vec3::new(x, 0.62, -0.22), Vec3::new(x, 0.32, -0.5), Vec3::new(x, 0.02, -0.44)]
+    };
+    let front =
+        |x: f32| [Vec3::new(x, 0.95, 0.45), Vec3::new(x, 0.6, 0.35), Vec3::new(x, 0.25, 0.42), Vec3::new(x, 0.03, 0.5)];
+    let mut legs = Vec::new();
+    for (chain, three) in [(hind(0.15), true), (hind(-0.15), true), (front(0.15), false), (front(-0.15), false)] {
+        let first = pos.len();
+        for (k, p) in chain.iter().enumerate() {
+            parents.push(Some(if k == 0 { 1 } else { pos.len() - 1 }));
+            pos.push(*p);
+        }
+        let hinge = (chain[2] - chain[1]).cross(chain[0] - chain[1]).normalize();
+        legs.push(LegRig {
+            kind: if three { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone },
+            joints: [first, first + 1, first + 2, first + 3],
+            foot_height: if three { 0.02 } else { 0.03 },
+            knee_axis: hinge,
+            knee_limits: Some((0.1, 3.0)),
+            max_foot_angle: 0.5,
+            foot_up: Vec3::Y,
+        });
+    }
+    let rig = FootRig { parents, pelvis: 1, legs, max_pelvis_drop: 0.3, max_step_up: 0.4, max_step_down: 0.5 };
+    let pose = pos.iter().map(|p| JointPose::new(*p, Quat::IDENTITY)).collect();
+    (rig, pose)
+}

@@ -206,7 +206,15 @@ pub fn random_two_bone(rng: &mut Rng) -> TwoBoneChain {
     match kind {
         3 => c = c.with_pole_direction(target - j[0]), // pole on the limb axis
         4 => c = c.with_weight(0.0),
-        5 => c.limb.target_ms[rng.below(3) as usize] = [f32::NAN, f32::INFINITY][rng.below(2) as usize],
+        5 => {
+            let bad = [f32::NAN, f32::INFINITY][rng.below(2) as usize];
+            if rng.below(2) == 0 {
+                c.limb.target_ms[rng.below(3) as usize] = bad;
+            } else {
+                c.joints_ms[rng.below(3) as usize][rng.below(3) as usize] = bad;
+                // the fallback must not pass it on
+            }
+        }
         6 => c.joints_ms[2] = c.joints_ms[1], // zero-length bone
         7 => c = c.with_target(j[0]),         // target on the root
         _ => {}

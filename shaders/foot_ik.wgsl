@@ -1,0 +1,381 @@
+// Crowd foot IK, one invocation per character: the WGSL twin of src/cpu/foot_ik.rs.
+// Prepended at build time: records.wgsl, math.wgsl, limb.wgsl.
+// Records: keep in sync with src/crowd.rs (tests/layout.rs checks them).
+
+const WORKGROUP_SIZE: u32 = 64u;
+const MAX_LEGS: u32 = 4u;
+const NONE: u32 = 0xffffffffu;
+
+const FOOT_HIT: u32 = 1u;
+const FOOT_SOLVED: u32 = 2u;
+const FOOT_REACHED: u32 = 4u;
+const FOOT_ANGLE_LIMITED: u32 = 8u;
+const FOOT_KNEE_LIMITED: u32 = 16u;
+
+struct JointPose {
+    position_ms: vec4<f32>,
+    rotation_ms: vec4<f32>,
+}
+
+struct CharacterInput {
+    root_ws: vec4<f32>,       // translation; w = uniform scale
+    root_rotation: vec4<f32>,
+    foot_weights: vec4<f32>,
+}
+
+struct GroundHit {
+    point_ws: vec4<f32>,      // w = 1 hit, 0 none
+    normal_ws: vec4<f32>,
+}
+
+struct FootResult {
+    pelvis: vec4<f32>,        // x = drop
+    sole_before: vec4<f32>,
+    sole_after: vec4<f32>,
+    status: vec4<u32>,
+}
+
+struct LegRecord {
+    joints: vec4<u32>,        // hip, knee, ankle, toe
+    mode: vec4<u32>,          // kind, option bits
+    knee_axis: vec4<f32>,     // w = foot height
+    limits: vec4<f32>,        // cos θmin, cos θmax, cos/sin max foot angle
+    foot_up: vec4<f32>,       // w = three-bone blend
+}
+
+struct RigRecord {
+    header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
+    grid: vec4<u32>,
+    ground: vec4<f32>,        // origin x, origin z, cell
+    params: vec4<f32>,        // max drop, max step up, max step down
+    legs: array<LegRecord, 4>,
+}
+
+@group(0) @binding(0) var<uniform> rig: RigRecord;
+@group(0) @binding(1) var<storage, read> joint_table: array<u32>;   // parents, then roles
+@group(0) @binding(2) var<storage, read> characters: array<CharacterInput>;
+@group(0) @binding(3) var<storage, read> pose_in: array<JointPose>;
+@group(0) @binding(4) var<storage, read_write> pose_out: array<JointPose>;
+@group(0) @binding(5) var<storage, read_write> results: array<FootResult>;
+@group(0) @binding(6) var<storage, read> heights: array<f32>;
+@group(0) @binding(7) var<storage, read> hits: array<GroundHit>;
+@group(0) @binding(8) var<uniform> dispatch: DispatchParams;
+
+struct Ground {
+    found: bool,
+    point: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+struct HeightSample {
+    found: bool,
+    height: f32,
+    normal: vec3<f32>,
+}
+
+fn sample_heightfield(x: f32, z: f32) -> HeightSample {
+    var out = HeightSample(false, 0.0, vec3<f32>(0.0, 1.0, 0.0));
+    let nx = rig.grid.x;
+    let nz = rig.grid.y;
+    let u = (x - rig.ground.x) / rig.ground.z;
+    let v = (z - rig.ground.y) / rig.ground.z;
+    if (!(u >= 0.0 && v >= 0.0 && u <= f32(nx - 1u) && v <= f32(nz - 1u))) {
+        return out;
+    }
+    let i = min(u32(floor(u)), nx - 2u);
+    let j = min(u32(floor(v)), nz - 2u);
+    let fx = u - f32(i);
+    let fz = v - f32(j);
+    let h00 = heights[j * nx + i];
+    let h10 = heights[j * nx + i + 1u];
+    let h01 = heights[(j + 1u) * nx + i];
+    let h11 = heights[(j + 1u) * nx + i + 1u];
+    if (!finite4(vec4<f32>(h00, h10, h01, h11))) {
+        return out;
+    }
+    let h0 = h00 + (h10 - h00) * fx;
+    let h1 = h01 + (h11 - h01) * fx;
+    out.found = true;
+    out.height = h0 + (h1 - h0) * fz;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rig.ground.z;
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rig.ground.z;
+    out.normal = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
+    return out;
+}
+
+fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
+    var out = Ground(false, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0));
+    if (rig.header.w == 0u) {
+        let s = sample_heightfield(x, z);
+        out.found = s.found;
+        out.point = vec3<f32>(x, s.height, z);
+        out.normal = s.normal;
+        return out;
+    }
+    let hit = hits[c * MAX_LEGS + leg];
+    if (!(finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws.w > 0.5)) {
+        return out;
+    }
+    let n = hit.normal_ws.xyz;
+    if (!(n.y > 1e-3 * length(n))) {
+        return out;
+    }
+    out.found = true;
+    out.point = hit.point_ws.xyz;
+    out.normal = normalize(n);
+    return out;
+}
+
+fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
+    if (rig.header.w == 0u) {
+        let s = sample_heightfield(x, z);
+        if (s.found) {
+            return s.height;
+        }
+    }
+    return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
+}
+
+fn reach_drop(base: u32, leg: LegRecord, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
+    let p0 = pose_in[base + leg.joints.x].position_ms.xyz;
+    let p1 = pose_in[base + leg.joints.y].position_ms.xyz;
+    let p2 = pose_in[base + leg.joints.z].position_ms.xyz;
+    let a = length(p1 - p0) * s;
+    let b = length(p2 - p1) * s;
+    var cos_max = -1.0;
+    if ((leg.mode.y & OPT_KNEE_LIMITS) != 0u) {
+        cos_max = leg.limits.y;
+    }
+    let c_max = sqrt(max(a * a + b * b - 2.0 * a * b * cos_max, 0.0)) * (1.0 - 1e-4);
+    let v = target_ws - hip_ws;
+    let horizontal2 = v.x * v.x + v.z * v.z;
+    if (c_max * c_max > horizontal2) {
+        return -v.y - sqrt(c_max * c_max - horizontal2);
+    }
+    return -v.y;
+}
+
+fn check_character(c: u32, base: u32, n: u32) -> u32 {
+    let ch = characters[c];
+    if (!(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights))) {
+        return ERR_NON_FINITE;
+    }
+    if (!(ch.root_ws.w > 0.0)) {
+        return ERR_INVALID_PARAMETER;
+    }
+    if (!is_unit_quat(ch.root_rotation)) {
+        return ERR_NOT_NORMALIZED;
+    }
+    for (var j = 0u; j < n; j++) {
+        if (!(finite4(pose_in[base + j].position_ms) && finite4(pose_in[base + j].rotation_ms))) {
+            return ERR_NON_FINITE;
+        }
+    }
+    for (var j = 0u; j < n; j++) {
+        if (!is_unit_quat(pose_in[base + j].rotation_ms)) {
+            return ERR_NOT_NORMALIZED;
+        }
+    }
+    return 0u;
+}
+
+fn solve_character(c: u32) {
+    let n = rig.header.x;
+    let pelvis = rig.header.y;
+    let legs = rig.header.z;
+    let base = c * n;
+    var res: FootResult;
+    res.pelvis = vec4<f32>(0.0);
+    res.sole_before = vec4<f32>(0.0);
+    res.sole_after = vec4<f32>(0.0);
+    res.status = vec4<u32>(0u);
+    let err = check_character(c, base, n);
+    if (err != 0u) {
+        for (var j = 0u; j < n; j++) {
+            pose_out[base + j] = JointPose(finite_point(pose_in[base + j].position_ms), finite_rotation(pose_in[base + j].rotation_ms));
+        }
+        for (var l = 0u; l < legs; l++) {
+            res.status[l] = err << 8u;
+        }
+        results[c] = res;
+        return;
+    }
+    let ch = characters[c];
+    let t = ch.root_ws.xyz;
+    let s = ch.root_ws.w;
+    let q = ch.root_rotation;
+    let max_drop = rig.params.x;
+    let step_up = rig.params.y;
+    let step_down = rig.params.z;
+
+    // 1. Ground under each foot, ankle targets, the pelvis drop.
+    var hit = array<bool, 4>(false, false, false, false);
+    var ground_p: array<vec3<f32>, 4>;
+    var ground_n: array<vec3<f32>, 4>;
+    var drop = 0.0;
+    for (var l = 0u; l < legs; l++) {
+        let leg = rig.legs[l];
+        let three = leg.mode.x == 1u;
+        var reference = leg.joints.z;
+        if (three) {
+            reference = leg.joints.w;
+        }
+        let ref_ws = quat_rotate(q, pose_in[base + reference].position_ms.xyz * s) + t;
+        let h = leg.knee_axis.w;
+        let g = ground_query(c, l, ref_ws.x, ref_ws.z);
+        if (g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down) {
+            hit[l] = true;
+            ground_p[l] = g.point;
+            ground_n[l] = g.normal;
+            res.status[l] = res.status[l] | FOOT_HIT;
+            var up_fk = vec3<f32>(0.0, 1.0, 0.0);
+            if (!three) {
+                up_fk = quat_rotate(q, quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+            }
+            let sole = ref_ws - up_fk * h;
+            res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
+            let target_ws = g.point + g.normal * h;
+            var need = ref_ws.y - target_ws.y;
+            if (!three) {
+                let hip_ws = quat_rotate(q, pose_in[base + leg.joints.x].position_ms.xyz * s) + t;
+                need = max(need, reach_drop(base, leg, s, hip_ws, target_ws));
+            }
+            drop = max(drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
+        }
+    }
+    drop = clamp(drop, 0.0, max_drop);
+    let drop_ms = quat_rotate(quat_conj(q), vec3<f32>(0.0, -drop, 0.0)) / s;
+    res.pelvis.x = drop;
+
+    // 2. Leg IK and foot alignment: relative deltas of hip, knee, ankle per leg.
+    var rel: array<vec4<f32>, 12>;
+    for (var k = 0u; k < 12u; k++) {
+        rel[k] = Q_IDENTITY;
+    }
+    for (var l = 0u; l < legs; l++) {
+        let w = ch.foot_weights[l];
+        if (!hit[l] || !(w > 0.0)) {
+            continue;
+        }
+        let leg = rig.legs[l];
+        let three = leg.mode.x == 1u;
+        let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
+        let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
+        let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
+        let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
+        let h = leg.knee_axis.w;
+        let target_ms = quat_rotate(quat_conj(q), ground_p[l] + ground_n[l] * h - t) / s;
+        let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
+        var pole_mode = 0u; // FkPlane
+        if (dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
+            pole_mode = 2u; // Direction
+        }
+        var limb: LimbSettings;
+        limb.target_ms = vec4<f32>(target_ms, w);
+        limb.pole_ms = vec4<f32>(knee_dir, 0.0);
+        limb.mid_axis = vec4<f32>(leg.knee_axis.xyz, 0.0);
+        limb.params = vec4<f32>(1.0, 1.0, leg.limits.x, leg.limits.y);
+        limb.mode = vec4<u32>(pole_mode, 0u, leg.mode.y & OPT_KNEE_LIMITS, 0u);
+        var e = array<vec4<f32>, 3>(Q_IDENTITY, Q_IDENTITY, Q_IDENTITY);
+        var reached = false;
+        var info = 0u;
+        var leg_err = 0u;
+        if (three) {
+            let sol = solve_three_bone_core(p0, p1, p2, p3, pose_in[base + leg.joints.y].rotation_ms,
+                pose_in[base + leg.joints.z].rotation_ms, target_ms, leg.foot_up.w, false, limb);
+            leg_err = sol.err;
+            e = array<vec4<f32>, 3>(sol.e0, sol.e1, sol.e2);
+            reached = sol.reached;
+            info = sol.info;
+        } else {
+            let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
+            leg_err = sol.err;
+            if (sol.err == 0u) {
+                // Align the foot's up axis with the ground normal, within the max angle.
+                let up = quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz);
+                let normal = normalize(quat_rotate(quat_conj(q), ground_n[l]));
+                var align: vec4<f32>;
+                if (dot(up, normal) >= leg.limits.z) {
+                    align = rotation_arc(up, normal);
+                } else {
+                    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
+                    let axis = normalize_or(cross(up, normal), any_orthonormal(up), 1e-12);
+                    align = quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w);
+                }
+                let d1 = quat_mul(sol.e0, sol.e1);
+                e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), align));
+                reached = sol.reached;
+                info = sol.info;
+            }
+        }
+        if (leg_err == 0u) {
+            for (var k = 0u; k < 3u; k++) {
+                rel[l * 3u + k] = nlerp_identity(e[k], w);
+            }
+            res.status[l] = res.status[l] | FOOT_SOLVED;
+            if (reached && w >= 1.0) {
+                res.status[l] = res.status[l] | FOOT_REACHED;
+            }
+            if ((info & INFO_KNEE_LIMITED) != 0u) {
+                res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
+            }
+        } else {
+            res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
+        }
+    }
+
+    // 3. The corrected pose: the pelvis drops, everything below follows, legs turn.
+    for (var j = 0u; j < n; j++) {
+        let fk = pose_in[base + j];
+        let parent = joint_table[j];
+        let role = joint_table[n + j];
+        var e = Q_IDENTITY;
+        if (role != NONE) {
+            e = rel[(role / 4u) * 3u + (role % 4u)];
+        }
+        var pos: vec3<f32>;
+        var delta: vec4<f32>;
+        if (j == pelvis) {
+            pos = fk.position_ms.xyz + drop_ms;
+            delta = e;
+        } else if (parent == NONE) {
+            pos = fk.position_ms.xyz;
+            delta = e;
+        } else {
+            let dp = quat_mul(pose_out[base + parent].rotation_ms, quat_conj(pose_in[base + parent].rotation_ms));
+            pos = pose_out[base + parent].position_ms.xyz + quat_rotate(dp, fk.position_ms.xyz - pose_in[base + parent].position_ms.xyz);
+            delta = quat_mul(dp, e);
+        }
+        pose_out[base + j] = JointPose(vec4<f32>(pos, 1.0), normalize(quat_mul(delta, fk.rotation_ms)));
+    }
+
+    // 4. Sole height after IK.
+    for (var l = 0u; l < legs; l++) {
+        if (!hit[l]) {
+            continue;
+        }
+        let leg = rig.legs[l];
+        let three = leg.mode.x == 1u;
+        var reference = leg.joints.z;
+        if (three) {
+            reference = leg.joints.w;
+        }
+        let ref_ws = quat_rotate(q, pose_out[base + reference].position_ms.xyz * s) + t;
+        var up = vec3<f32>(0.0, 1.0, 0.0);
+        if (!three) {
+            up = quat_rotate(q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+        }
+        let sole = ref_ws - up * leg.knee_axis.w;
+        res.sole_after[l] = sole.y - ground_height(ground_p[l], ground_n[l], sole.x, sole.z);
+    }
+    results[c] = res;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn foot_ik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let c = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (c >= dispatch.count) {
+        return;
+    }
+    solve_character(c);
+}

@@ -1,0 +1,322 @@
+//! Crowd foot IK on the GPU: one dispatch for the whole crowd, poses in and out of GPU
+//! buffers (the twin of [`crate::cpu::foot_ik::FootIkJob`]).
+
+use super::{dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError, LostFlag};
+use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS};
+
+/// Solves foot IK for a whole crowd on the GPU, keeping its buffers across frames.
+///
+/// Per frame: [`CrowdSolver::upload`] the characters and their FK poses (or bind the
+/// animation system's own pose buffer with [`CrowdSolver::set_pose_source`]), then
+/// [`CrowdSolver::encode`] into the frame's encoder: one compute pass, one dispatch. The
+/// corrected poses stay in [`CrowdSolver::pose_output`] (`JointPose` per joint,
+/// character-major) for skinning; [`CrowdSolver::read`] reads them back for tools and tests.
+pub struct CrowdSolver {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    joint_count: usize,
+    hits_mode: bool,
+    rig_buf: wgpu::Buffer,
+    table_buf: wgpu::Buffer,
+    heights_buf: wgpu::Buffer,
+    params_buf: wgpu::Buffer,
+    frame: Option<Frame>,
+    external_poses: Option<wgpu::Buffer>,
+    count: usize,
+    max_groups: u32,
+    max_binding: u64,
+    lost: LostFlag,
+}
+
+struct Frame {
+    capacity: usize,
+    characters: wgpu::Buffer,
+    poses_in: wgpu::Buffer,
+    poses_out: wgpu::Buffer,
+    results: wgpu::Buffer,
+    hits: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    staging: Option<wgpu::Buffer>,
+}
+
+fn storage(device: &wgpu::Device, label: &str, size: u64, extra: wgpu::BufferUsages) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(16),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
+        mapped_at_creation: false,
+    })
+}
+
+impl CrowdSolver {
+    /// Builds the pipeline and uploads the rig and ground. The rig and heightfield are
+    /// validated first.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, rig: &FootRig, ground: &Ground) -> Result<Self, GpuError> {
+        rig.validate().map_err(GpuError::Input)?;
+        if let Ground::Heightfield(h) = ground {
+            h.validate().map_err(GpuError::Input)?;
+        }
+        let lost = LostFlag::install(device);
+        let limits = device.limits();
+        let scope = ErrorScopes::push(device);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("foot_ik"),
+            source: wgpu::ShaderSource::Wgsl(shaders::FOOT_IK_WGSL.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("foot_ik"),
+            layout: None,
+            module: &module,
+            entry_point: Some("foot_ik"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        let uniform = |label, size| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let rig_buf = uniform("foot_ik rig", std::mem::size_of::<RigRecord>() as u64);
+        let params_buf = uniform("foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
+        let table = rig.joint_table();
+        let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
+        queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.gpu_rig(ground)));
+        queue.write_buffer(&table_buf, 0, bytemuck::cast_slice(&table));
+        let heights: &[f32] = match ground {
+            Ground::Heightfield(h) => &h.heights,
+            Ground::Hits => &[0.0; 4],
+        };
+        let heights_buf = storage(device, "foot_ik heights", (heights.len() * 4) as u64, wgpu::BufferUsages::empty());
+        queue.write_buffer(&heights_buf, 0, bytemuck::cast_slice(heights));
+        scope.pop()?;
+        Ok(Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            pipeline,
+            layout,
+            joint_count: rig.joint_count(),
+            hits_mode: matches!(ground, Ground::Hits),
+            rig_buf,
+            table_buf,
+            heights_buf,
+            params_buf,
+            frame: None,
+            external_poses: None,
+            count: 0,
+            max_groups: limits.max_compute_workgroups_per_dimension,
+            max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            lost,
+        })
+    }
+
+    /// Most characters per frame on this device (one storage binding of poses).
+    #[must_use]
+    pub fn max_characters(&self) -> usize {
+        (self.max_binding / (self.joint_count as u64 * std::mem::size_of::<JointPose>() as u64)) as usize
+    }
+
+    /// Reads the FK poses from the caller's GPU buffer (usage `STORAGE`, `JointPose` per
+    /// joint, character-major) instead of uploaded ones, e.g. the output of an animation
+    /// system's compute pass. `None` goes back to [`CrowdSolver::upload`]ed poses.
+    pub fn set_pose_source(&mut self, buffer: Option<&wgpu::Buffer>) {
+        self.external_poses = buffer.cloned();
+        self.frame = None; // the bind group changes
+    }
+
+    /// Uploads this frame's characters, their FK poses (`characters × joint_count`, skipped
+    /// with an external pose source: pass `&[]`) and, with [`Ground::Hits`], their ground
+    /// hits (`characters × MAX_LEGS`; else `&[]`). Buffers are reused and grow only with the
+    /// crowd.
+    pub fn upload(
+        &mut self,
+        characters: &[CharacterInput],
+        poses: &[JointPose],
+        hits: &[GroundHit],
+    ) -> Result<(), GpuError> {
+        self.lost.check()?;
+        let c = characters.len();
+        let mismatch = |m: String| Err(GpuError::Input(crate::IkError::FrameMismatch(m)));
+        let want_poses = if self.external_poses.is_some() { 0 } else { c * self.joint_count };
+        if poses.len() != want_poses {
+            return mismatch(format!("{c} characters need {want_poses} uploaded poses, got {}", poses.len()));
+        }
+        let want_hits = if self.hits_mode { c * MAX_LEGS } else { 0 };
+        if hits.len() != want_hits {
+            return mismatch(format!("{c} characters need {want_hits} ground hits, got {}", hits.len()));
+        }
+        if c > self.max_characters() {
+            return Err(GpuError::BatchTooLarge { chains: c, max: self.max_characters() });
+        }
+        if let Some(ext) = &self.external_poses {
+            if ext.size() < (c * self.joint_count * std::mem::size_of::<JointPose>()) as u64 {
+                return mismatch(format!("the pose source holds {} bytes, {c} characters need more", ext.size()));
+            }
+        }
+        let scope = ErrorScopes::push(&self.device);
+        if self.frame.as_ref().is_none_or(|f| f.capacity < c) {
+            let capacity = c.next_power_of_two().max(64).min(self.max_characters().max(1));
+            self.frame = Some(self.make_frame(capacity));
+        }
+        let frame = self.frame.as_ref().expect("just made");
+        self.queue.write_buffer(&frame.characters, 0, bytemuck::cast_slice(characters));
+        if self.external_poses.is_none() {
+            self.queue.write_buffer(&frame.poses_in, 0, bytemuck::cast_slice(poses));
+        }
+        if self.hits_mode {
+            self.queue.write_buffer(&frame.hits, 0, bytemuck::cast_slice(hits));
+        }
+        let groups = dispatch_size(c, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
+        let params = DispatchParams { count: c as u32, groups_x: groups[0], pad0: 0, pad1: 0 };
+        self.queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&params));
+        self.count = c;
+        scope.pop()
+    }
+
+    fn make_frame(&self, capacity: usize) -> Frame {
+        let d = &self.device;
+        let pose_bytes = (capacity * self.joint_count * std::mem::size_of::<JointPose>()) as u64;
+        let characters = storage(
+            d,
+            "foot_ik characters",
+            (capacity * std::mem::size_of::<CharacterInput>()) as u64,
+            wgpu::BufferUsages::empty(),
+        );
+        let poses_in = storage(
+            d,
+            "foot_ik poses in",
+            if self.external_poses.is_some() { 16 } else { pose_bytes },
+            wgpu::BufferUsages::empty(),
+        );
+        let poses_out = storage(d, "foot_ik poses out", pose_bytes, wgpu::BufferUsages::COPY_SRC);
+        let results = storage(
+            d,
+            "foot_ik results",
+            (capacity * std::mem::size_of::<FootResult>()) as u64,
+            wgpu::BufferUsages::COPY_SRC,
+        );
+        let hits_len = if self.hits_mode { capacity * MAX_LEGS } else { 1 };
+        let hits = storage(
+            d,
+            "foot_ik hits",
+            (hits_len * std::mem::size_of::<GroundHit>()) as u64,
+            wgpu::BufferUsages::empty(),
+        );
+        let pose_source = self.external_poses.as_ref().unwrap_or(&poses_in);
+        let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("foot_ik"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: self.rig_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: self.table_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: characters.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: pose_source.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: poses_out.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 5, resource: results.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: self.heights_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 7, resource: hits.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 8, resource: self.params_buf.as_entire_binding() },
+            ],
+        });
+        Frame { capacity, characters, poses_in, poses_out, results, hits, bind_group, staging: None }
+    }
+
+    /// Records the frame's foot IK into `encoder`: one compute pass, one dispatch for the
+    /// whole crowd. Nothing is read back.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        let Some(frame) = self.frame.as_ref().filter(|_| self.count > 0) else { return };
+        let groups = dispatch_size(self.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
+        let mut pass =
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("foot_ik"), timestamp_writes: None });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &frame.bind_group, &[]);
+        pass.dispatch_workgroups(groups[0], groups[1], 1);
+    }
+
+    /// The corrected poses of the last frame (`JointPose` per joint, character-major), for
+    /// the caller's passes (e.g. building a skinning palette). `None` before any upload.
+    #[must_use]
+    pub fn pose_output(&self) -> Option<&wgpu::Buffer> {
+        self.frame.as_ref().map(|f| &f.poses_out)
+    }
+
+    /// The per-character [`FootResult`]s of the last frame.
+    #[must_use]
+    pub fn results_output(&self) -> Option<&wgpu::Buffer> {
+        self.frame.as_ref().map(|f| &f.results)
+    }
+
+    /// Characters in the last upload.
+    #[must_use]
+    pub fn characters(&self) -> usize {
+        self.count
+    }
+
+    /// The device.
+    #[must_use]
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue.
+    #[must_use]
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Blocking: reads back the corrected poses and results of the last submitted frame.
+    pub fn read(&mut self, poses: &mut [JointPose], results: &mut [FootResult]) -> Result<(), GpuError> {
+        self.lost.check()?;
+        let c = self.count;
+        if poses.len() != c * self.joint_count || results.len() != c {
+            return Err(GpuError::LengthMismatch { chains: c, outputs: results.len() });
+        }
+        let Some(frame) = self.frame.as_mut().filter(|_| c > 0) else { return Ok(()) };
+        let pose_bytes = std::mem::size_of_val(poses) as u64;
+        let result_bytes = std::mem::size_of_val(results) as u64;
+        let need = pose_bytes + result_bytes;
+        if frame.staging.as_ref().is_none_or(|s| s.size() < need) {
+            let cap = (frame.capacity
+                * (self.joint_count * std::mem::size_of::<JointPose>() + std::mem::size_of::<FootResult>()))
+                as u64;
+            frame.staging = Some(staging_buffer(&self.device, cap));
+        }
+        let staging = frame.staging.as_ref().expect("just made");
+        let scope = ErrorScopes::push(&self.device);
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("foot_ik readback") });
+        encoder.copy_buffer_to_buffer(&frame.poses_out, 0, staging, 0, pose_bytes);
+        encoder.copy_buffer_to_buffer(&frame.results, 0, staging, pose_bytes, result_bytes);
+        self.queue.submit([encoder.finish()]);
+        scope.pop()?;
+        let mut bytes = vec![0u8; need as usize];
+        map_read(&self.device, staging, &mut bytes)?;
+        bytemuck::cast_slice_mut(poses).copy_from_slice(&bytes[..pose_bytes as usize]);
+        bytemuck::cast_slice_mut(results).copy_from_slice(&bytes[pose_bytes as usize..]);
+        self.lost.check()
+    }
+
+    /// Blocking convenience: upload, dispatch, submit, read back.
+    pub fn solve(
+        &mut self,
+        characters: &[CharacterInput],
+        poses: &[JointPose],
+        hits: &[GroundHit],
+        poses_out: &mut [JointPose],
+        results: &mut [FootResult],
+    ) -> Result<(), GpuError> {
+        self.upload(characters, poses, hits)?;
+        let scope = ErrorScopes::push(&self.device);
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("foot_ik") });
+        self.encode(&mut encoder);
+        self.queue.submit([encoder.finish()]);
+        scope.pop()?;
+        self.read(poses_out, results)
+    }
+}

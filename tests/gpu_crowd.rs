@@ -1,0 +1,190 @@
+//! The foot-IK kernel against its CPU twin (lavapipe in CI), within the kernels' tolerance
+//! contract: positions within 1e-4 × leg length, rotations within 1e-3 rad, identical
+//! status bits, no NaN.
+
+mod common;
+
+use common::crowd::*;
+use common::gpu::in_ci;
+use common::Rng;
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::crowd::*;
+use crowd_ik::gpu::crowd::CrowdSolver;
+use crowd_ik::gpu::{adapter_from_env, GpuError};
+use glam::{Quat, Vec2, Vec3};
+
+fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+    let adapter = match adapter_from_env() {
+        Ok(a) => a,
+        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            return None;
+        }
+    };
+    eprintln!("GPU adapter: {}", adapter.get_info().name);
+    Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
+}
+
+fn quat_angle(a: Quat, b: Quat) -> f32 {
+    let r = a.conjugate() * b;
+    2.0 * r.xyz().length().atan2(r.w.abs())
+}
+
+/// Solves on both paths and compares.
+fn compare(
+    what: &str,
+    rig: &FootRig,
+    ground: &Ground,
+    chars: &[CharacterInput],
+    hits: &[GroundHit],
+    poses: &[JointPose],
+    leg_length: f32,
+) -> Option<Vec<FootResult>> {
+    let (device, queue) = device()?;
+    let mut cpu_out = vec![JointPose::default(); poses.len()];
+    let mut cpu_res = vec![FootResult::default(); chars.len()];
+    FootIkJob { rig, ground, characters: chars, hits, poses_in: poses, poses_out: &mut cpu_out, results: &mut cpu_res }
+        .run_par()
+        .unwrap();
+    let mut gpu = CrowdSolver::new(&device, &queue, rig, ground).unwrap();
+    let mut gpu_out = vec![JointPose::default(); poses.len()];
+    let mut gpu_res = vec![FootResult::default(); chars.len()];
+    gpu.solve(chars, poses, hits, &mut gpu_out, &mut gpu_res).unwrap();
+    let n = rig.joint_count();
+    let (mut dp, mut dr) = (0.0_f32, 0.0_f32);
+    for c in 0..chars.len() {
+        let (a, b) = (&cpu_res[c], &gpu_res[c]);
+        let ctx = || format!("{what}: character {c}\ninput {:?}\ncpu {a:?}\ngpu {b:?}", chars[c]);
+        assert_eq!(a.status, b.status, "{}", ctx());
+        let s = chars[c].root_ws[3].abs().max(1e-3);
+        assert!((a.pelvis[0] - b.pelvis[0]).abs() <= 1e-4 * leg_length * s, "{}", ctx());
+        for l in 0..4 {
+            assert!((a.sole_after[l] - b.sole_after[l]).abs() <= 1e-4 * leg_length * s, "{}", ctx());
+            assert!((a.sole_before[l] - b.sole_before[l]).abs() <= 1e-4 * leg_length * s, "{}", ctx());
+        }
+        for j in 0..n {
+            let (p, q) = (cpu_out[c * n + j], gpu_out[c * n + j]);
+            assert!(q.position_ms.iter().chain(&q.rotation_ms).all(|x| x.is_finite()), "{}", ctx());
+            let d = p.position().distance(q.position()) / leg_length;
+            let r = quat_angle(p.rotation(), q.rotation());
+            dp = dp.max(d);
+            dr = dr.max(r);
+            assert!(d <= 1e-4 && r <= 1e-3, "joint {j}: {d:e} x leg, {r:e} rad\n{}", ctx());
+        }
+    }
+    eprintln!("{what}: {} characters, worst {dp:e} x leg length, {dr:e} rad", chars.len());
+    Some(gpu_res)
+}
+
+/// Hills with holes (NaN), a cliff and a wall higher than a hip.
+fn rough_hills() -> Heightfield {
+    let mut hf = hills();
+    for j in 0..hf.nz {
+        for i in 0..hf.nx {
+            let (x, z) = (hf.origin.x + i as f32 * hf.cell, hf.origin.y + j as f32 * hf.cell);
+            let k = j * hf.nx + i;
+            if (x - 10.0).abs() < 1.0 && z.abs() < 30.0 {
+                hf.heights[k] = f32::NAN; // a ditch of holes
+            } else if (x + 10.0).abs() < 1.0 {
+                hf.heights[k] -= 4.0; // a cliff
+            } else if (z - 10.0).abs() < 0.6 {
+                hf.heights[k] += 1.5; // a wall above the hips
+            }
+        }
+    }
+    hf
+}
+
+#[test]
+fn biped_crowds_match_the_cpu() {
+    let hf = rough_hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    for n in [1, 65, 10_000] {
+        let mut rng = Rng(80 + n as u64);
+        let (mut chars, poses) = random_crowd(&mut rng, &hf, n);
+        for (k, c) in chars.iter_mut().enumerate() {
+            if k % 7 == 3 {
+                c.foot_weights = [0.0, 0.5, 1.0, 1.0];
+            }
+        }
+        let Some(res) = compare(&format!("biped N={n}"), &rig, &ground, &chars, &[], &poses, LEG_LENGTH) else {
+            return;
+        };
+        if n == 10_000 {
+            let missed = res.iter().filter(|r| r.status[0] & foot::HIT == 0).count();
+            assert!(missed > 100, "the holes, cliff and wall are under some feet: {missed}");
+        }
+    }
+}
+
+#[test]
+fn caller_hits_and_bad_characters_match_the_cpu() {
+    let mut rng = Rng(90);
+    let hf = hills();
+    let rig = biped_rig();
+    let (mut chars, mut poses) = random_crowd(&mut rng, &hf, 500);
+    let mut hits = Vec::new();
+    for (c, ch) in chars.iter().enumerate() {
+        for l in 0..MAX_LEGS {
+            let hit = [LEFT, RIGHT].get(l).filter(|_| c % 11 != 5).and_then(|leg| {
+                let a = ch.to_world(poses[c * 12 + leg[2]].position());
+                hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h + 0.05 * (c % 3) as f32, a.z), n))
+            });
+            hits.push(hit.unwrap_or_else(GroundHit::miss));
+        }
+    }
+    chars[7].root_ws[1] = f32::INFINITY;
+    chars[8].root_ws[3] = 0.0;
+    poses[9 * 12 + 3].position_ms[0] = f32::NAN;
+    let Some(res) = compare("biped, caller hits", &rig, &Ground::Hits, &chars, &hits, &poses, LEG_LENGTH) else {
+        return;
+    };
+    assert!(res[7].error(0).is_some() && res[8].error(0).is_some() && res[9].error(0).is_some());
+}
+
+#[test]
+fn quadrupeds_with_pseudo_three_bone_hind_legs_match_the_cpu() {
+    let (rig, pose) = quadruped();
+    rig.validate().unwrap();
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let mut rng = Rng(91);
+    let mut chars = Vec::new();
+    let mut poses = Vec::new();
+    for _ in 0..2000 {
+        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
+        let y = hf.sample(x, z).unwrap().0;
+        chars.push(CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.0, 3.0))));
+        poses.extend(pose.iter().copied());
+    }
+    let Some(res) = compare("quadruped", &rig, &ground, &chars, &[], &poses, 0.95) else { return };
+    let reached =
+        res.iter().flat_map(|r| r.status[..2].iter().zip(&r.sole_after[..2])).filter(|(s, _)| **s & foot::REACHED != 0);
+    let mut count = 0;
+    for (_, sole) in reached {
+        count += 1;
+        assert!(sole.abs() <= 1e-3 * 0.95, "hoof {sole} off the ground");
+    }
+    assert!(count > 3000, "hind hooves reached: {count}");
+}
+
+#[test]
+fn crowd_solver_rejects_bad_frames() {
+    let Some((device, queue)) = device() else { return };
+    let rig = biped_rig();
+    let ground = Ground::Heightfield(Heightfield::hills(Vec2::ZERO, 1.0, 8, 8, 1.0));
+    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    let chars = [CharacterInput::new(Vec3::ZERO, Quat::IDENTITY)];
+    assert!(matches!(gpu.upload(&chars, &[JointPose::default(); 11], &[]), Err(GpuError::Input(_))));
+    assert!(matches!(
+        gpu.upload(&chars, &[JointPose::default(); 12], &[GroundHit::miss(); 4]),
+        Err(GpuError::Input(_))
+    ));
+    let mut bad = rig.clone();
+    bad.pelvis = 99;
+    assert!(matches!(CrowdSolver::new(&device, &queue, &bad, &ground), Err(GpuError::Input(_))));
+    // An empty crowd is a no-op.
+    gpu.solve(&[], &[], &[], &mut [], &mut []).unwrap();
+}
