@@ -424,7 +424,8 @@ impl Heightfield {
         Ok(())
     }
 
-    /// Rolling hills: a sum of sines, deterministic, `amplitude` high.
+    /// Rolling hills with bumps (wavelengths from ~6 m to ~90 m): a sum of sines,
+    /// deterministic, about `amplitude` high.
     #[must_use]
     pub fn hills(origin: Vec2, cell: f32, nx: usize, nz: usize, amplitude: f32) -> Self {
         let mut heights = Vec::with_capacity(nx * nz);
@@ -433,7 +434,8 @@ impl Heightfield {
                 let (x, z) = (origin.x + i as f32 * cell, origin.y + j as f32 * cell);
                 let h = 0.5 * (x * 0.23).sin() * (z * 0.17).cos()
                     + 0.3 * (x * 0.071 + z * 0.113).sin()
-                    + 0.2 * (z * 0.41 - x * 0.05).cos();
+                    + 0.2 * (z * 0.41 - x * 0.05).cos()
+                    + 0.12 * (x * 1.1 + 0.3).sin() * (z * 0.9).cos();
                 heights.push(amplitude * h);
             }
         }

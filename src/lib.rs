@@ -34,6 +34,7 @@ pub mod crowd;
 mod error;
 pub mod gpu;
 pub mod records;
+pub mod scene;
 pub mod workload;
 
 pub use error::{ChainError, IkError};
