@@ -12,6 +12,8 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("three_bone", &["records", "math", "chain", "limb"]),
     ("fabrik", &["records", "math", "chain"]),
     ("foot_ik", &["records", "math", "limb"]),
+    ("palette", &["records", "math"]),
+    ("clip_sample", &["records", "math"]),
 ];
 
 fn main() {
@@ -56,14 +58,16 @@ fn main() {
         let entry = module
             .entry_points
             .iter()
-            .find(|ep| ep.name == *kernel)
-            .unwrap_or_else(|| panic!("shaders/{kernel}.wgsl has no entry point `{kernel}`"));
+            .find(|ep| ep.name == *kernel || ep.name == format!("{kernel}_main"))
+            .unwrap_or_else(|| panic!("shaders/{kernel}.wgsl has no entry point `{kernel}` or `{kernel}_main`"));
         let [x, y, z] = entry.workgroup_size;
         let upper = kernel.to_uppercase();
         writeln!(out, "/// Assembled WGSL of the `{kernel}` kernel (records, shared stages, kernel).").unwrap();
         writeln!(out, "pub const {upper}_WGSL: &str = {source:?};").unwrap();
         writeln!(out, "/// Workgroup size of `{kernel}`, reflected from its entry point.").unwrap();
-        writeln!(out, "pub const {upper}_WORKGROUP_SIZE: [u32; 3] = [{x}, {y}, {z}];\n").unwrap();
+        writeln!(out, "pub const {upper}_WORKGROUP_SIZE: [u32; 3] = [{x}, {y}, {z}];").unwrap();
+        writeln!(out, "/// Entry point of `{kernel}`.").unwrap();
+        writeln!(out, "pub const {upper}_ENTRY: &str = {:?};\n", entry.name).unwrap();
     }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
     std::fs::write(dest, out).unwrap();

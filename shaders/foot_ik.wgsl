@@ -51,7 +51,9 @@ struct RigRecord {
     legs: array<LegRecord, 4>,
 }
 
-@group(0) @binding(0) var<uniform> rig: RigRecord;
+// Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
+// buffers' contents, which cost this kernel ~75 ms per dispatch there.
+@group(0) @binding(0) var<storage, read> rig: RigRecord;
 @group(0) @binding(1) var<storage, read> joint_table: array<u32>;   // parents, then roles
 @group(0) @binding(2) var<storage, read> characters: array<CharacterInput>;
 @group(0) @binding(3) var<storage, read> pose_in: array<JointPose>;

@@ -213,22 +213,28 @@ impl Clip {
     }
 
     /// The model-space pose at time `t` seconds (looping), interpolating frames (lerp of
-    /// translations, nlerp of rotations, in local space).
+    /// translations, nlerp of rotations, in local space) with
+    /// [`crate::cpu::clip_sample::sample_clip`], the CPU twin of the GPU pose source.
     #[must_use]
     pub fn sample(&self, t: f32, scale: f32) -> Vec<JointPose> {
         let frames = self.frames().max(1);
         let f = (t / self.frame_time).rem_euclid(frames as f32);
-        let (i, a) = (f.floor() as usize % frames, f.fract());
-        let (p, q) = (self.local_pose(i, scale), self.local_pose((i + 1) % frames, scale));
-        let local: Vec<(Vec3, Quat)> = p
+        let i = (f.floor() as usize).min(frames - 1);
+        let two: Vec<JointPose> = [i, (i + 1) % frames]
             .iter()
-            .zip(&q)
-            .map(|((t0, r0), (t1, r1))| {
-                let r1 = if r0.dot(*r1) < 0.0 { -*r1 } else { *r1 };
-                (t0.lerp(*t1, a), r0.lerp(r1, a).normalize())
-            })
+            .flat_map(|&k| self.local_pose(k, scale).into_iter().map(|(t, r)| JointPose::new(t, r)))
             .collect();
-        to_model(&self.skeleton.parents, &local)
+        let parents: Vec<u32> =
+            self.skeleton.parents.iter().map(|p| p.map_or(crate::crowd::NONE, |p| p as u32)).collect();
+        let mut out = vec![JointPose::default(); self.skeleton.len()];
+        crate::cpu::clip_sample::sample_clip(
+            &two,
+            &parents,
+            self.frame_time,
+            (f - i as f32) * self.frame_time,
+            &mut out,
+        );
+        out
     }
 }
 

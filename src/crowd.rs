@@ -347,7 +347,7 @@ pub struct LegRecord {
     pub foot_up: [f32; 4],
 }
 
-/// The rig as the foot-IK kernel reads it (a uniform buffer). 384 bytes.
+/// The rig as the foot-IK kernel reads it (a read-only storage buffer). 384 bytes.
 /// Keep in sync with `RigRecord` in `shaders/foot_ik.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]

@@ -158,3 +158,38 @@ impl WalkingCrowd {
         }
     }
 }
+
+/// Boxes to draw the biped with the preview renderer: one per bone, a head, and flat blue
+/// (unlit) shoes under both ankles whose soles sit exactly at the foot height, so planted
+/// feet show as blue on the ground. `bind` is the bind pose (e.g. `walk_pose(0.0).0`).
+#[must_use]
+pub fn biped_boxes(bind: &[JointPose]) -> Vec<crate::gpu::preview::BoneBox> {
+    use crate::gpu::preview::{bone_boxes, BoneBox};
+    let mut boxes = bone_boxes(bind, &biped_parents(), 0.045, [0.85, 0.45, 0.2, 1.0]);
+    boxes.retain(|b| b.joint != 6 && b.joint != 10); // ankle → toe: replaced by shoes
+    let head = bind[3].position();
+    boxes.push(BoneBox {
+        joint: 3,
+        from: head,
+        to: head + Vec3::Y * 0.22,
+        half_width: 0.1,
+        color: [0.95, 0.8, 0.6, 1.0],
+    });
+    for ankle in [6usize, 10] {
+        let a = bind[ankle].position();
+        let sole = a - Vec3::Y * (FOOT_HEIGHT - SHOE_HALF_WIDTH);
+        boxes.push(BoneBox {
+            joint: ankle,
+            from: sole - Vec3::Z * 0.06,
+            to: sole + Vec3::Z * 0.16,
+            half_width: SHOE_HALF_WIDTH,
+            color: SHOE_COLOR,
+        });
+    }
+    boxes
+}
+
+/// Half the thickness of the preview shoes.
+pub const SHOE_HALF_WIDTH: f32 = 0.03;
+/// The shoes' flat colour (unlit): RGB (0.1, 0.2, 1.0).
+pub const SHOE_COLOR: [f32; 4] = [0.1, 0.2, 1.0, 0.0];

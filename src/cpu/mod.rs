@@ -5,10 +5,12 @@
 
 pub mod aim;
 pub(crate) mod chain;
+pub mod clip_sample;
 pub mod fabrik;
 pub mod foot_ik;
 pub(crate) mod limb;
 pub(crate) mod math;
+pub mod palette;
 pub mod three_bone;
 pub mod two_bone;
 

@@ -28,6 +28,7 @@ pub struct CrowdSolver {
     max_groups: u32,
     max_binding: u64,
     lost: LostFlag,
+    timer: Option<super::timer::GpuTimer>,
 }
 
 struct Frame {
@@ -82,7 +83,8 @@ impl CrowdSolver {
                 mapped_at_creation: false,
             })
         };
-        let rig_buf = uniform("foot_ik rig", std::mem::size_of::<RigRecord>() as u64);
+        let rig_buf =
+            storage(device, "foot_ik rig", std::mem::size_of::<RigRecord>() as u64, wgpu::BufferUsages::empty());
         let params_buf = uniform("foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
         let table = rig.joint_table();
         let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
@@ -112,6 +114,7 @@ impl CrowdSolver {
             max_groups: limits.max_compute_workgroups_per_dimension,
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             lost,
+            timer: None,
         })
     }
 
@@ -231,11 +234,31 @@ impl CrowdSolver {
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         let Some(frame) = self.frame.as_ref().filter(|_| self.count > 0) else { return };
         let groups = dispatch_size(self.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
-        let mut pass =
-            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("foot_ik"), timestamp_writes: None });
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &frame.bind_group, &[]);
-        pass.dispatch_workgroups(groups[0], groups[1], 1);
+        {
+            let timestamp_writes = self.timer.as_ref().map(super::timer::GpuTimer::writes);
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("foot_ik"), timestamp_writes });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &frame.bind_group, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], 1);
+        }
+        if let Some(t) = &self.timer {
+            t.resolve(encoder);
+        }
+    }
+
+    /// Times the foot-IK pass with timestamp queries from now on, when the device has
+    /// `Features::TIMESTAMP_QUERY`. Returns whether timing is on.
+    pub fn enable_timestamps(&mut self) -> bool {
+        if self.timer.is_none() {
+            self.timer = super::timer::GpuTimer::new(&self.device, &self.queue);
+        }
+        self.timer.is_some()
+    }
+
+    /// Blocking: device time of the last submitted foot-IK pass (ms), when timing is on.
+    pub fn device_time_ms(&self) -> Result<Option<f64>, GpuError> {
+        self.timer.as_ref().map(|t| t.read_ms(&self.device)).transpose()
     }
 
     /// The corrected poses of the last frame (`JointPose` per joint, character-major), for
@@ -243,6 +266,19 @@ impl CrowdSolver {
     #[must_use]
     pub fn pose_output(&self) -> Option<&wgpu::Buffer> {
         self.frame.as_ref().map(|f| &f.poses_out)
+    }
+
+    /// The characters of the last upload (`CharacterInput` per character), e.g. for a
+    /// renderer's per-instance root transforms.
+    #[must_use]
+    pub fn characters_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.frame.as_ref().map(|f| &f.characters)
+    }
+
+    /// The FK poses the kernel reads: the external pose source, or the uploaded poses.
+    #[must_use]
+    pub fn pose_input(&self) -> Option<&wgpu::Buffer> {
+        self.external_poses.as_ref().or(self.frame.as_ref().map(|f| &f.poses_in))
     }
 
     /// The per-character [`FootResult`]s of the last frame.

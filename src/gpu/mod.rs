@@ -13,7 +13,11 @@
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
 pub mod crowd;
+pub mod palette;
+pub mod pose_source;
+pub mod preview;
 pub mod shaders;
+pub mod timer;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -170,6 +174,7 @@ pub struct GpuSolver {
     max_groups: u32,
     lost: LostFlag,
     adapter: Option<wgpu::AdapterInfo>,
+    timer: Option<timer::GpuTimer>,
 }
 
 /// Picks an adapter honouring `WGPU_ADAPTER_NAME` (substring, case-insensitive),
@@ -257,6 +262,7 @@ impl GpuSolver {
             max_groups: limits.max_compute_workgroups_per_dimension,
             lost,
             adapter: None,
+            timer: None,
         })
     }
 
@@ -356,16 +362,37 @@ impl GpuSolver {
     }
 
     fn encode_kinds(&self, encoder: &mut wgpu::CommandEncoder, kinds: &[Kind]) {
-        let mut pass = encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("crowd-ik"), timestamp_writes: None });
-        for &kind in kinds {
-            let k = &self.kinds[kind as usize];
-            pass.set_pipeline(&k.pipeline);
-            for seg in k.segments.iter().filter(|s| s.count > 0) {
-                pass.set_bind_group(0, &seg.bind_group, &[]);
-                pass.dispatch_workgroups(seg.groups[0], seg.groups[1], 1);
+        {
+            let timestamp_writes = self.timer.as_ref().map(timer::GpuTimer::writes);
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("crowd-ik"), timestamp_writes });
+            for &kind in kinds {
+                let k = &self.kinds[kind as usize];
+                pass.set_pipeline(&k.pipeline);
+                for seg in k.segments.iter().filter(|s| s.count > 0) {
+                    pass.set_bind_group(0, &seg.bind_group, &[]);
+                    pass.dispatch_workgroups(seg.groups[0], seg.groups[1], 1);
+                }
             }
         }
+        if let Some(t) = &self.timer {
+            t.resolve(encoder);
+        }
+    }
+
+    /// Times every encoded compute pass with timestamp queries from now on, when the device
+    /// has `Features::TIMESTAMP_QUERY` ([`GpuSolver::new_default`] asks for it). Returns
+    /// whether timing is on. Read the time with [`GpuSolver::device_time_ms`].
+    pub fn enable_timestamps(&mut self) -> bool {
+        if self.timer.is_none() {
+            self.timer = timer::GpuTimer::new(&self.device, &self.queue);
+        }
+        self.timer.is_some()
+    }
+
+    /// Blocking: device time of the last submitted pass, in milliseconds, when timing is on.
+    pub fn device_time_ms(&self) -> Result<Option<f64>, GpuError> {
+        self.timer.as_ref().map(|t| t.read_ms(&self.device)).transpose()
     }
 
     /// The GPU output of the last upload of a kind, segment by segment, for binding in the

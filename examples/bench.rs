@@ -1,0 +1,448 @@
+//! CPU against GPU against the peer, side by side, on the same inputs.
+//!
+//! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd]
+//!     [--json bench.json]`
+//!
+//! Prints one table and writes `bench.json`. Every workload has ~10 % unreachable or
+//! near-singular targets (`crowd_ik::workload`). Times are the best of several runs.
+
+use std::time::Instant;
+
+use crowd_ik::cpu::{BatchJob, FabrikMode};
+use crowd_ik::crowd::{CharacterInput, FootResult, Ground, Heightfield, JointPose};
+use crowd_ik::gpu::crowd::CrowdSolver;
+use crowd_ik::gpu::{GpuChain, GpuSolver, Kind};
+use crowd_ik::prelude::*;
+use crowd_ik::scene::{biped_rig, WalkingCrowd};
+use crowd_ik::{wgpu, workload};
+use glam::Vec2;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Best time in ms of `f` over runs adding up to ~0.3 s (at least 2, at most 20).
+fn best(mut f: impl FnMut() -> Res<()>) -> Res<f64> {
+    f()?; // warm-up
+    let (mut best, mut total) = (f64::INFINITY, 0.0);
+    for i in 0..20 {
+        let t = Instant::now();
+        f()?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        best = best.min(ms);
+        total += ms;
+        if i >= 1 && total > 300.0 {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+#[derive(Default, Clone)]
+struct Row {
+    workload: String,
+    n: usize,
+    cpu1: f64,
+    cpu_all: f64,
+    gpu_device: Option<f64>,
+    gpu_e2e: f64,
+    gpu_submit_us: f64,
+    gpu_resident: f64,
+    peer: Option<(String, f64, f32)>,
+}
+
+impl Row {
+    fn json(&self) -> String {
+        let opt = |v: Option<f64>| v.map_or("null".into(), |v| format!("{v:.4}"));
+        let peer = self.peer.as_ref().map_or("null".into(), |(name, ms, diff)| {
+            format!("{{\"name\": \"{name}\", \"ms\": {ms:.4}, \"max_diff\": {diff:e}}}")
+        });
+        format!(
+            "{{\"workload\": \"{}\", \"chains\": {}, \"cpu_one_thread_ms\": {:.4}, \"cpu_all_threads_ms\": {:.4}, \"gpu_device_ms\": {}, \"gpu_end_to_end_ms\": {:.4}, \"gpu_resident_submit_us\": {:.2}, \"gpu_resident_wall_ms\": {:.4}, \"peer\": {}}}",
+            self.workload, self.n, self.cpu1, self.cpu_all, opt(self.gpu_device), self.gpu_e2e, self.gpu_submit_us, self.gpu_resident, peer
+        )
+    }
+}
+
+fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim().to_lowercase();
+    let (num, mul) = if let Some(n) = s.strip_suffix('k') {
+        (n, 1024)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 1024 * 1024)
+    } else {
+        (&s[..], 1)
+    };
+    num.parse::<usize>().ok().map(|n| n * mul)
+}
+
+/// CPU and GPU timings of one kind of chain.
+fn chains<C>(name: &str, gpu: &mut GpuSolver, chains: &[C]) -> Res<Row>
+where
+    C: GpuChain,
+    C::Solved: Default + Clone,
+{
+    let n = chains.len();
+    let mut out = vec![C::Solved::default(); n];
+    let cpu1 = best(|| Ok(BatchJob::<C>::new(chains, &mut out).run().map(|_| ())?))?;
+    let cpu_all = best(|| Ok(BatchJob::<C>::new(chains, &mut out).run_par().map(|_| ())?))?;
+    let gpu_e2e = best(|| Ok(gpu.solve(chains, &mut out)?))?;
+    let (submit, resident, device) = resident(gpu, &[C::KIND])?;
+    Ok(Row {
+        workload: name.into(),
+        n,
+        cpu1,
+        cpu_all,
+        gpu_device: device,
+        gpu_e2e,
+        gpu_submit_us: submit,
+        gpu_resident: resident,
+        peer: None,
+    })
+}
+
+/// Inputs already on the GPU: CPU µs to encode and submit, wall ms to completion, device ms.
+fn resident(gpu: &mut GpuSolver, kinds: &[Kind]) -> Res<(f64, f64, Option<f64>)> {
+    let mut submit = f64::INFINITY;
+    let wall = best(|| {
+        let t = Instant::now();
+        gpu.dispatch(kinds)?;
+        submit = submit.min(t.elapsed().as_secs_f64() * 1e6);
+        gpu.device().poll(wgpu::PollType::wait_indefinitely())?;
+        Ok(())
+    })?;
+    Ok((submit, wall, gpu.device_time_ms()?))
+}
+
+fn to_rebirth(v: glam::Vec3) -> rebirth_ik::Vec3 {
+    rebirth_ik::Vec3 { x: v.x, y: v.y, z: v.z }
+}
+
+fn from_rebirth(v: rebirth_ik::Vec3) -> glam::Vec3 {
+    glam::Vec3::new(v.x, v.y, v.z)
+}
+
+/// Knee and end of a two-bone limb in f64 (law of cosines, knee toward `pole`), the
+/// reference both libraries are measured against.
+fn reference_two_bone(
+    p0: glam::Vec3,
+    p1: glam::Vec3,
+    p2: glam::Vec3,
+    target: glam::Vec3,
+    pole: glam::Vec3,
+) -> (glam::DVec3, glam::DVec3) {
+    let (p0, p1, p2, t, pole) = (p0.as_dvec3(), p1.as_dvec3(), p2.as_dvec3(), target.as_dvec3(), pole.as_dvec3());
+    let (a, b) = (p0.distance(p1), p1.distance(p2));
+    let c_raw = p0.distance(t);
+    let d = (t - p0) / c_raw;
+    let c = c_raw.clamp((a - b).abs(), a + b);
+    let m = (a * a + c * c - b * b) / (2.0 * c);
+    let r = (a * a - m * m).max(0.0).sqrt();
+    let side = (pole - p0) - d * (pole - p0).dot(d);
+    let knee = p0 + d * m + side.normalize() * r;
+    (knee, p0 + d * c)
+}
+
+/// rebirth-ik's `two_bone` on the same legs (no knee limits, pole as a point: its features).
+/// Returns our time, theirs, and each one's worst position error against the f64 reference.
+fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
+    let legs: Vec<TwoBoneChain> = workload::two_bone(n, 1)
+        .into_iter()
+        .map(|mut c| {
+            c.limb.mode[2] &= !option::KNEE_LIMITS;
+            let pole = c.joint(0) + glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
+            c.with_pole_position(pole)
+        })
+        .collect();
+    let mut ours = vec![TwoBoneSolved::default(); n];
+    let ours_ms = best(|| Ok(TwoBoneJob::new(&legs, &mut ours).run().map(|_| ())?))?;
+    let mut theirs = vec![(rebirth_ik::Vec3::ZERO, rebirth_ik::Vec3::ZERO); n];
+    let peer_ms = best(|| {
+        for (c, out) in legs.iter().zip(&mut theirs) {
+            *out = rebirth_ik::two_bone(
+                to_rebirth(c.joint(0)),
+                to_rebirth(c.joint(1)),
+                to_rebirth(c.joint(2)),
+                to_rebirth(c.limb.target()),
+                Some(to_rebirth(glam::Vec3::from_slice(&c.limb.pole_ms[..3]))),
+            );
+        }
+        Ok(())
+    })?;
+    let (mut ours_err, mut theirs_err) = (0.0_f64, 0.0_f64);
+    for ((c, o), (m, t)) in legs.iter().zip(&ours).zip(&theirs) {
+        let pole = glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
+        let (knee, end) = reference_two_bone(c.joint(0), c.joint(1), c.joint(2), c.limb.target(), pole);
+        ours_err = ours_err.max(o.position(1).as_dvec3().distance(knee)).max(o.position(2).as_dvec3().distance(end));
+        theirs_err =
+            theirs_err.max(from_rebirth(*m).as_dvec3().distance(knee)).max(from_rebirth(*t).as_dvec3().distance(end));
+    }
+    Ok((ours_ms, peer_ms, ours_err as f32, theirs_err as f32))
+}
+
+/// rebirth-ik's `solve_chain` (one thread) and `solve_chains_par` on the same FABRIK chains,
+/// stopping at the same precision; max tip difference from ours (fixed iterations).
+fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
+    let bufs: Vec<rebirth_ik::ChainBuf> = chains
+        .iter()
+        .map(|c| {
+            rebirth_ik::ChainBuf::new(
+                (0..c.joint_count()).map(|i| to_rebirth(c.joint(i))).collect(),
+                to_rebirth(glam::Vec3::from_slice(&c.target_ms[..3])),
+            )
+        })
+        .collect();
+    let iterations = chains[0].mode[1];
+    let tolerance = chains[0].params[0];
+    let mut work = bufs.clone();
+    let one = best(|| {
+        work.clone_from(&bufs);
+        for b in &mut work {
+            rebirth_ik::solve_chain(&mut b.positions, &b.lengths, b.target, iterations, tolerance);
+        }
+        Ok(())
+    })?;
+    let all = best(|| {
+        work.clone_from(&bufs);
+        rebirth_ik::solve_chains_par(&mut work, iterations, tolerance);
+        Ok(())
+    })?;
+    let mut ours = vec![FabrikSolved::default(); chains.len()];
+    FabrikJob::new(chains, &mut ours).run_par()?;
+    let diff = ours
+        .iter()
+        .zip(&work)
+        .zip(chains)
+        .map(|((o, b), c)| o.position(c.joint_count() - 1).distance(from_rebirth(*b.positions.last().unwrap())))
+        .fold(0.0_f32, f32::max);
+    Ok((one, all, diff))
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let sizes: Vec<usize> =
+        value("--sizes").map(|s| s.split(',').filter_map(parse_size).collect()).unwrap_or_else(|| {
+            if quick {
+                vec![1024, 16 * 1024, 64 * 1024]
+            } else {
+                [1, 4, 16, 64, 256, 1024].map(|k| k * 1024).to_vec()
+            }
+        });
+    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd";
+    let workloads: Vec<String> =
+        value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
+    let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
+
+    let mut gpu = GpuSolver::new_default()?;
+    let timed = gpu.enable_timestamps();
+    let info = gpu.adapter_info().cloned().expect("own device");
+    let threads = rayon::current_num_threads();
+    println!(
+        "adapter: {} ({:?}, {:?}), timestamps: {timed}; CPU: {threads} threads",
+        info.name, info.device_type, info.backend
+    );
+    println!(
+        "{:<12} {:>8} {:>11} {:>11} {:>11} {:>11} {:>10} {:>11} {:>12} {:>12}",
+        "workload",
+        "chains",
+        "CPU 1 ms",
+        "CPU all ms",
+        "GPU dev ms",
+        "GPU e2e ms",
+        "submit µs",
+        "resident ms",
+        "CPU Mch/s",
+        "GPU Mch/s"
+    );
+    let mut rows = Vec::new();
+    for w in &workloads {
+        let first_row = rows.len();
+        for &n in &sizes {
+            let row = match w.as_str() {
+                "two" => chains("two-bone", &mut gpu, &workload::two_bone(n, 1))?,
+                "three" => chains("three-bone", &mut gpu, &workload::three_bone(n, 2))?,
+                "mixed" => mixed(&mut gpu, n)?,
+                "crowd" => match crowd(&gpu, n) {
+                    Ok(row) => row,
+                    Err(e) => {
+                        println!("{:<12} {n:>8} skipped: {e}", "crowd");
+                        continue;
+                    }
+                },
+                f if f.starts_with("fabrik") => {
+                    let (j, it) = f[6..].split_once('x').ok_or("fabrikJxK")?;
+                    chains(&format!("fabrik {j}x{it}"), &mut gpu, &workload::fabrik(n, j.parse()?, it.parse()?, 3))?
+                }
+                other => return Err(format!("unknown workload {other}").into()),
+            };
+            let gpu_ms = row.gpu_device.unwrap_or(row.gpu_resident);
+            println!(
+                "{:<12} {:>8} {:>11.3} {:>11.3} {:>11} {:>11.3} {:>10.1} {:>11.3} {:>12.2} {:>12.2}",
+                row.workload,
+                row.n,
+                row.cpu1,
+                row.cpu_all,
+                row.gpu_device.map_or("-".into(), |d| format!("{d:.3}")),
+                row.gpu_e2e,
+                row.gpu_submit_us,
+                row.gpu_resident,
+                row.n as f64 / row.cpu_all / 1e3,
+                row.n as f64 / gpu_ms / 1e3
+            );
+            rows.push(row);
+        }
+        match rows[first_row..].iter().find(|r: &&Row| r.gpu_e2e < r.cpu_all) {
+            Some(r) => println!("{:<12} GPU end-to-end beats CPU all threads from {} chains", r.workload, r.n),
+            None => println!("{w:<12} GPU end-to-end does not beat CPU all threads at these sizes"),
+        }
+    }
+
+    // The peer, on the same inputs.
+    let peer_n = *sizes.iter().find(|&&s| s >= 16 * 1024).unwrap_or(&sizes[0]);
+    println!("\npeer: rebirth-ik 0.1 on the same inputs, {peer_n} chains");
+    let (ours_ms, peer_ms, ours_err, theirs_err) = peer_two_bone(peer_n)?;
+    println!(
+        "  two-bone, 1 thread: crowd-ik {:.1} ns/chain (positions, rotations, local corrections, reached) vs rebirth-ik two_bone {:.1} ns/chain (positions)",
+        ours_ms * 1e6 / peer_n as f64,
+        peer_ms * 1e6 / peer_n as f64
+    );
+    println!("    worst position error against an f64 law-of-cosines reference: crowd-ik {ours_err:.2e} m, rebirth-ik {theirs_err:.2e} m");
+    rows.push(Row {
+        workload: "peer two-bone".into(),
+        n: peer_n,
+        cpu1: ours_ms,
+        peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
+        ..Row::default()
+    });
+    let fab = workload::fabrik(peer_n, 8, 16, 3);
+    let (one, all, diff) = peer_fabrik(&fab)?;
+    let mut ours = vec![FabrikSolved::default(); peer_n];
+    let ours_one = best(|| {
+        Ok(BatchJob::<FabrikChain> { chains: &fab, solved: &mut ours, options: FabrikMode::Fixed }.run().map(|_| ())?)
+    })?;
+    println!(
+        "  FABRIK 8x16, 1 thread: crowd-ik {:.0} ns/chain (16 fixed iterations + rotations) vs rebirth-ik solve_chain {:.0} ns/chain (early exit); all threads: solve_chains_par {:.0} ns/chain; max tip difference {diff:.2e}",
+        ours_one * 1e6 / peer_n as f64,
+        one * 1e6 / peer_n as f64,
+        all * 1e6 / peer_n as f64
+    );
+    rows.push(Row {
+        workload: "peer fabrik 8x16".into(),
+        n: peer_n,
+        cpu1: ours_one,
+        peer: Some(("rebirth-ik solve_chain".into(), one, diff)),
+        ..Row::default()
+    });
+
+    let json = format!(
+        "{{\"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"cpu_threads\": {threads}, \"rows\": [\n  {}\n]}}\n",
+        info.name,
+        info.device_type,
+        info.backend,
+        rows.iter().map(Row::json).collect::<Vec<_>>().join(",\n  ")
+    );
+    std::fs::write(&json_path, json)?;
+    println!("\nwrote {json_path}");
+    Ok(())
+}
+
+/// 80 % two-bone, 15 % three-bone, 5 % FABRIK 8x16, solved together in one pass.
+fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
+    let two = workload::two_bone(n * 80 / 100, 1);
+    let three = workload::three_bone(n * 15 / 100, 2);
+    let fab = workload::fabrik(n - two.len() - three.len(), 8, 16, 3);
+    let mut o2 = vec![TwoBoneSolved::default(); two.len()];
+    let mut o3 = vec![ThreeBoneSolved::default(); three.len()];
+    let mut of = vec![FabrikSolved::default(); fab.len()];
+    let cpu1 = best(|| {
+        TwoBoneJob::new(&two, &mut o2).run()?;
+        ThreeBoneJob::new(&three, &mut o3).run()?;
+        FabrikJob::new(&fab, &mut of).run()?;
+        Ok(())
+    })?;
+    let cpu_all = best(|| {
+        TwoBoneJob::new(&two, &mut o2).run_par()?;
+        ThreeBoneJob::new(&three, &mut o3).run_par()?;
+        FabrikJob::new(&fab, &mut of).run_par()?;
+        Ok(())
+    })?;
+    let gpu_e2e = best(|| {
+        gpu.upload(&two)?;
+        gpu.upload(&three)?;
+        gpu.upload(&fab)?;
+        gpu.dispatch(&Kind::ALL)?;
+        gpu.read::<TwoBoneChain>(&mut o2)?;
+        gpu.read::<ThreeBoneChain>(&mut o3)?;
+        gpu.read::<FabrikChain>(&mut of)?;
+        Ok(())
+    })?;
+    let (submit, resident_ms, device) = resident(gpu, &Kind::ALL)?;
+    Ok(Row {
+        workload: "mixed".into(),
+        n,
+        cpu1,
+        cpu_all,
+        gpu_device: device,
+        gpu_e2e,
+        gpu_submit_us: submit,
+        gpu_resident: resident_ms,
+        peer: None,
+    })
+}
+
+/// The crowd foot-IK frame: `n` walking bipeds over hills.
+fn crowd(own: &GpuSolver, n: usize) -> Res<Row> {
+    let terrain = Heightfield::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let ground = Ground::Heightfield(terrain.clone());
+    let rig = biped_rig();
+    let walkers = WalkingCrowd::new(n, 90.0, 1);
+    let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());
+    walkers.frame(&terrain, &mut chars, &mut poses);
+    let mut out = vec![JointPose::default(); poses.len()];
+    let mut res = vec![FootResult::default(); n];
+    fn job<'a>(
+        rig: &'a crowd_ik::crowd::FootRig,
+        ground: &'a Ground,
+        chars: &'a [CharacterInput],
+        poses: &'a [JointPose],
+        out: &'a mut [JointPose],
+        res: &'a mut [FootResult],
+    ) -> crowd_ik::cpu::foot_ik::FootIkJob<'a> {
+        crowd_ik::cpu::foot_ik::FootIkJob {
+            rig,
+            ground,
+            characters: chars,
+            hits: &[],
+            poses_in: poses,
+            poses_out: out,
+            results: res,
+        }
+    }
+    let cpu1 = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run()?))?;
+    let cpu_all = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run_par()?))?;
+    let mut gpu = CrowdSolver::new(own.device(), own.queue(), &rig, &ground)?;
+    gpu.enable_timestamps();
+    let gpu_e2e = best(|| Ok(gpu.solve(&chars, &poses, &[], &mut out, &mut res)?))?;
+    let mut submit = f64::INFINITY;
+    let resident = best(|| {
+        let t = Instant::now();
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        gpu.encode(&mut encoder);
+        gpu.queue().submit([encoder.finish()]);
+        submit = submit.min(t.elapsed().as_secs_f64() * 1e6);
+        gpu.device().poll(wgpu::PollType::wait_indefinitely())?;
+        Ok(())
+    })?;
+    Ok(Row {
+        workload: "crowd".into(),
+        n,
+        cpu1,
+        cpu_all,
+        gpu_device: gpu.device_time_ms()?,
+        gpu_e2e,
+        gpu_submit_us: submit,
+        gpu_resident: resident,
+        peer: None,
+    })
+}

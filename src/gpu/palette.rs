@@ -1,0 +1,171 @@
+//! Skinning palettes on the GPU: model-space joint matrix × inverse bind matrix, per
+//! character and joint, written into a buffer a renderer binds in its vertex shader
+//! (the twin of [`crate::cpu::palette::palette`]).
+
+use glam::Mat4;
+
+use super::{dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError};
+use crate::crowd::JointPose;
+
+/// Builds a skinning palette from a pose buffer (`JointPose` per joint, character-major,
+/// e.g. [`super::crowd::CrowdSolver::pose_output`]) inside the caller's encoder.
+///
+/// The palette is `array<mat4x4<f32>>` with `characters × joints` entries, character-major,
+/// column-major matrices, usage `STORAGE | VERTEX | COPY_SRC`. One builder makes one palette
+/// per frame (its dispatch parameters are written by the queue before the submit): use two
+/// builders for two palettes in the same frame (e.g. IK on and IK off).
+pub struct PaletteBuilder {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    inverse_bind: wgpu::Buffer,
+    params: wgpu::Buffer,
+    joints: usize,
+    palette: Option<(wgpu::Buffer, usize)>,
+    bound: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+    count: usize,
+    max_groups: u32,
+    staging: Option<wgpu::Buffer>,
+}
+
+impl PaletteBuilder {
+    /// A builder for a skeleton with these inverse bind matrices (one per joint; see
+    /// [`crate::cpu::palette::inverse_bind`]).
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, inverse_bind: &[Mat4]) -> Result<Self, GpuError> {
+        if inverse_bind.is_empty() || !inverse_bind.iter().all(|m| m.is_finite()) {
+            return Err(GpuError::Input(crate::IkError::InvalidRig(
+                "inverse bind matrices must be non-empty and finite".into(),
+            )));
+        }
+        let scope = ErrorScopes::push(device);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("palette"),
+            source: wgpu::ShaderSource::Wgsl(shaders::PALETTE_WGSL.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("palette"),
+            layout: None,
+            module: &module,
+            entry_point: Some(shaders::PALETTE_ENTRY),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        let inverse_bind_buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("inverse bind"),
+            size: std::mem::size_of_val(inverse_bind) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&inverse_bind_buf, 0, bytemuck::cast_slice(inverse_bind));
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("palette dispatch"),
+            size: std::mem::size_of::<DispatchParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        scope.pop()?;
+        Ok(Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            pipeline,
+            layout,
+            inverse_bind: inverse_bind_buf,
+            params,
+            joints: inverse_bind.len(),
+            palette: None,
+            bound: None,
+            count: 0,
+            max_groups: device.limits().max_compute_workgroups_per_dimension,
+            staging: None,
+        })
+    }
+
+    /// Records the palette of `characters` characters from `poses` into `encoder` (one
+    /// compute pass) and returns the palette buffer. The buffer is re-created only when the
+    /// crowd grows.
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        poses: &wgpu::Buffer,
+        characters: usize,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        let entries = characters * self.joints;
+        if poses.size() < (entries * std::mem::size_of::<JointPose>()) as u64 {
+            return Err(GpuError::Input(crate::IkError::FrameMismatch(format!(
+                "pose buffer of {} bytes for {characters} characters",
+                poses.size()
+            ))));
+        }
+        let scope = ErrorScopes::push(&self.device);
+        if self.palette.as_ref().is_none_or(|(_, cap)| *cap < entries.max(1)) {
+            let cap = entries.max(1).next_power_of_two();
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("skinning palette"),
+                size: (cap * 64) as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            self.palette = Some((buffer, cap));
+            self.bound = None;
+        }
+        let (palette, _) = self.palette.as_ref().expect("just made");
+        if self.bound.as_ref().is_none_or(|(b, _)| b != poses) {
+            let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("palette"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: poses.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: self.inverse_bind.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: palette.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: self.params.as_entire_binding() },
+                ],
+            });
+            self.bound = Some((poses.clone(), bind_group));
+        }
+        let groups = dispatch_size(entries, shaders::PALETTE_WORKGROUP_SIZE[0], self.max_groups);
+        let params = DispatchParams { count: entries as u32, groups_x: groups[0], pad0: self.joints as u32, pad1: 0 };
+        self.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        if entries > 0 {
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("palette"), timestamp_writes: None });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &self.bound.as_ref().expect("just bound").1, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], 1);
+        }
+        self.count = characters;
+        scope.pop()?;
+        Ok(&self.palette.as_ref().expect("made above").0)
+    }
+
+    /// The palette buffer of the last [`PaletteBuilder::encode`].
+    #[must_use]
+    pub fn palette(&self) -> Option<&wgpu::Buffer> {
+        self.palette.as_ref().map(|(b, _)| b)
+    }
+
+    /// Joints per character.
+    #[must_use]
+    pub fn joints(&self) -> usize {
+        self.joints
+    }
+
+    /// Blocking, for tests and tools: reads the last submitted palette back.
+    pub fn read(&mut self, out: &mut [Mat4]) -> Result<(), GpuError> {
+        let entries = self.count * self.joints;
+        if out.len() != entries {
+            return Err(GpuError::LengthMismatch { chains: entries, outputs: out.len() });
+        }
+        let Some((palette, cap)) = self.palette.as_ref().filter(|_| entries > 0) else { return Ok(()) };
+        if self.staging.as_ref().is_none_or(|s| s.size() < (entries * 64) as u64) {
+            self.staging = Some(staging_buffer(&self.device, (*cap * 64) as u64));
+        }
+        let staging = self.staging.as_ref().expect("just made");
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("palette readback") });
+        encoder.copy_buffer_to_buffer(palette, 0, staging, 0, (entries * 64) as u64);
+        self.queue.submit([encoder.finish()]);
+        map_read(&self.device, staging, bytemuck::cast_slice_mut(out))
+    }
+}

@@ -1,0 +1,159 @@
+//! A GPU pose source for callers without an animation system: samples a motion clip per
+//! character, each with its own time offset, into model space on the GPU (the twin of
+//! [`crate::cpu::clip_sample::sample_clip`]), so a whole crowd frame stays on the GPU. Feed
+//! [`ClipPoseSource::poses`] to [`super::crowd::CrowdSolver::set_pose_source`].
+
+use bytemuck::{Pod, Zeroable};
+
+use super::{dispatch_size, shaders, ErrorScopes, GpuError};
+use crate::bvh::Clip;
+use crate::crowd::{JointPose, NONE};
+
+/// Per-dispatch parameters. Keep in sync with `ClipParams` in `shaders/clip_sample.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct ClipParams {
+    count: u32,
+    groups_x: u32,
+    joints: u32,
+    frames: u32,
+    time: f32,
+    frame_time: f32,
+    pad0: f32,
+    pad1: f32,
+}
+
+/// Samples one looping clip for a whole crowd on the GPU.
+pub struct ClipPoseSource {
+    queue: wgpu::Queue,
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    params_buf: wgpu::Buffer,
+    poses: wgpu::Buffer,
+    params: ClipParams,
+    groups: [u32; 2],
+}
+
+impl ClipPoseSource {
+    /// A source for `offsets.len()` characters (seconds added to the frame time for each)
+    /// from the clip's local transforms (`frames × joints`, frame-major), its parents
+    /// (parents first) and seconds per frame.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        local: &[JointPose],
+        parents: &[Option<usize>],
+        frame_time: f32,
+        offsets: &[f32],
+    ) -> Result<Self, GpuError> {
+        let joints = parents.len();
+        let bad = |m: &str| Err(GpuError::Input(crate::IkError::Parse(format!("clip: {m}"))));
+        if joints == 0 || local.is_empty() || !local.len().is_multiple_of(joints) || !(frame_time > 0.0) {
+            return bad("needs joints, whole frames and a positive frame time");
+        }
+        if parents.iter().enumerate().any(|(j, p)| p.is_some_and(|p| p >= j)) {
+            return bad("parents must come first");
+        }
+        let scope = ErrorScopes::push(device);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("clip_sample"),
+            source: wgpu::ShaderSource::Wgsl(shaders::CLIP_SAMPLE_WGSL.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("clip_sample"),
+            layout: None,
+            module: &module,
+            entry_point: Some(shaders::CLIP_SAMPLE_ENTRY),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let storage = |label, bytes: &[u8], extra| {
+            let b = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (bytes.len() as u64).max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
+                mapped_at_creation: false,
+            });
+            queue.write_buffer(&b, 0, bytes);
+            b
+        };
+        let parents_u32: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
+        let clip_buf = storage("clip frames", bytemuck::cast_slice(local), wgpu::BufferUsages::empty());
+        let parents_buf = storage("clip parents", bytemuck::cast_slice(&parents_u32), wgpu::BufferUsages::empty());
+        let offsets_buf = storage("clip offsets", bytemuck::cast_slice(offsets), wgpu::BufferUsages::empty());
+        let poses = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("clip poses"),
+            size: ((offsets.len() * joints * std::mem::size_of::<JointPose>()) as u64).max(16),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("clip params"),
+            size: std::mem::size_of::<ClipParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("clip_sample"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: clip_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: parents_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: offsets_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: poses.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: params_buf.as_entire_binding() },
+            ],
+        });
+        scope.pop()?;
+        let groups = dispatch_size(
+            offsets.len(),
+            shaders::CLIP_SAMPLE_WORKGROUP_SIZE[0],
+            device.limits().max_compute_workgroups_per_dimension,
+        );
+        let params = ClipParams {
+            count: offsets.len() as u32,
+            groups_x: groups[0],
+            joints: joints as u32,
+            frames: (local.len() / joints) as u32,
+            time: 0.0,
+            frame_time,
+            pad0: 0.0,
+            pad1: 0.0,
+        };
+        Ok(Self { queue: queue.clone(), pipeline, bind_group, params_buf, poses, params, groups })
+    }
+
+    /// A source playing a BVH clip (translations scaled by `scale`).
+    pub fn from_clip(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        clip: &Clip,
+        scale: f32,
+        offsets: &[f32],
+    ) -> Result<Self, GpuError> {
+        let local: Vec<JointPose> = (0..clip.frames())
+            .flat_map(|f| clip.local_pose(f, scale).into_iter().map(|(t, r)| JointPose::new(t, r)))
+            .collect();
+        Self::new(device, queue, &local, &clip.skeleton.parents, clip.frame_time, offsets)
+    }
+
+    /// Records sampling every character at `time + offset` seconds into `encoder`.
+    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, time: f32) {
+        self.params.time = time;
+        self.queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        if self.params.count == 0 {
+            return;
+        }
+        let mut pass = encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("clip_sample"), timestamp_writes: None });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(self.groups[0], self.groups[1], 1);
+    }
+
+    /// The sampled model-space poses (`JointPose` per joint, character-major).
+    #[must_use]
+    pub fn poses(&self) -> &wgpu::Buffer {
+        &self.poses
+    }
+}

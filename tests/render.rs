@@ -1,0 +1,237 @@
+//! The renderer path on lavapipe: foot IK → skinning palette → rendered crowd, with no
+//! readback in the frame. Checks the image, its determinism, IK on vs off, the rendered soles
+//! against the terrain, and the GPU palette against its CPU twin.
+
+mod common;
+
+use common::gpu::in_ci;
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::cpu::palette::{inverse_bind, palette};
+use crowd_ik::crowd::*;
+use crowd_ik::gpu::adapter_from_env;
+use crowd_ik::gpu::crowd::CrowdSolver;
+use crowd_ik::gpu::palette::PaletteBuilder;
+use crowd_ik::gpu::preview::{Camera, Preview};
+use crowd_ik::scene::{biped_boxes, biped_rig, walk_pose, FOOT_HEIGHT};
+use glam::{Mat4, Quat, Vec2, Vec3};
+
+const W: u32 = 400;
+const H: u32 = 400;
+
+fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+    match adapter_from_env() {
+        Ok(a) => Some(pollster::block_on(a.request_device(&wgpu::DeviceDescriptor::default())).expect("device")),
+        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// A slope rising toward +Z (0.3 m per m) and one biped standing on it, both feet planted.
+fn scene() -> (Heightfield, Vec<CharacterInput>, Vec<JointPose>) {
+    let heights = (0..41 * 41).map(|k| 0.3 * (-5.0 + (k / 41) as f32 * 0.25)).collect();
+    let slope = Heightfield::new(Vec2::splat(-5.0), 0.25, 41, 41, heights).unwrap();
+    let (pose, _) = walk_pose(0.0); // left foot forward, right foot back, both on the ground
+    let chars = vec![CharacterInput::new(Vec3::ZERO, Quat::IDENTITY).with_foot_weights([1.0, 1.0, 0.0, 0.0])];
+    (slope, chars, pose)
+}
+
+fn is_shoe(px: &[u8]) -> bool {
+    px[2] > 200 && px[0] < 60 && px[1] < 90
+}
+
+/// Renders the scene with IK on or off; returns the image and the palette.
+fn render(device: &wgpu::Device, queue: &wgpu::Queue, ik_on: bool) -> (Vec<u8>, Vec<Mat4>, Camera) {
+    let (slope, chars, pose) = scene();
+    let rig = biped_rig();
+    let mut ik = CrowdSolver::new(device, queue, &rig, &Ground::Heightfield(slope.clone())).unwrap();
+    let (bind, _) = walk_pose(0.0);
+    let mut builder = PaletteBuilder::new(device, queue, &inverse_bind(&bind)).unwrap();
+    let preview =
+        Preview::new(device, queue, W, H, &slope, (Vec2::splat(-3.0), Vec2::splat(3.0), 0.25), &biped_boxes(&bind), 12)
+            .unwrap();
+    // Orthographic side view from +X, ~6° above the slope's edge so the slope is a strip
+    // (seen exactly edge-on it would be a line and rasterise to nothing).
+    let camera = Camera::orthographic(Vec3::new(10.0, 1.3, 0.0), Vec3::new(0.0, 0.3, 0.0), 0.7, 1.0);
+    ik.upload(&chars, &pose, &[]).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    ik.encode(&mut encoder);
+    let source = if ik_on { ik.pose_output() } else { ik.pose_input() }.unwrap();
+    let pal = builder.encode(&mut encoder, source, 1).unwrap();
+    preview.encode(&mut encoder, &camera, pal, ik.characters_buffer().unwrap(), 1);
+    queue.submit([encoder.finish()]);
+    let image = preview.read_rgba().unwrap();
+    let mut matrices = vec![Mat4::IDENTITY; 12];
+    builder.read(&mut matrices).unwrap();
+    (image, matrices, camera)
+}
+
+#[test]
+fn rendered_soles_rest_on_the_terrain_with_ik_and_not_without() {
+    let Some((device, queue)) = device() else { return };
+    let (on, _, camera) = render(&device, &queue, true);
+    let (on_again, _, _) = render(&device, &queue, true);
+    let (off, _, _) = render(&device, &queue, false);
+    assert_eq!(on, on_again, "rendering is deterministic");
+    if let Ok(dir) = std::env::var("CROWD_IK_SAVE_RENDERS") {
+        std::fs::write(format!("{dir}/render_ik_on.png"), crowd_ik::gpu::preview::png(W, H, &on)).unwrap();
+        std::fs::write(format!("{dir}/render_ik_off.png"), crowd_ik::gpu::preview::png(W, H, &off)).unwrap();
+    }
+    let shoes = on.chunks(4).filter(|p| is_shoe(p)).count();
+    let body = on.chunks(4).filter(|p| !is_shoe(p) && f32::from(p[0]) > 2.5 * f32::from(p[2]) && p[0] > p[1]).count();
+    let terrain = on.chunks(4).filter(|p| p[1] >= p[0] && p[1] > p[2]).count();
+    assert!(shoes > 100 && body > 500 && terrain > 10_000, "shoes {shoes}, body {body}, terrain {terrain}");
+    // Where the feet are, the two images differ.
+    let differing = on.chunks(4).zip(off.chunks(4)).filter(|(a, b)| a != b).count();
+    assert!(differing > 200, "IK on and off differ in {differing} pixels");
+
+    // Expected sole rows: solve the same frame on the CPU twin, project the ground under the
+    // middle of each shoe's sole, compare with the lowest shoe pixel in that column.
+    let (slope, chars, pose) = scene();
+    let rig = biped_rig();
+    let ground = Ground::Heightfield(slope.clone());
+    let mut out = vec![JointPose::default(); 12];
+    let mut res = vec![FootResult::default(); 1];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &pose,
+        poses_out: &mut out,
+        results: &mut res,
+    }
+    .run()
+    .unwrap();
+    let (bind, _) = walk_pose(0.0);
+    let lowest_shoe_row =
+        |image: &[u8], column: u32| (0..H).rev().find(|&y| is_shoe(&image[((y * W + column) * 4) as usize..]));
+    let mut off_error = 0.0_f32;
+    for (leg, ankle) in [(0, 6usize), (1, 10usize)] {
+        assert!(res[0].status[leg] & foot::REACHED != 0);
+        for (image, solved, errors) in [(&on, &out, None), (&off, &pose, Some(&mut off_error))] {
+            let local = bind[ankle].position() + Vec3::new(0.0, -FOOT_HEIGHT, 0.05) - bind[ankle].position();
+            let sole_mid =
+                solved[ankle].position() + solved[ankle].rotation() * (bind[ankle].rotation().conjugate() * local);
+            let ground_y = slope.sample(sole_mid.x, sole_mid.z).unwrap().0;
+            let expected = camera.pixel(Vec3::new(sole_mid.x, ground_y, sole_mid.z), W, H);
+            let column = expected.x.round() as u32;
+            // The lowest shoe pixel row covers the sole's edge: within 3 px of the ground. A
+            // shoe hidden in that column is buried in the terrain: infinitely wrong.
+            let error =
+                lowest_shoe_row(image, column).map_or(f32::INFINITY, |row| (row as f32 + 0.5 - expected.y).abs());
+            match errors {
+                None => {
+                    eprintln!("leg {leg}: rendered sole {error:.2} px from the ground row");
+                    assert!(error <= 3.0, "leg {leg}: sole {error} px from the ground row {}", expected.y)
+                }
+                Some(e) => *e = e.max(error),
+            }
+        }
+    }
+    assert!(off_error > 6.0, "without IK a foot is visibly off the slope: {off_error} px");
+}
+
+#[test]
+fn gpu_palette_equals_the_cpu_twin() {
+    let Some((device, queue)) = device() else { return };
+    let (_, gpu_palette, _) = render(&device, &queue, true);
+    let (slope, chars, pose) = scene();
+    let rig = biped_rig();
+    let ground = Ground::Heightfield(slope);
+    let mut out = vec![JointPose::default(); 12];
+    let mut res = vec![FootResult::default(); 1];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &pose,
+        poses_out: &mut out,
+        results: &mut res,
+    }
+    .run()
+    .unwrap();
+    let (bind, _) = walk_pose(0.0);
+    let mut cpu_palette = vec![Mat4::IDENTITY; 12];
+    palette(&out, &inverse_bind(&bind), &mut cpu_palette);
+    for (j, (a, b)) in cpu_palette.iter().zip(&gpu_palette).enumerate() {
+        let (ta, tb) = (a.w_axis.truncate(), b.w_axis.truncate());
+        assert!(ta.distance(tb) <= 1e-4 * 0.84, "joint {j}: translation {ta} vs {tb}");
+        for c in 0..3 {
+            assert!((a.col(c) - b.col(c)).abs().max_element() <= 1e-3, "joint {j}: rotation column {c}");
+        }
+    }
+}
+
+/// The GPU pose source samples a clip per character (own time offset) exactly like its CPU
+/// twin, here on Debian's CMU clip when installed, else on the procedural walk.
+#[test]
+fn gpu_pose_source_matches_the_cpu_twin() {
+    use crowd_ik::bvh::Clip;
+    use crowd_ik::cpu::clip_sample::sample_clip;
+    use crowd_ik::gpu::pose_source::ClipPoseSource;
+    let Some((device, queue)) = device() else { return };
+    let (local, parents, frame_time) = match Clip::load("/usr/share/assimp/models/BVH/01_01.bvh") {
+        Ok(clip) => {
+            let s = 0.0254 / 0.45;
+            let local: Vec<JointPose> =
+                (0..200).flat_map(|f| clip.local_pose(f, s).into_iter().map(|(t, r)| JointPose::new(t, r))).collect();
+            (local, clip.skeleton.parents.clone(), clip.frame_time)
+        }
+        Err(_) => {
+            assert!(!in_ci(), "CI=true but the CMU clip is missing: install assimp-testmodels");
+            // Local transforms of the procedural walk (model = local for its flat hierarchy use).
+            let parents = crowd_ik::scene::biped_parents();
+            let local: Vec<JointPose> = (0..32)
+                .flat_map(|f| -> Vec<JointPose> {
+                    let (model, _) = walk_pose(f as f32 / 32.0 * std::f32::consts::TAU);
+                    let parents = &parents;
+                    (0..12)
+                        .map(move |j| {
+                            let p = parents[j].map_or(JointPose::new(Vec3::ZERO, Quat::IDENTITY), |p| model[p]);
+                            JointPose::new(
+                                p.rotation().conjugate() * (model[j].position() - p.position()),
+                                p.rotation().conjugate() * model[j].rotation(),
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
+            (local, parents, 1.0 / 30.0)
+        }
+    };
+    let joints = parents.len();
+    let offsets: Vec<f32> = (0..257).map(|c| c as f32 * 0.0137).collect();
+    let mut source = ClipPoseSource::new(&device, &queue, &local, &parents, frame_time, &offsets).unwrap();
+    let time = 0.731;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    source.encode(&mut encoder, time);
+    let bytes = source.poses().size();
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(source.poses(), 0, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let gpu: Vec<JointPose> = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+    let parents_u32: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
+    let mut cpu = vec![JointPose::default(); joints];
+    let mut worst = 0.0_f32;
+    for (c, offset) in offsets.iter().enumerate() {
+        sample_clip(&local, &parents_u32, frame_time, time + offset, &mut cpu);
+        for j in 0..joints {
+            let (a, b) = (cpu[j], gpu[c * joints + j]);
+            worst = worst.max(a.position().distance(b.position()));
+            assert!(a.position().distance(b.position()) <= 1e-4, "character {c} joint {j}");
+            assert!(a.rotation().dot(b.rotation()).abs() >= 1.0 - 1e-6, "character {c} joint {j}");
+        }
+    }
+    eprintln!("clip sampling: {} characters × {joints} joints, worst GPU–CPU {worst:e} m", offsets.len());
+}
