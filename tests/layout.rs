@@ -120,3 +120,15 @@ fn every_kernel_is_valid_wgsl_with_its_reflected_workgroup_size() {
         assert!(size[0] >= 32, "{name}: workgroups of at least a warp");
     }
 }
+
+#[test]
+fn the_readme_skinning_snippet_is_valid_wgsl() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("```wgsl\n").expect("a wgsl block in README.md") + "```wgsl\n".len();
+    let snippet = &readme[start..start + readme[start..].find("```").unwrap()];
+    let module = naga::front::wgsl::parse_str(snippet).unwrap_or_else(|e| panic!("{}", e.emit_to_string(snippet)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(snippet)));
+    assert!(module.functions.iter().any(|(_, f)| f.name.as_deref() == Some("skin_to_world")));
+}
