@@ -211,13 +211,28 @@ fn terrain_mesh(hf: &Heightfield, min: Vec2, max: Vec2, step: f32) -> (Vec<[f32;
 
 impl Preview {
     /// A `width × height` preview of `terrain` over the XZ rectangle `[min, max]` (sampled
-    /// every `step`), drawing each character as `boxes` (bind space, `joints` joints).
+    /// every `step`), drawing each character as `boxes` (bind space, `joints` joints), into
+    /// its own [`FORMAT`] target that [`Preview::read_rgba`] reads back.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         width: u32,
         height: u32,
+        terrain: &Heightfield,
+        region: (Vec2, Vec2, f32),
+        boxes: &[BoneBox],
+        joints: usize,
+    ) -> Result<Self, GpuError> {
+        Self::with_format(device, queue, (width, height, FORMAT), terrain, region, boxes, joints)
+    }
+
+    /// As [`Preview::new`], drawing to targets of `format` (e.g. a window surface's, with
+    /// [`Preview::encode_into`]).
+    pub fn with_format(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        (width, height, format): (u32, u32, wgpu::TextureFormat),
         terrain: &Heightfield,
         region: (Vec2, Vec2, f32),
         boxes: &[BoneBox],
@@ -283,7 +298,7 @@ impl Preview {
                     entry_point: Some("fs_main"),
                     compilation_options: Default::default(),
                     targets: &[Some(wgpu::ColorTargetState {
-                        format: FORMAT,
+                        format,
                         blend: None,
                         write_mask: wgpu::ColorWrites::ALL,
                     })],
@@ -329,7 +344,7 @@ impl Preview {
                 view_formats: &[],
             })
         };
-        let color = texture(FORMAT, wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC);
+        let color = texture(format, wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC);
         let depth = texture(DEPTH, wgpu::TextureUsages::RENDER_ATTACHMENT);
         let readback = staging_buffer(device, u64::from(padded_row(width)) * u64::from(height));
         let camera = device.create_buffer(&wgpu::BufferDescriptor {
@@ -380,6 +395,38 @@ impl Preview {
         roots: &wgpu::Buffer,
         characters: u32,
     ) {
+        let color_view = self.color.create_view(&Default::default());
+        self.encode_into(encoder, camera, palette, roots, characters, &color_view);
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: &self.color,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.readback,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded_row(self.width)),
+                    rows_per_image: Some(self.height),
+                },
+            },
+            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
+        );
+    }
+
+    /// Records a frame into `target` (a view of the preview's size and format, e.g. a window
+    /// surface texture), without the readback copy.
+    pub fn encode_into(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        camera: &Camera,
+        palette: &wgpu::Buffer,
+        roots: &wgpu::Buffer,
+        characters: u32,
+        target: &wgpu::TextureView,
+    ) {
         let uniform = CameraUniform {
             view_proj: camera.view_proj.to_cols_array_2d(),
             light_dir: camera.light_dir.extend(self.joints as f32).to_array(),
@@ -394,13 +441,12 @@ impl Preview {
                 wgpu::BindGroupEntry { binding: 2, resource: roots.as_entire_binding() },
             ],
         });
-        let color_view = self.color.create_view(&Default::default());
         let depth_view = self.depth.create_view(&Default::default());
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("preview"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &color_view,
+                    view: target,
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
@@ -429,23 +475,6 @@ impl Preview {
                 pass.draw_indexed(0..self.mesh.2, 0, 0..characters);
             }
         }
-        encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo {
-                texture: &self.color,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::TexelCopyBufferInfo {
-                buffer: &self.readback,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded_row(self.width)),
-                    rows_per_image: Some(self.height),
-                },
-            },
-            wgpu::Extent3d { width: self.width, height: self.height, depth_or_array_layers: 1 },
-        );
     }
 
     /// Blocking: the last submitted frame as tightly packed RGBA8 rows, top row first.
