@@ -38,6 +38,27 @@ fn scene() -> (Heightfield, Vec<CharacterInput>, Vec<JointPose>) {
     (slope, chars, pose)
 }
 
+/// The scene's frame solved by the CPU twin: terrain, FK pose, corrected pose, result.
+fn cpu_frame() -> (Heightfield, Vec<JointPose>, Vec<JointPose>, FootResult) {
+    let (slope, chars, pose) = scene();
+    let rig = biped_rig();
+    let ground = Ground::Heightfield(slope.clone());
+    let mut out = vec![JointPose::default(); 12];
+    let mut res = vec![FootResult::default(); 1];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &pose,
+        poses_out: &mut out,
+        results: &mut res,
+    }
+    .run()
+    .unwrap();
+    (slope, pose, out, res[0])
+}
+
 fn is_shoe(px: &[u8]) -> bool {
     px[2] > 200 && px[0] < 60 && px[1] < 90
 }
@@ -89,28 +110,13 @@ fn rendered_soles_rest_on_the_terrain_with_ik_and_not_without() {
 
     // Expected sole rows: solve the same frame on the CPU twin, project the ground under the
     // middle of each shoe's sole, compare with the lowest shoe pixel in that column.
-    let (slope, chars, pose) = scene();
-    let rig = biped_rig();
-    let ground = Ground::Heightfield(slope.clone());
-    let mut out = vec![JointPose::default(); 12];
-    let mut res = vec![FootResult::default(); 1];
-    FootIkJob {
-        rig: &rig,
-        ground: &ground,
-        characters: &chars,
-        hits: &[],
-        poses_in: &pose,
-        poses_out: &mut out,
-        results: &mut res,
-    }
-    .run()
-    .unwrap();
+    let (slope, pose, out, res) = cpu_frame();
     let (bind, _) = walk_pose(0.0);
     let lowest_shoe_row =
         |image: &[u8], column: u32| (0..H).rev().find(|&y| is_shoe(&image[((y * W + column) * 4) as usize..]));
     let mut off_error = 0.0_f32;
     for (leg, ankle) in [(0, 6usize), (1, 10usize)] {
-        assert!(res[0].status[leg] & foot::REACHED != 0);
+        assert!(res.status[leg] & foot::REACHED != 0);
         for (image, solved, errors) in [(&on, &out, None), (&off, &pose, Some(&mut off_error))] {
             let local = bind[ankle].position() + Vec3::new(0.0, -FOOT_HEIGHT, 0.05) - bind[ankle].position();
             let sole_mid =
@@ -138,22 +144,7 @@ fn rendered_soles_rest_on_the_terrain_with_ik_and_not_without() {
 fn gpu_palette_equals_the_cpu_twin() {
     let Some((device, queue)) = device() else { return };
     let (_, gpu_palette, _) = render(&device, &queue, true);
-    let (slope, chars, pose) = scene();
-    let rig = biped_rig();
-    let ground = Ground::Heightfield(slope);
-    let mut out = vec![JointPose::default(); 12];
-    let mut res = vec![FootResult::default(); 1];
-    FootIkJob {
-        rig: &rig,
-        ground: &ground,
-        characters: &chars,
-        hits: &[],
-        poses_in: &pose,
-        poses_out: &mut out,
-        results: &mut res,
-    }
-    .run()
-    .unwrap();
+    let (_, _, out, _) = cpu_frame();
     let (bind, _) = walk_pose(0.0);
     let mut cpu_palette = vec![Mat4::IDENTITY; 12];
     palette(&out, &inverse_bind(&bind), &mut cpu_palette);

@@ -1,7 +1,9 @@
 //! Crowd foot IK on the GPU: one dispatch for the whole crowd, poses in and out of GPU
 //! buffers (the twin of [`crate::cpu::foot_ik::FootIkJob`]).
 
-use super::{dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError, LostFlag};
+use super::{
+    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError, LostFlag,
+};
 use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS};
 
 /// Solves foot IK for a whole crowd on the GPU, keeping its buffers across frames.
@@ -62,19 +64,7 @@ impl CrowdSolver {
         let lost = LostFlag::install(device);
         let limits = device.limits();
         let scope = ErrorScopes::push(device);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("foot_ik"),
-            source: wgpu::ShaderSource::Wgsl(shaders::FOOT_IK_WGSL.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("foot_ik"),
-            layout: None,
-            module: &module,
-            entry_point: Some("foot_ik"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
+        let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
         let uniform = |label, size| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),

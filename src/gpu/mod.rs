@@ -233,19 +233,7 @@ impl GpuSolver {
         let scope = ErrorScopes::push(device);
         let kinds = Kind::ALL.map(|kind| {
             let (name, source, workgroup) = kind.shader();
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(name),
-                layout: None, // bindings come from the shader alone
-                module: &module,
-                entry_point: Some(name),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-            let layout = pipeline.get_bind_group_layout(0);
+            let (pipeline, layout) = compute_pipeline(device, name, source, name);
             let (in_size, out_size) = match kind {
                 Kind::TwoBone => sizes::<TwoBoneChain>(),
                 Kind::ThreeBone => sizes::<ThreeBoneChain>(),
@@ -473,6 +461,30 @@ impl GpuSolver {
     fn check_lost(&self) -> Result<(), GpuError> {
         self.lost.check()
     }
+}
+
+/// A compute pipeline from WGSL, its bind-group layout reflected from the shader (group 0):
+/// bindings are written once, in the shader.
+pub(crate) fn compute_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    entry: &str,
+) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let layout = pipeline.get_bind_group_layout(0);
+    (pipeline, layout)
 }
 
 /// Workgroups `[x, y]` of a 2-D dispatch covering `count` invocations: `x` at most `max`.

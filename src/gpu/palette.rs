@@ -4,7 +4,9 @@
 
 use glam::Mat4;
 
-use super::{dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError};
+use super::{
+    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError,
+};
 use crate::crowd::JointPose;
 
 /// Builds a skinning palette from a pose buffer (`JointPose` per joint, character-major,
@@ -39,19 +41,7 @@ impl PaletteBuilder {
             )));
         }
         let scope = ErrorScopes::push(device);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("palette"),
-            source: wgpu::ShaderSource::Wgsl(shaders::PALETTE_WGSL.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("palette"),
-            layout: None,
-            module: &module,
-            entry_point: Some(shaders::PALETTE_ENTRY),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
+        let (pipeline, layout) = compute_pipeline(device, "palette", shaders::PALETTE_WGSL, shaders::PALETTE_ENTRY);
         let inverse_bind_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("inverse bind"),
             size: std::mem::size_of_val(inverse_bind) as u64,

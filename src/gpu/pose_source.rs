@@ -5,7 +5,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::{dispatch_size, shaders, ErrorScopes, GpuError};
+use super::{compute_pipeline, dispatch_size, shaders, ErrorScopes, GpuError};
 use crate::bvh::Clip;
 use crate::crowd::{JointPose, NONE};
 
@@ -55,18 +55,8 @@ impl ClipPoseSource {
             return bad("parents must come first");
         }
         let scope = ErrorScopes::push(device);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("clip_sample"),
-            source: wgpu::ShaderSource::Wgsl(shaders::CLIP_SAMPLE_WGSL.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("clip_sample"),
-            layout: None,
-            module: &module,
-            entry_point: Some(shaders::CLIP_SAMPLE_ENTRY),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let (pipeline, layout) =
+            compute_pipeline(device, "clip_sample", shaders::CLIP_SAMPLE_WGSL, shaders::CLIP_SAMPLE_ENTRY);
         let storage = |label, bytes: &[u8], extra| {
             let b = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -95,7 +85,7 @@ impl ClipPoseSource {
         });
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("clip_sample"),
-            layout: &pipeline.get_bind_group_layout(0),
+            layout: &layout,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: clip_buf.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: parents_buf.as_entire_binding() },
