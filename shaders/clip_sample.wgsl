@@ -5,12 +5,6 @@
 const WORKGROUP_SIZE: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
 
-// Keep in sync with JointPose in src/crowd.rs.
-struct JointPose {
-    position_ms: vec4<f32>,
-    rotation_ms: vec4<f32>,
-}
-
 // Keep in sync with ClipParams in src/gpu/pose_source.rs.
 struct ClipParams {
     count: u32,         // characters

@@ -12,11 +12,6 @@ const FOOT_REACHED: u32 = 4u;
 const FOOT_ANGLE_LIMITED: u32 = 8u;
 const FOOT_KNEE_LIMITED: u32 = 16u;
 
-struct JointPose {
-    position_ms: vec4<f32>,
-    rotation_ms: vec4<f32>,
-}
-
 struct CharacterInput {
     root_ws: vec4<f32>,       // translation; w = uniform scale
     root_rotation: vec4<f32>,
@@ -157,6 +152,14 @@ fn reach_drop(base: u32, leg: LegRecord, s: f32, hip_ws: vec3<f32>, target_ws: v
     return -v.y;
 }
 
+// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
+fn reference_joint(leg: LegRecord) -> u32 {
+    if (leg.mode.x == 1u) {
+        return leg.joints.w;
+    }
+    return leg.joints.z;
+}
+
 fn check_character(c: u32, base: u32, n: u32) -> u32 {
     let ch = characters[c];
     if (!(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights))) {
@@ -218,10 +221,7 @@ fn solve_character(c: u32) {
     for (var l = 0u; l < legs; l++) {
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
-        var reference = leg.joints.z;
-        if (three) {
-            reference = leg.joints.w;
-        }
+        let reference = reference_joint(leg);
         let ref_ws = quat_rotate(q, pose_in[base + reference].position_ms.xyz * s) + t;
         let h = leg.knee_axis.w;
         let g = ground_query(c, l, ref_ws.x, ref_ws.z);
@@ -358,10 +358,7 @@ fn solve_character(c: u32) {
         }
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
-        var reference = leg.joints.z;
-        if (three) {
-            reference = leg.joints.w;
-        }
+        let reference = reference_joint(leg);
         let ref_ws = quat_rotate(q, pose_out[base + reference].position_ms.xyz * s) + t;
         var up = vec3<f32>(0.0, 1.0, 0.0);
         if (!three) {

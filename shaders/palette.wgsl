@@ -4,12 +4,6 @@
 
 const WORKGROUP_SIZE: u32 = 64u;
 
-// Keep in sync with JointPose in src/crowd.rs.
-struct JointPose {
-    position_ms: vec4<f32>,
-    rotation_ms: vec4<f32>,
-}
-
 @group(0) @binding(0) var<storage, read> poses: array<JointPose>;              // characters × joints
 @group(0) @binding(1) var<storage, read> inverse_bind: array<mat4x4<f32>>;     // joints
 @group(0) @binding(2) var<storage, read_write> palette: array<mat4x4<f32>>;    // characters × joints

@@ -52,6 +52,12 @@ struct FabrikSolved {
     status: vec4<u32>,
 }
 
+// One joint of a model-space pose. Keep in sync with JointPose in src/crowd.rs.
+struct JointPose {
+    position_ms: vec4<f32>,
+    rotation_ms: vec4<f32>,
+}
+
 // Per-dispatch parameters. Keep in sync with DispatchParams in src/gpu/mod.rs.
 struct DispatchParams {
     count: u32,     // chains in this segment

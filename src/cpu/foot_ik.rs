@@ -120,6 +120,11 @@ fn reach_drop(pose: &[JointPose], leg: &crate::crowd::LegRecord, s: f32, hip_ws:
     }
 }
 
+/// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
+fn reference_joint(leg: &crate::crowd::LegRecord) -> usize {
+    (if leg.mode[0] == 1 { leg.joints[3] } else { leg.joints[2] }) as usize
+}
+
 fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
     if !(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights)) {
         return ChainError::NonFinite.code();
@@ -184,7 +189,7 @@ pub(crate) fn foot_ik(
     for l in 0..legs {
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
-        let reference = if three { leg.joints[3] } else { leg.joints[2] } as usize;
+        let reference = reference_joint(leg);
         let ref_ws = q * (pose_in[reference].position() * s) + t;
         let h = leg.knee_axis[3];
         if let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) {
@@ -311,7 +316,7 @@ pub(crate) fn foot_ik(
         }
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
-        let reference = if three { leg.joints[3] } else { leg.joints[2] } as usize;
+        let reference = reference_joint(leg);
         let ref_ws = q * (pose_out[reference].position() * s) + t;
         let up = if three { Vec3::Y } else { q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
         let sole = ref_ws - up * leg.knee_axis[3];

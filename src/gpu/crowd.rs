@@ -2,7 +2,8 @@
 //! buffers (the twin of [`crate::cpu::foot_ik::FootIkJob`]).
 
 use super::{
-    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError, LostFlag,
+    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, uniform_buffer, DispatchParams, ErrorScopes,
+    GpuError, LostFlag,
 };
 use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS};
 
@@ -65,17 +66,9 @@ impl CrowdSolver {
         let limits = device.limits();
         let scope = ErrorScopes::push(device);
         let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
-        let uniform = |label, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
         let rig_buf =
             storage(device, "foot_ik rig", std::mem::size_of::<RigRecord>() as u64, wgpu::BufferUsages::empty());
-        let params_buf = uniform("foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
+        let params_buf = uniform_buffer(device, "foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
         let table = rig.joint_table();
         let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
         queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.gpu_rig(ground)));

@@ -487,6 +487,16 @@ pub(crate) fn compute_pipeline(
     (pipeline, layout)
 }
 
+/// A `UNIFORM | COPY_DST` buffer of `size` bytes.
+pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// Workgroups `[x, y]` of a 2-D dispatch covering `count` invocations: `x` at most `max`.
 pub(crate) fn dispatch_size(count: usize, workgroup: u32, max: u32) -> [u32; 2] {
     let groups = (count as u32).div_ceil(workgroup);
@@ -564,12 +574,7 @@ fn make_segment(device: &wgpu::Device, k: &KindState, kind: Kind, capacity: usiz
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
     });
-    let params = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(name),
-        size: std::mem::size_of::<DispatchParams>() as u64,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let params = uniform_buffer(device, name, std::mem::size_of::<DispatchParams>() as u64);
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(name),
         layout: &k.layout,

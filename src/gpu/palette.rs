@@ -5,7 +5,8 @@
 use glam::Mat4;
 
 use super::{
-    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, DispatchParams, ErrorScopes, GpuError,
+    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, uniform_buffer, DispatchParams, ErrorScopes,
+    GpuError,
 };
 use crate::crowd::JointPose;
 
@@ -49,12 +50,7 @@ impl PaletteBuilder {
             mapped_at_creation: false,
         });
         queue.write_buffer(&inverse_bind_buf, 0, bytemuck::cast_slice(inverse_bind));
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("palette dispatch"),
-            size: std::mem::size_of::<DispatchParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let params = uniform_buffer(device, "palette dispatch", std::mem::size_of::<DispatchParams>() as u64);
         scope.pop()?;
         Ok(Self {
             device: device.clone(),

@@ -5,7 +5,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::{compute_pipeline, dispatch_size, shaders, ErrorScopes, GpuError};
+use super::{compute_pipeline, dispatch_size, shaders, uniform_buffer, ErrorScopes, GpuError};
 use crate::bvh::Clip;
 use crate::crowd::{JointPose, NONE};
 
@@ -77,12 +77,7 @@ impl ClipPoseSource {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("clip params"),
-            size: std::mem::size_of::<ClipParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let params_buf = uniform_buffer(device, "clip params", std::mem::size_of::<ClipParams>() as u64);
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("clip_sample"),
             layout: &layout,
