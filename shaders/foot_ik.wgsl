@@ -32,10 +32,11 @@ struct FootResult {
 
 struct LegRecord {
     joints: vec4<u32>,        // hip, knee, ankle, toe
-    mode: vec4<u32>,          // kind, option bits
+    mode: vec4<u32>,          // kind, option bits, knee pole rule (0 FK knee, 1 FK plane, 2 direction)
     knee_axis: vec4<f32>,     // w = foot height
     limits: vec4<f32>,        // cos θmin, cos θmax, cos/sin max foot angle
     foot_up: vec4<f32>,       // w = three-bone blend
+    pole: vec4<f32>,          // model-space knee pole direction (rule 2)
 }
 
 struct RigRecord {
@@ -267,14 +268,21 @@ fn solve_character(c: u32) {
         let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
         let h = leg.knee_axis.w;
         let target_ms = quat_rotate(quat_conj(q), ground_p[l] + ground_n[l] * h - t) / s;
+        // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
+        // or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
         var pole_mode = 0u; // FkPlane
-        if (dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
+        var pole = vec3<f32>(0.0);
+        if (leg.mode.z == 0u && dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
             pole_mode = 2u; // Direction
+            pole = knee_dir;
+        } else if (leg.mode.z == 2u) {
+            pole_mode = 2u;
+            pole = leg.pole.xyz;
         }
         var limb: LimbSettings;
         limb.target_ms = vec4<f32>(target_ms, w);
-        limb.pole_ms = vec4<f32>(knee_dir, 0.0);
+        limb.pole_ms = vec4<f32>(pole, 0.0);
         limb.mid_axis = vec4<f32>(leg.knee_axis.xyz, 0.0);
         limb.params = vec4<f32>(1.0, 1.0, leg.limits.x, leg.limits.y);
         limb.mode = vec4<u32>(pole_mode, 0u, leg.mode.y & OPT_KNEE_LIMITS, 0u);

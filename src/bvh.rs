@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::crowd::{FootRig, JointPose, LegKind, LegRig};
+use crate::crowd::{FootRig, JointPose, KneePole, LegKind, LegRig};
 use crate::IkError;
 
 /// One animated channel of a joint.
@@ -290,9 +290,8 @@ impl Default for BipedSettings {
 
 impl FootRig {
     /// A biped rig from joint names: `pelvis` and, per leg, `[hip, knee, ankle, toe]` (e.g.
-    /// CMU's `LeftUpLeg, LeftLeg, LeftFoot, LeftToeBase`). From the rest pose (at `scale`)
-    /// it derives the knee hinge (`forward × up`, in the knee's frame), the foot's up axis
-    /// (in the ankle's frame) and the foot height (ankle above toe along `up`).
+    /// CMU's `LeftUpLeg, LeftLeg, LeftFoot, LeftToeBase`): [`FootRig::from_names`] with
+    /// two-bone legs.
     pub fn biped(
         skeleton: &Skeleton,
         pelvis: &str,
@@ -300,21 +299,43 @@ impl FootRig {
         scale: f32,
         s: BipedSettings,
     ) -> Result<Self, IkError> {
+        let legs: Vec<([&str; 4], LegKind)> = legs.iter().map(|names| (*names, LegKind::TwoBone)).collect();
+        Self::from_names(skeleton, pelvis, &legs, scale, s)
+    }
+
+    /// A rig from joint names of a loaded skeleton: `pelvis` and, per leg,
+    /// `[hip, knee, ankle, toe]` with its kind (two-bone, or pseudo three-bone for a
+    /// quadruped hind leg: hip, stifle, hock, hoof tip). From the rest pose (at `scale`) it
+    /// derives the knee hinge (`forward × up`, in the knee's frame; flip a leg's
+    /// `knee_axis` for knees that bend the other way), the foot's up axis (in the ankle's
+    /// frame) and the foot height (two-bone: ankle above toe along `up`; pseudo three-bone:
+    /// 0, the hoof tip is the sole). Knee poles follow the FK knee.
+    pub fn from_names(
+        skeleton: &Skeleton,
+        pelvis: &str,
+        legs: &[([&str; 4], LegKind)],
+        scale: f32,
+        s: BipedSettings,
+    ) -> Result<Self, IkError> {
         let find = |n: &str| skeleton.find(n).ok_or_else(|| IkError::InvalidRig(format!("no joint named {n:?}")));
         let rest = skeleton.rest_pose(scale);
         let hinge = s.forward.cross(s.up).normalize();
         let mut rig_legs = Vec::new();
-        for names in legs {
+        for (names, kind) in legs {
             let joints = [find(names[0])?, find(names[1])?, find(names[2])?, find(names[3])?];
-            let foot_height = (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0);
+            let foot_height = match kind {
+                LegKind::TwoBone => (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0),
+                LegKind::PseudoThreeBone { .. } => 0.0,
+            };
             rig_legs.push(LegRig {
-                kind: LegKind::TwoBone,
+                kind: *kind,
                 joints,
                 foot_height,
                 knee_axis: rest[joints[1]].rotation().conjugate() * hinge,
                 knee_limits: s.knee_limits,
                 max_foot_angle: s.max_foot_angle,
                 foot_up: rest[joints[2]].rotation().conjugate() * s.up,
+                knee_pole: KneePole::FkKnee,
             });
         }
         let rig = Self {

@@ -161,6 +161,19 @@ pub enum LegKind {
     },
 }
 
+/// How a leg's knee pole (the side the knee points to) is chosen each frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum KneePole {
+    /// Toward the FK knee: the knee's offset from the FK hip→ankle line, so the knee keeps
+    /// pointing where the animation pointed it; a straight FK leg keeps its FK plane.
+    #[default]
+    FkKnee,
+    /// Keep the FK bend plane: the hip turns the shortest way (`PoleMode::FkPlane`).
+    FkPlane,
+    /// Toward a fixed direction in the character's model space (e.g. forward, +Z).
+    Direction(Vec3),
+}
+
 /// One leg of a rig.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LegRig {
@@ -179,6 +192,8 @@ pub struct LegRig {
     pub max_foot_angle: f32,
     /// The foot's up axis in the ankle's local space (two-bone legs).
     pub foot_up: Vec3,
+    /// How the knee pole is chosen.
+    pub knee_pole: KneePole,
 }
 
 /// Which joints form the legs and pelvis of a skeleton, and the foot-IK settings.
@@ -244,6 +259,11 @@ impl FootRig {
             let axis_ok = |v: Vec3| v.is_finite() && v.length_squared() > 1e-12;
             if !axis_ok(leg.knee_axis) || !axis_ok(leg.foot_up) {
                 return Err(rig_error(format!("leg {l}: knee axis and foot up must be non-zero")));
+            }
+            if let KneePole::Direction(d) = leg.knee_pole {
+                if !axis_ok(d) {
+                    return Err(rig_error(format!("leg {l}: knee pole direction must be non-zero and finite")));
+                }
             }
             if !finite(leg.foot_height) || !(0.0..=std::f32::consts::PI).contains(&leg.max_foot_angle) {
                 return Err(rig_error(format!("leg {l}: foot height ≥ 0 and max foot angle in [0, π]")));
@@ -318,26 +338,33 @@ impl FootRig {
                 None => (0, 1.0, -1.0),
             };
             let j = leg.joints.map(|j| j as u32);
+            let (pole_rule, pole) = match leg.knee_pole {
+                KneePole::FkKnee => (0, Vec3::ZERO),
+                KneePole::FkPlane => (1, Vec3::ZERO),
+                KneePole::Direction(d) => (2, d.normalize()),
+            };
             r.legs[l] = LegRecord {
                 joints: j,
-                mode: [kind, limits, 0, 0],
+                mode: [kind, limits, pole_rule, 0],
                 knee_axis: leg.knee_axis.normalize().extend(leg.foot_height).to_array(),
                 limits: [cos_min, cos_max, leg.max_foot_angle.cos(), leg.max_foot_angle.sin()],
                 foot_up: leg.foot_up.normalize().extend(blend).to_array(),
+                pole: pole.extend(0.0).to_array(),
             };
         }
         r
     }
 }
 
-/// One leg of [`RigRecord`]. 80 bytes. Keep in sync with `LegRecord` in
+/// One leg of [`RigRecord`]. 96 bytes. Keep in sync with `LegRecord` in
 /// `shaders/foot_ik.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct LegRecord {
     /// Hip, knee, ankle, toe joint indices.
     pub joints: [u32; 4],
-    /// Kind (0 two-bone, 1 pseudo three-bone), option bits (knee limits), 0, 0.
+    /// Kind (0 two-bone, 1 pseudo three-bone), option bits (knee limits), knee pole rule
+    /// (0 FK knee, 1 FK plane, 2 direction), 0.
     pub mode: [u32; 4],
     /// Knee-local hinge axis (unit); `.w` = foot height.
     pub knee_axis: [f32; 4],
@@ -345,9 +372,11 @@ pub struct LegRecord {
     pub limits: [f32; 4],
     /// Ankle-local foot up axis (unit); `.w` = three-bone blend ratio.
     pub foot_up: [f32; 4],
+    /// Model-space knee pole direction for rule 2 (unit), else zero.
+    pub pole: [f32; 4],
 }
 
-/// The rig as the foot-IK kernel reads it (a read-only storage buffer). 384 bytes.
+/// The rig as the foot-IK kernel reads it (a read-only storage buffer). 448 bytes.
 /// Keep in sync with `RigRecord` in `shaders/foot_ik.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -368,8 +397,8 @@ const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
 const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
 const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
-const _: () = assert!(std::mem::size_of::<LegRecord>() == 80);
-const _: () = assert!(std::mem::size_of::<RigRecord>() == 384);
+const _: () = assert!(std::mem::size_of::<LegRecord>() == 96);
+const _: () = assert!(std::mem::size_of::<RigRecord>() == 448);
 const _: () = assert!(std::mem::offset_of!(RigRecord, legs) == 64);
 
 /// The ground under the crowd.

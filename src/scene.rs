@@ -3,7 +3,7 @@
 
 use glam::{Quat, Vec2, Vec3};
 
-use crate::crowd::{CharacterInput, FootRig, Heightfield, JointPose, LegKind, LegRig};
+use crate::crowd::{CharacterInput, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};
 use crate::workload::Rng;
 
 /// Joint names of [`biped_parents`].
@@ -34,6 +34,7 @@ pub fn biped_rig() -> FootRig {
         knee_limits: Some((5f32.to_radians(), 175f32.to_radians())),
         max_foot_angle: 35f32.to_radians(),
         foot_up: Vec3::Y,
+        knee_pole: KneePole::FkKnee,
     };
     FootRig {
         parents: biped_parents(),

@@ -332,3 +332,115 @@ fn cmu_motion_capture_over_hills() {
     );
     assert!(before > 0.02 && after < 1e-4, "before {before} after {after}");
 }
+
+#[test]
+fn knee_pole_rules_choose_where_the_knee_points() {
+    let mut rng = Rng(75);
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let (chars, poses) = random_crowd(&mut rng, &hf, 300);
+    for rule in [KneePole::FkKnee, KneePole::FkPlane, KneePole::Direction(Vec3::new(1.0, 0.0, 1.0))] {
+        let mut rig = biped_rig();
+        for leg in &mut rig.legs {
+            leg.knee_pole = rule;
+        }
+        let (out, res) = solve(&rig, &ground, &chars, &[], &poses);
+        let mut reached = 0;
+        for (c, r) in res.iter().enumerate() {
+            for (l, leg) in [LEFT, RIGHT].iter().enumerate() {
+                if r.status[l] & foot::REACHED == 0 {
+                    continue;
+                }
+                reached += 1;
+                let p = |j: usize| out[c * 12 + j].position();
+                let axis = (p(leg[2]) - p(leg[0])).normalize();
+                let knee_side = (p(leg[1]) - p(leg[0])) - axis * (p(leg[1]) - p(leg[0])).dot(axis);
+                match rule {
+                    KneePole::Direction(d) => {
+                        let want = d - axis * d.dot(axis);
+                        assert!(knee_side.normalize().dot(want.normalize()) > 0.999, "knee toward the pole direction");
+                    }
+                    KneePole::FkKnee => {
+                        // The FK knee's offset from the FK hip→ankle line, seen across the new
+                        // axis: the pole (for a bent FK leg; a straight one keeps its plane).
+                        let fk = |j: usize| poses[c * 12 + j].position();
+                        let fk_axis = (fk(leg[2]) - fk(leg[0])).normalize();
+                        let fk_offset = (fk(leg[1]) - fk(leg[0])) - fk_axis * (fk(leg[1]) - fk(leg[0])).dot(fk_axis);
+                        let want = fk_offset - axis * fk_offset.dot(axis);
+                        if fk_offset.length() > 0.05 * 0.42 && want.length() > 1e-3 {
+                            assert!(knee_side.normalize().dot(want.normalize()) > 0.999, "knee toward the FK knee");
+                        }
+                    }
+                    KneePole::FkPlane => {}
+                }
+            }
+        }
+        assert!(reached > 400, "{rule:?}: {reached} feet reached");
+    }
+    let mut bad = biped_rig();
+    bad.legs[0].knee_pole = KneePole::Direction(Vec3::ZERO);
+    assert!(matches!(bad.validate(), Err(IkError::InvalidRig(_))));
+}
+
+#[test]
+fn rigs_build_from_joint_names_for_quadrupeds_too() {
+    use crowd_ik::bvh::Skeleton;
+    let (rig, pose) = quadruped();
+    let names: Vec<String> = [
+        "root",
+        "body",
+        "hip_l",
+        "stifle_l",
+        "hock_l",
+        "hoof_l",
+        "hip_r",
+        "stifle_r",
+        "hock_r",
+        "hoof_r",
+        "shoulder_l",
+        "elbow_l",
+        "wrist_l",
+        "toe_l",
+        "shoulder_r",
+        "elbow_r",
+        "wrist_r",
+        "toe_r",
+    ]
+    .map(String::from)
+    .to_vec();
+    let offsets = rig
+        .parents
+        .iter()
+        .enumerate()
+        .map(|(j, p)| pose[j].position() - p.map_or(Vec3::ZERO, |p| pose[p].position()))
+        .collect();
+    let skeleton = Skeleton { names, parents: rig.parents.clone(), offsets, channels: vec![vec![]; 18] };
+    let built = FootRig::from_names(
+        &skeleton,
+        "body",
+        &[
+            (["hip_l", "stifle_l", "hock_l", "hoof_l"], LegKind::PseudoThreeBone { blend: 0.5 }),
+            (["hip_r", "stifle_r", "hock_r", "hoof_r"], LegKind::PseudoThreeBone { blend: 0.5 }),
+            (["shoulder_l", "elbow_l", "wrist_l", "toe_l"], LegKind::TwoBone),
+            (["shoulder_r", "elbow_r", "wrist_r", "toe_r"], LegKind::TwoBone),
+        ],
+        1.0,
+        BipedSettings { forward: Vec3::Z, ..BipedSettings::default() },
+    )
+    .unwrap();
+    assert_eq!(built.pelvis, 1);
+    for (a, b) in built.legs.iter().zip(&rig.legs) {
+        assert_eq!((a.joints, a.kind), (b.joints, b.kind));
+    }
+    assert_eq!(built.legs[0].foot_height, 0.0, "hoof tips are the sole");
+    assert!(matches!(
+        FootRig::from_names(
+            &skeleton,
+            "body",
+            &[(["hip_l", "nope", "hock_l", "hoof_l"], LegKind::TwoBone)],
+            1.0,
+            BipedSettings::default()
+        ),
+        Err(IkError::InvalidRig(_))
+    ));
+}

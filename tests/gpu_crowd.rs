@@ -188,3 +188,100 @@ fn crowd_solver_rejects_bad_frames() {
     // An empty crowd is a no-op.
     gpu.solve(&[], &[], &[], &mut [], &mut []).unwrap();
 }
+
+#[test]
+fn fixed_knee_pole_directions_match_the_cpu() {
+    let mut rng = Rng(92);
+    let hf = hills();
+    let mut rig = biped_rig();
+    rig.legs[0].knee_pole = KneePole::Direction(Vec3::new(0.3, 0.0, 1.0));
+    rig.legs[1].knee_pole = KneePole::FkPlane;
+    let (chars, poses) = random_crowd(&mut rng, &hf, 2000);
+    compare("biped, knee pole rules", &rig, &Ground::Heightfield(hf), &chars, &[], &poses, LEG_LENGTH);
+}
+
+/// A frame that never leaves the GPU: the crate's pose source samples a clip per character,
+/// foot IK reads it through `set_pose_source`; equal to the CPU twin on CPU-sampled poses.
+#[test]
+fn poses_from_a_gpu_buffer_feed_foot_ik() {
+    use crowd_ik::cpu::clip_sample::sample_clip;
+    use crowd_ik::gpu::pose_source::ClipPoseSource;
+    use crowd_ik::scene::{biped_parents, walk_pose};
+    let Some((device, queue)) = device() else { return };
+    let parents = biped_parents();
+    // The walk cycle as a 32-frame clip of local transforms.
+    let local: Vec<JointPose> = (0..32)
+        .flat_map(|f| -> Vec<JointPose> {
+            let (model, _) = walk_pose(f as f32 / 32.0 * std::f32::consts::TAU);
+            (0..12)
+                .map(|j| {
+                    let p = parents[j].map_or(JointPose::new(Vec3::ZERO, Quat::IDENTITY), |p| model[p]);
+                    JointPose::new(
+                        p.rotation().conjugate() * (model[j].position() - p.position()),
+                        p.rotation().conjugate() * model[j].rotation(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    let mut rng = Rng(93);
+    let (chars, _) = random_crowd(&mut rng, &hf, 500);
+    let offsets: Vec<f32> = (0..chars.len()).map(|c| c as f32 * 0.041).collect();
+    let mut source = ClipPoseSource::new(&device, &queue, &local, &parents, 1.0 / 30.0, &offsets).unwrap();
+    let mut ik = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    ik.set_pose_source(Some(source.poses()));
+    ik.upload(&chars, &[], &[]).unwrap();
+    let time = 0.4;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    source.encode(&mut encoder, time);
+    ik.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let mut gpu_out = vec![JointPose::default(); chars.len() * 12];
+    let mut gpu_res = vec![FootResult::default(); chars.len()];
+    ik.read(&mut gpu_out, &mut gpu_res).unwrap();
+    // CPU: the same clip sampled by the twin, then foot IK.
+    let table: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
+    let mut poses = vec![JointPose::default(); chars.len() * 12];
+    for (c, chunk) in poses.chunks_mut(12).enumerate() {
+        sample_clip(&local, &table, 1.0 / 30.0, time + offsets[c], chunk);
+    }
+    let mut cpu_out = vec![JointPose::default(); poses.len()];
+    let mut cpu_res = vec![FootResult::default(); chars.len()];
+    FootIkJob {
+        rig: &rig,
+        ground: &ground,
+        characters: &chars,
+        hits: &[],
+        poses_in: &poses,
+        poses_out: &mut cpu_out,
+        results: &mut cpu_res,
+    }
+    .run()
+    .unwrap();
+    for (a, b) in cpu_res.iter().zip(&gpu_res) {
+        assert_eq!(a.status, b.status);
+    }
+    let worst = cpu_out.iter().zip(&gpu_out).map(|(a, b)| a.position().distance(b.position())).fold(0.0_f32, f32::max);
+    assert!(worst <= 1e-4 * LEG_LENGTH, "worst {worst}");
+    assert!(gpu_res.iter().any(|r| r.status[0] & foot::SOLVED != 0));
+}
+
+#[test]
+fn wgpu_validation_errors_come_back_as_results() {
+    let Some((device, queue)) = device() else { return };
+    let rig = biped_rig();
+    let mut ik = CrowdSolver::new(&device, &queue, &rig, &Ground::Heightfield(hills())).unwrap();
+    // A pose source the kernel cannot bind: no STORAGE usage.
+    let bad = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 12 * 32,
+        usage: wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ik.set_pose_source(Some(&bad));
+    let chars = [CharacterInput::new(Vec3::ZERO, Quat::IDENTITY)];
+    assert!(matches!(ik.upload(&chars, &[], &[]), Err(GpuError::Validation(_))));
+}

@@ -57,7 +57,7 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
     check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
-    check_struct!(s, "LegRecord", LegRecord, [joints, mode, knee_axis, limits, foot_up]);
+    check_struct!(s, "LegRecord", LegRecord, [joints, mode, knee_axis, limits, foot_up, pole]);
     check_struct!(s, "RigRecord", RigRecord, [header, grid, ground, params, legs]);
 }
 

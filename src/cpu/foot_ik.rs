@@ -232,16 +232,17 @@ pub(crate) fn foot_ik(
         let (p0, p1, p2, p3) = (jp(0), jp(1), jp(2), jp(3));
         let h = leg.knee_axis[3];
         let target_ms = to_ms(ground_p[l] + ground_n[l] * h);
-        // Knee pole from the FK knee; a straight FK leg keeps its FK plane (hinge-defined).
+        // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane, hinge-defined),
+        // the FK plane, or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
-        let pole_mode = if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() {
-            PoleMode::Direction
-        } else {
-            PoleMode::FkPlane
+        let (pole_mode, pole) = match leg.mode[2] {
+            0 if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() => (PoleMode::Direction, knee_dir),
+            2 => (PoleMode::Direction, v3(leg.pole)),
+            _ => (PoleMode::FkPlane, Vec3::ZERO),
         };
         let limb = LimbSettings {
             target_ms: target_ms.extend(w).to_array(),
-            pole_ms: knee_dir.extend(0.0).to_array(),
+            pole_ms: pole.extend(0.0).to_array(),
             mid_axis: [leg.knee_axis[0], leg.knee_axis[1], leg.knee_axis[2], 0.0],
             params: [1.0, 1.0, leg.limits[0], leg.limits[1]],
             mode: [pole_mode as u32, 0, leg.mode[1] & option::KNEE_LIMITS, 0],

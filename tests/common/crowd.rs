@@ -42,6 +42,7 @@ pub fn biped_rig() -> FootRig {
         knee_limits: Some((0.1, 175f32.to_radians())),
         max_foot_angle: 30f32.to_radians(),
         foot_up: Vec3::Y,
+        knee_pole: KneePole::FkKnee,
     };
     FootRig {
         parents: biped_parents(),
@@ -116,6 +117,7 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
             knee_limits: Some((0.1, 3.0)),
             max_foot_angle: 0.5,
             foot_up: Vec3::Y,
+            knee_pole: KneePole::FkKnee,
         });
     }
     let rig = FootRig { parents, pelvis: 1, legs, max_pelvis_drop: 0.3, max_step_up: 0.4, max_step_down: 0.5 };
