@@ -59,20 +59,20 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     if (!(c > ON_ROOT * limb_len)) {
         return limb_error(ERR_TARGET_ON_ROOT);
     }
-    let d = st / c;
+    let d = st * (1.0 / c);
 
-    let u_dir = u / a;
+    let u_dir = u * (1.0 / a);
     var h = reject(quat_rotate(r1, normalize(l.mid_axis.xyz)), u_dir);
     let v_perp = reject(v, u_dir);
     let v_perp_len2 = dot(v_perp, v_perp);
     if (v_perp_len2 > 1e-12 * b * b) {
-        h = reject(h, v_perp / sqrt(v_perp_len2));
+        h = reject(h, v_perp * (1.0 / sqrt(v_perp_len2)));
     }
     let h_len = length(h);
     if (!(h_len > MIN_HINGE)) {
         return limb_error(ERR_DEGENERATE_MID_AXIS);
     }
-    h = h / h_len;
+    h = h * (1.0 / h_len);
     let straight_eps = STRAIGHT * a * b;
     var flip = dot(cross(u, h), v) < -straight_eps;
     if (l.mode.y == 1u && flip) { // KeepFk

@@ -50,7 +50,7 @@ fn reject(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
 fn normalize_or(v: vec3<f32>, fallback: vec3<f32>, min_len2: f32) -> vec3<f32> {
     let len2 = dot(v, v);
     if (len2 > min_len2) {
-        return v / sqrt(len2);
+        return v * (1.0 / sqrt(len2));
     }
     return fallback;
 }
@@ -73,19 +73,18 @@ fn rotation_arc(v_from: vec3<f32>, v_to: vec3<f32>) -> vec4<f32> {
 }
 
 // Rotation about unit `axis` by the angle with cosine and sine proportional to (c, s).
-fn quat_from_axis_cos_sin(axis: vec3<f32>, c_in: f32, s_in: f32) -> vec4<f32> {
-    let r2 = c_in * c_in + s_in * s_in;
+fn quat_from_axis_cos_sin(axis: vec3<f32>, c: f32, s: f32) -> vec4<f32> {
+    let r2 = c * c + s * s;
     if (r2 <= 0.0) {
         return Q_IDENTITY;
     }
+    // (axis·s, r + c) and (axis·(r − c), s) are proportional to the half-angle quaternion.
     let r = sqrt(r2);
-    let c = c_in / r;
-    let s = s_in / r;
     var q: vec4<f32>;
     if (c >= 0.0) {
-        q = vec4<f32>(axis * s, 1.0 + c);
+        q = vec4<f32>(axis * s, r + c);
     } else {
-        q = vec4<f32>(axis * (1.0 - c), s);
+        q = vec4<f32>(axis * (r - c), s);
     }
     return normalize(q);
 }

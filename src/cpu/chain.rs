@@ -93,7 +93,9 @@ pub(crate) fn finish_chain<const N: usize>(
     info: u32,
     out: &mut SolvedChain<N>,
 ) {
-    *out = SolvedChain::default();
+    if n < N {
+        *out = SolvedChain::default(); // joints past n read as zero
+    }
     let mut walk = Walk { delta: Quat::IDENTITY, pos: v3(joints_ms[0]) };
     for i in 0..n {
         let (bone, scale) =

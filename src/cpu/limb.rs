@@ -89,22 +89,22 @@ pub(crate) fn solve_limb(
     if !(c > ON_ROOT * limb_len) {
         return Err(ChainError::TargetOnRoot);
     }
-    let d = st / c;
+    let d = st * (1.0 / c);
 
     // Hinge in model space, made perpendicular to both bones so the knee turns in the
     // bones' plane (exact reach); a true hinge is unchanged.
-    let u_dir = u / a;
+    let u_dir = u * (1.0 / a);
     let mut h = reject(r1 * v3(l.mid_axis).normalize(), u_dir);
     let v_perp = reject(v, u_dir);
     let v_perp_len2 = v_perp.length_squared();
     if v_perp_len2 > 1e-12 * b * b {
-        h = reject(h, v_perp / v_perp_len2.sqrt());
+        h = reject(h, v_perp * (1.0 / v_perp_len2.sqrt()));
     }
     let h_len = h.length();
     if !(h_len > MIN_HINGE) {
         return Err(ChainError::DegenerateMidAxis);
     }
-    h /= h_len;
+    h *= 1.0 / h_len;
     // Bent backwards relative to the hinge (ozz: cross(start_mid, mid_axis)·mid_end < 0).
     // Within 1e-6 rad of straight counts as straight (not flipped): there the sign is
     // rounding noise and CPU and GPU would disagree.

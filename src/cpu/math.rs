@@ -51,7 +51,7 @@ pub(crate) fn reject(v: Vec3, n: Vec3) -> Vec3 {
 pub(crate) fn normalize_or(v: Vec3, fallback: Vec3, min_len2: f32) -> Vec3 {
     let len2 = v.length_squared();
     if len2 > min_len2 {
-        v / len2.sqrt()
+        v * (1.0 / len2.sqrt())
     } else {
         fallback
     }
@@ -102,9 +102,10 @@ pub(crate) fn quat_from_axis_cos_sin(axis: Vec3, c: f32, s: f32) -> Quat {
     if r2 <= 0.0 {
         return Quat::IDENTITY;
     }
+    // With r = |(c, s)|: (axis·s, r + c) and (axis·(r − c), s) are both proportional to the
+    // half-angle quaternion, so (c, s) needs no normalising of its own.
     let r = r2.sqrt();
-    let (c, s) = (c / r, s / r);
-    let q = if c >= 0.0 { (axis * s).extend(1.0 + c) } else { (axis * (1.0 - c)).extend(s) };
+    let q = if c >= 0.0 { (axis * s).extend(r + c) } else { (axis * (r - c)).extend(s) };
     Quat::from_vec4(q.normalize())
 }
 
