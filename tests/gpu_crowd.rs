@@ -285,3 +285,70 @@ fn wgpu_validation_errors_come_back_as_results() {
     let chars = [CharacterInput::new(Vec3::ZERO, Quat::IDENTITY)];
     assert!(matches!(ik.upload(&chars, &[], &[]), Err(GpuError::Validation(_))));
 }
+
+/// Crowds larger than one storage binding are split into segments (offset bindings into one
+/// buffer per array, one dispatch each), invisible to the caller: forced here with small
+/// segments, in both ground modes and with an external pose buffer.
+#[test]
+fn crowds_split_across_storage_bindings() {
+    let Some((device, queue)) = device() else { return };
+    let mut rng = Rng(94);
+    let hf = hills();
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 1000);
+    let hits: Vec<GroundHit> = chars
+        .iter()
+        .enumerate()
+        .flat_map(|(c, ch)| {
+            let poses = &poses;
+            let hf = &hf;
+            (0..MAX_LEGS).map(move |l| {
+                [LEFT, RIGHT]
+                    .get(l)
+                    .and_then(|leg| {
+                        let a = ch.to_world(poses[c * 12 + leg[2]].position());
+                        hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h, a.z), n))
+                    })
+                    .unwrap_or_else(GroundHit::miss)
+            })
+        })
+        .collect();
+    for (ground, hits) in [(Ground::Heightfield(hf.clone()), &[][..]), (Ground::Hits, &hits[..])] {
+        let mut cpu_out = vec![JointPose::default(); poses.len()];
+        let mut cpu_res = vec![FootResult::default(); chars.len()];
+        FootIkJob {
+            rig: &rig,
+            ground: &ground,
+            characters: &chars,
+            hits,
+            poses_in: &poses,
+            poses_out: &mut cpu_out,
+            results: &mut cpu_res,
+        }
+        .run()
+        .unwrap();
+        let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+        gpu.set_max_segment_characters(50);
+        assert_eq!(gpu.segment_characters(), 48);
+        let mut out = vec![JointPose::default(); poses.len()];
+        let mut res = vec![FootResult::default(); chars.len()];
+        gpu.solve(&chars, &poses, hits, &mut out, &mut res).unwrap();
+        for (a, b) in cpu_res.iter().zip(&res) {
+            assert_eq!(a.status, b.status);
+        }
+        let worst = cpu_out.iter().zip(&out).map(|(a, b)| a.position().distance(b.position())).fold(0.0_f32, f32::max);
+        assert!(worst <= 1e-4 * LEG_LENGTH, "worst {worst}");
+        // The same frame with the FK poses in the caller's own buffer.
+        let source = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: std::mem::size_of_val(&poses[..]) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&source, 0, bytemuck::cast_slice(&poses));
+        gpu.set_pose_source(Some(&source));
+        let mut out2 = vec![JointPose::default(); poses.len()];
+        gpu.solve(&chars, &[], hits, &mut out2, &mut res).unwrap();
+        assert_eq!(out, out2, "an external pose buffer gives the same frame");
+    }
+}

@@ -7,6 +7,13 @@ use super::{
 };
 use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS};
 
+/// Rounds the characters one storage binding holds (the largest per-character array
+/// decides) down to a multiple of 16, which keeps every segment offset 256-byte aligned.
+fn segment_size(max_binding: u64, per_character: [u64; 4]) -> usize {
+    let fit = per_character.iter().filter(|b| **b > 0).map(|b| (max_binding / b) as usize).min().unwrap_or(0);
+    (fit / 16 * 16).max(16)
+}
+
 /// Solves foot IK for a whole crowd on the GPU, keeping its buffers across frames.
 ///
 /// Per frame: [`CrowdSolver::upload`] the characters and their FK poses (or bind the
@@ -24,16 +31,19 @@ pub struct CrowdSolver {
     rig_buf: wgpu::Buffer,
     table_buf: wgpu::Buffer,
     heights_buf: wgpu::Buffer,
-    params_buf: wgpu::Buffer,
     frame: Option<Frame>,
     external_poses: Option<wgpu::Buffer>,
     count: usize,
     max_groups: u32,
-    max_binding: u64,
+    max_buffer: u64,
+    segment_characters: usize,
     lost: LostFlag,
     timer: Option<super::timer::GpuTimer>,
 }
 
+/// One buffer per array for the whole crowd; each segment of at most
+/// `segment_characters` characters binds its sub-ranges (≤ one storage binding) and gets its
+/// own dispatch.
 struct Frame {
     capacity: usize,
     characters: wgpu::Buffer,
@@ -41,8 +51,24 @@ struct Frame {
     poses_out: wgpu::Buffer,
     results: wgpu::Buffer,
     hits: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
+    segments: Vec<Option<Segment>>,
     staging: Option<wgpu::Buffer>,
+}
+
+struct Segment {
+    bind_group: wgpu::BindGroup,
+    params: wgpu::Buffer,
+    count: usize,
+}
+
+/// Bytes per character in each array the kernel binds: characters, poses, results, hits.
+fn per_character(joints: usize, hits_mode: bool) -> [u64; 4] {
+    [
+        std::mem::size_of::<CharacterInput>() as u64,
+        (joints * std::mem::size_of::<JointPose>()) as u64,
+        std::mem::size_of::<FootResult>() as u64,
+        if hits_mode { (MAX_LEGS * std::mem::size_of::<GroundHit>()) as u64 } else { 0 },
+    ]
 }
 
 fn storage(device: &wgpu::Device, label: &str, size: u64, extra: wgpu::BufferUsages) -> wgpu::Buffer {
@@ -68,7 +94,6 @@ impl CrowdSolver {
         let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
         let rig_buf =
             storage(device, "foot_ik rig", std::mem::size_of::<RigRecord>() as u64, wgpu::BufferUsages::empty());
-        let params_buf = uniform_buffer(device, "foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
         let table = rig.joint_table();
         let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
         queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.gpu_rig(ground)));
@@ -90,21 +115,43 @@ impl CrowdSolver {
             rig_buf,
             table_buf,
             heights_buf,
-            params_buf,
             frame: None,
             external_poses: None,
             count: 0,
             max_groups: limits.max_compute_workgroups_per_dimension,
-            max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            max_buffer: limits.max_buffer_size,
+            segment_characters: segment_size(
+                limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+                per_character(rig.joint_count(), matches!(ground, Ground::Hits)),
+            ),
             lost,
             timer: None,
         })
     }
 
-    /// Most characters per frame on this device (one storage binding of poses).
+    /// Most characters per frame on this device: each array is one buffer of at most
+    /// `max_buffer_size`; past one storage binding the crowd is split into segments.
     #[must_use]
     pub fn max_characters(&self) -> usize {
-        (self.max_binding / (self.joint_count as u64 * std::mem::size_of::<JointPose>() as u64)) as usize
+        per_character(self.joint_count, self.hits_mode)
+            .iter()
+            .filter(|b| **b > 0)
+            .map(|b| (self.max_buffer / b) as usize)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Characters per segment (one storage binding each, one dispatch each).
+    #[must_use]
+    pub fn segment_characters(&self) -> usize {
+        self.segment_characters
+    }
+
+    /// Caps the characters per segment (rounded down to a multiple of 16, at least 16), for
+    /// tests of the splitting path on small crowds.
+    pub fn set_max_segment_characters(&mut self, characters: usize) {
+        self.segment_characters = self.segment_characters.min((characters / 16 * 16).max(16));
+        self.frame = None;
     }
 
     /// Reads the FK poses from the caller's GPU buffer (usage `STORAGE`, `JointPose` per
@@ -157,9 +204,14 @@ impl CrowdSolver {
         if self.hits_mode {
             self.queue.write_buffer(&frame.hits, 0, bytemuck::cast_slice(hits));
         }
-        let groups = dispatch_size(c, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
-        let params = DispatchParams { count: c as u32, groups_x: groups[0], pad0: 0, pad1: 0 };
-        self.queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&params));
+        let frame = self.frame.as_mut().expect("just made");
+        for (k, seg) in frame.segments.iter_mut().enumerate() {
+            let Some(seg) = seg else { continue };
+            seg.count = c.saturating_sub(k * self.segment_characters).min(self.segment_characters);
+            let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
+            let params = DispatchParams { count: seg.count as u32, groups_x: groups[0], pad0: 0, pad1: 0 };
+            self.queue.write_buffer(&seg.params, 0, bytemuck::bytes_of(&params));
+        }
         self.count = c;
         scope.pop()
     }
@@ -194,36 +246,78 @@ impl CrowdSolver {
             wgpu::BufferUsages::empty(),
         );
         let pose_source = self.external_poses.as_ref().unwrap_or(&poses_in);
-        let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("foot_ik"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: self.rig_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: self.table_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: characters.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: pose_source.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: poses_out.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: results.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 6, resource: self.heights_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 7, resource: hits.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 8, resource: self.params_buf.as_entire_binding() },
-            ],
-        });
-        Frame { capacity, characters, poses_in, poses_out, results, hits, bind_group, staging: None }
+        let [b_char, b_pose, b_result, b_hits] = per_character(self.joint_count, self.hits_mode);
+        let seg = self.segment_characters;
+        let source_characters =
+            if self.external_poses.is_some() { (pose_source.size() / b_pose) as usize } else { capacity };
+        fn range(buffer: &wgpu::Buffer, first: usize, count: usize, bytes: u64) -> wgpu::BufferBinding<'_> {
+            wgpu::BufferBinding {
+                buffer,
+                offset: first as u64 * bytes,
+                size: std::num::NonZeroU64::new(count as u64 * bytes),
+            }
+        }
+        let segments = (0..capacity.div_ceil(seg))
+            .map(|k| {
+                let first = k * seg;
+                let count = seg.min(capacity - first);
+                let source_count = count.min(source_characters.saturating_sub(first));
+                if source_count == 0 {
+                    return None; // the external pose source does not reach this segment
+                }
+                let params = uniform_buffer(d, "foot_ik dispatch", std::mem::size_of::<DispatchParams>() as u64);
+                let hits_binding = if self.hits_mode {
+                    wgpu::BindingResource::Buffer(range(&hits, first, count, b_hits))
+                } else {
+                    hits.as_entire_binding()
+                };
+                let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("foot_ik"),
+                    layout: &self.layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: self.rig_buf.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: self.table_buf.as_entire_binding() },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::Buffer(range(&characters, first, count, b_char)),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 3,
+                            resource: wgpu::BindingResource::Buffer(range(pose_source, first, source_count, b_pose)),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 4,
+                            resource: wgpu::BindingResource::Buffer(range(&poses_out, first, count, b_pose)),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 5,
+                            resource: wgpu::BindingResource::Buffer(range(&results, first, count, b_result)),
+                        },
+                        wgpu::BindGroupEntry { binding: 6, resource: self.heights_buf.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 7, resource: hits_binding },
+                        wgpu::BindGroupEntry { binding: 8, resource: params.as_entire_binding() },
+                    ],
+                });
+                Some(Segment { bind_group, params, count: 0 })
+            })
+            .collect();
+        Frame { capacity, characters, poses_in, poses_out, results, hits, segments, staging: None }
     }
 
     /// Records the frame's foot IK into `encoder`: one compute pass, one dispatch for the
     /// whole crowd. Nothing is read back.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         let Some(frame) = self.frame.as_ref().filter(|_| self.count > 0) else { return };
-        let groups = dispatch_size(self.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
         {
             let timestamp_writes = self.timer.as_ref().map(super::timer::GpuTimer::writes);
             let mut pass =
                 encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("foot_ik"), timestamp_writes });
             pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &frame.bind_group, &[]);
-            pass.dispatch_workgroups(groups[0], groups[1], 1);
+            for seg in frame.segments.iter().flatten().filter(|s| s.count > 0) {
+                let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
+                pass.set_bind_group(0, &seg.bind_group, &[]);
+                pass.dispatch_workgroups(groups[0], groups[1], 1);
+            }
         }
         if let Some(t) = &self.timer {
             t.resolve(encoder);
