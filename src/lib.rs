@@ -2,7 +2,17 @@
 //!
 //! Batched inverse kinematics for whole crowds: two-bone, pseudo three-bone and
 //! fixed-iteration FABRIK over slices of plain-old-data chain records, with a CPU reference
-//! path (glam, optionally on all cores) that the WGSL kernels mirror.
+//! path (glam, optionally on all cores) that the WGSL kernels mirror, crowd foot IK, and the
+//! pieces a wgpu renderer needs to keep everything on the GPU.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`records`] | chain and solved records, byte-for-byte the GPU layout |
+//! | [`cpu`] | the CPU reference solvers and batch jobs (twins of the WGSL kernels), aim, foot IK, palette, clip sampling |
+//! | [`gpu`] | `GpuSolver` (chain kernels), `crowd::CrowdSolver` (foot IK), `palette::PaletteBuilder`, `pose_source::ClipPoseSource`, `preview::Preview`, timestamps |
+//! | [`crowd`] | foot-IK rig, crowd, ground (heightfield, caller hits) and result records |
+//! | [`bvh`] | BVH skeleton and motion loader |
+//! | [`scene`], [`workload`] | procedural biped, walk cycle and crowd; deterministic benchmark inputs |
 //!
 //! ```
 //! use crowd_ik::prelude::*;

@@ -175,3 +175,16 @@ fn bad_input_falls_back_and_flags() {
         assert_eq!(out[0], out[2], "neighbours untouched");
     }
 }
+
+#[test]
+fn validate_reports_the_same_error_as_run_when_a_chain_has_several() {
+    let mut rng = Rng(36);
+    let (j, r, _) = random_chain(&mut rng, 4);
+    // Too many iterations and a zero-length bone: the iteration check comes first.
+    let mut c = FabrikChain::new(&j, &r, j[0] + Vec3::Y * 0.3, 100_000);
+    c.joints_ms[2] = c.joints_ms[1];
+    let mut out = FabrikSolved::default();
+    fabrik(&c, &mut out);
+    assert_eq!(crowd_ik::cpu::validate_fabrik(&c), Err(ChainError::InvalidParameter));
+    assert_eq!(out.error(), Some(ChainError::InvalidParameter));
+}

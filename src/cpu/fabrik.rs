@@ -46,19 +46,19 @@ pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikS
 
 /// Checks one chain the way [`fabrik`] does, without keeping the result.
 pub fn validate_fabrik(chain: &FabrikChain) -> Result<(), ChainError> {
-    let mut scratch = FabrikSolved::default();
-    let mut probe = *chain;
-    probe.mode[1] = probe.mode[1].min(1); // validation needs no iterations
-    solve(&probe, FabrikMode::Fixed, &mut scratch).and_then(|()| {
-        if chain.mode[1] > MAX_FABRIK_ITERATIONS {
-            Err(ChainError::InvalidParameter)
-        } else {
-            Ok(())
-        }
-    })
+    setup(chain).map(|_| ())
 }
 
-fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
+/// What the checks establish: joint count, bone lengths and FK directions, total length.
+struct Setup {
+    n: usize,
+    len: [f32; MAX_FABRIK_JOINTS],
+    dir_fk: [Vec3; MAX_FABRIK_JOINTS],
+    total: f32,
+}
+
+/// Every check, in the kernel's order; the stage `validate_fabrik` and `solve` share.
+fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
     let n = chain.mode[0] as usize;
     if !(2..=MAX_FABRIK_JOINTS).contains(&n) {
         return Err(ChainError::JointCount);
@@ -67,32 +67,36 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
     if !finite4(chain.target_ms) || !finite4(chain.params) {
         return Err(ChainError::NonFinite);
     }
-    let iterations = chain.mode[1];
-    let precision = chain.params[0];
-    if iterations > MAX_FABRIK_ITERATIONS || precision < 0.0 || chain.mode[2] & !option::KEEP_END_ROTATION != 0 {
+    if chain.mode[1] > MAX_FABRIK_ITERATIONS || chain.params[0] < 0.0 || chain.mode[2] & !option::KEEP_END_ROTATION != 0
+    {
         return Err(ChainError::InvalidParameter);
     }
-    // Setup: bone lengths and FK directions.
-    let mut len = [0.0_f32; MAX_FABRIK_JOINTS];
-    let mut dir_fk = [Vec3::ZERO; MAX_FABRIK_JOINTS];
-    let mut total = 0.0;
+    let mut s = Setup { n, len: [0.0; MAX_FABRIK_JOINTS], dir_fk: [Vec3::ZERO; MAX_FABRIK_JOINTS], total: 0.0 };
     for i in 0..n - 1 {
         let bone = v3(chain.joints_ms[i + 1]) - v3(chain.joints_ms[i]);
-        len[i] = bone.length();
-        dir_fk[i] = bone / len[i];
-        total += len[i];
+        s.len[i] = bone.length();
+        s.dir_fk[i] = bone / s.len[i];
+        s.total += s.len[i];
     }
-    for l in &len[..n - 1] {
-        if !(*l > ZERO_BONE * total) {
+    for l in &s.len[..n - 1] {
+        if !(*l > ZERO_BONE * s.total) {
             return Err(ChainError::ZeroLengthBone);
         }
     }
+    let c = (v3(chain.target_ms) - v3(chain.joints_ms[0])).length();
+    if !(c > ON_ROOT * s.total) {
+        return Err(ChainError::TargetOnRoot);
+    }
+    Ok(s)
+}
+
+fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
+    let Setup { n, len, dir_fk, total } = setup(chain)?;
+    let iterations = chain.mode[1];
+    let precision = chain.params[0];
     let base = v3(chain.joints_ms[0]);
     let target = v3(chain.target_ms);
     let c = (target - base).length();
-    if !(c > ON_ROOT * total) {
-        return Err(ChainError::TargetOnRoot);
-    }
     let weight = chain.target_ms[3];
     if weight <= 0.0 {
         write_fk(&chain.joints_ms, &chain.rotations_ms, n, 0, 0, out);
