@@ -111,6 +111,8 @@ pub struct Preview {
     terrain: (wgpu::Buffer, wgpu::Buffer, u32),
     mesh: (wgpu::Buffer, wgpu::Buffer, u32),
     joints: u32,
+    /// Bind group of the last (palette, roots) pair: re-made only when those buffers change.
+    bound: std::sync::Mutex<Option<(wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup)>>,
 }
 
 fn buffer_with(
@@ -381,6 +383,7 @@ impl Preview {
             terrain,
             mesh,
             joints: joints as u32,
+            bound: std::sync::Mutex::new(None),
         })
     }
 
@@ -432,15 +435,20 @@ impl Preview {
             light_dir: camera.light_dir.extend(self.joints as f32).to_array(),
         };
         self.queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("preview"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: self.camera.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: palette.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: roots.as_entire_binding() },
-            ],
-        });
+        let mut bound = self.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if bound.as_ref().is_none_or(|(p, r, _)| p != palette || r != roots) {
+            let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("preview"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: self.camera.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: palette.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: roots.as_entire_binding() },
+                ],
+            });
+            *bound = Some((palette.clone(), roots.clone(), bind_group));
+        }
+        let bind_group = &bound.as_ref().expect("just bound").2;
         let depth_view = self.depth.create_view(&Default::default());
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -463,7 +471,7 @@ impl Preview {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_bind_group(0, &bind_group, &[]);
+            pass.set_bind_group(0, bind_group, &[]);
             pass.set_pipeline(&self.terrain_pipeline);
             pass.set_vertex_buffer(0, self.terrain.0.slice(..));
             pass.set_index_buffer(self.terrain.1.slice(..), wgpu::IndexFormat::Uint32);
