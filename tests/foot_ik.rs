@@ -140,16 +140,7 @@ fn caller_hits_give_the_same_result_as_the_heightfield() {
     let (chars, poses) = random_crowd(&mut rng, &hf, 300);
     let (out_hf, res_hf) = solve(&rig, &Ground::Heightfield(hf.clone()), &chars, &[], &poses);
     // The caller's "ray casts": the same heightfield, under each FK ankle.
-    let mut hits = Vec::new();
-    for (c, ch) in chars.iter().enumerate() {
-        for l in 0..MAX_LEGS {
-            let hit = [LEFT, RIGHT].get(l).and_then(|leg| {
-                let a = ch.to_world(poses[c * 12 + leg[2]].position());
-                hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h, a.z), n))
-            });
-            hits.push(hit.unwrap_or_else(GroundHit::miss));
-        }
-    }
+    let hits = hits_under_ankles(&hf, &chars, &poses);
     let (out_hits, res_hits) = solve(&rig, &Ground::Hits, &chars, &hits, &poses);
     for (a, b) in out_hf.iter().zip(&out_hits) {
         assert!(a.position().distance(b.position()) < 1e-5);

@@ -125,14 +125,15 @@ fn caller_hits_and_bad_characters_match_the_cpu() {
     let hf = hills();
     let rig = biped_rig();
     let (mut chars, mut poses) = random_crowd(&mut rng, &hf, 500);
-    let mut hits = Vec::new();
-    for (c, ch) in chars.iter().enumerate() {
-        for l in 0..MAX_LEGS {
-            let hit = [LEFT, RIGHT].get(l).filter(|_| c % 11 != 5).and_then(|leg| {
-                let a = ch.to_world(poses[c * 12 + leg[2]].position());
-                hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h + 0.05 * (c % 3) as f32, a.z), n))
-            });
-            hits.push(hit.unwrap_or_else(GroundHit::miss));
+    // Caller hits: the heightfield under each ankle, raised 0–10 cm, and none at all for
+    // every eleventh character.
+    let mut hits = hits_under_ankles(&hf, &chars, &poses);
+    for (k, hit) in hits.iter_mut().enumerate() {
+        let c = k / MAX_LEGS;
+        if c % 11 == 5 {
+            *hit = GroundHit::miss();
+        } else {
+            hit.point_ws[1] += 0.05 * (c % 3) as f32;
         }
     }
     chars[7].root_ws[1] = f32::INFINITY;
@@ -296,23 +297,7 @@ fn crowds_split_across_storage_bindings() {
     let hf = hills();
     let rig = biped_rig();
     let (chars, poses) = random_crowd(&mut rng, &hf, 1000);
-    let hits: Vec<GroundHit> = chars
-        .iter()
-        .enumerate()
-        .flat_map(|(c, ch)| {
-            let poses = &poses;
-            let hf = &hf;
-            (0..MAX_LEGS).map(move |l| {
-                [LEFT, RIGHT]
-                    .get(l)
-                    .and_then(|leg| {
-                        let a = ch.to_world(poses[c * 12 + leg[2]].position());
-                        hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h, a.z), n))
-                    })
-                    .unwrap_or_else(GroundHit::miss)
-            })
-        })
-        .collect();
+    let hits = hits_under_ankles(&hf, &chars, &poses);
     for (ground, hits) in [(Ground::Heightfield(hf.clone()), &[][..]), (Ground::Hits, &hits[..])] {
         let mut cpu_out = vec![JointPose::default(); poses.len()];
         let mut cpu_res = vec![FootResult::default(); chars.len()];

@@ -69,6 +69,22 @@ pub fn random_pose(rng: &mut Rng) -> Vec<JointPose> {
     to_model(&biped_parents(), &local)
 }
 
+/// The caller's "ray casts" for `Ground::Hits`: the heightfield under each FK ankle of the
+/// biped fixture (`characters × MAX_LEGS`, misses for legs 2 and 3 and off the grid).
+pub fn hits_under_ankles(hf: &Heightfield, chars: &[CharacterInput], poses: &[JointPose]) -> Vec<GroundHit> {
+    let mut hits = Vec::with_capacity(chars.len() * MAX_LEGS);
+    for (c, ch) in chars.iter().enumerate() {
+        for l in 0..MAX_LEGS {
+            let hit = [LEFT, RIGHT].get(l).and_then(|leg| {
+                let a = ch.to_world(poses[c * 12 + leg[2]].position());
+                hf.sample(a.x, a.z).map(|(h, n)| GroundHit::hit(Vec3::new(a.x, h, a.z), n))
+            });
+            hits.push(hit.unwrap_or_else(GroundHit::miss));
+        }
+    }
+    hits
+}
+
 pub fn hills() -> Heightfield {
     Heightfield::hills(Vec2::new(-60.0, -60.0), 0.5, 241, 241, 0.6)
 }
