@@ -13,6 +13,7 @@ pub(crate) mod math;
 pub mod palette;
 pub mod three_bone;
 pub mod two_bone;
+pub(crate) mod wide;
 
 use rayon::prelude::*;
 
@@ -31,6 +32,13 @@ pub trait Chain: bytemuck::Pod + Sync {
     type Options: Copy + Default + Send + Sync;
     /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
     fn solve(&self, options: Self::Options, out: &mut Self::Solved);
+    /// Solves a slice of chains into `out` (same length). The default solves them one by one;
+    /// two-bone overrides it with its SoA batch path ([`wide`]).
+    fn solve_batch(chains: &[Self], options: Self::Options, out: &mut [Self::Solved]) {
+        for (c, o) in chains.iter().zip(out) {
+            c.solve(options, o);
+        }
+    }
     /// Checks one chain exactly as `solve` would.
     fn validate(&self) -> Result<(), ChainError>;
     /// Reads `(reached, error code)` back from a solved record.
@@ -42,6 +50,9 @@ impl Chain for TwoBoneChain {
     type Options = ();
     fn solve(&self, (): (), out: &mut TwoBoneSolved) {
         two_bone(self, out);
+    }
+    fn solve_batch(chains: &[Self], (): (), out: &mut [TwoBoneSolved]) {
+        wide::two_bone::two_bone_batch(chains, out);
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_two_bone(self)
@@ -152,9 +163,7 @@ impl<'a, C: Chain> BatchJob<'a, C> {
     /// Solves every chain on the calling thread. Errors only for a malformed batch.
     pub fn run(&mut self) -> Result<BatchSummary, IkError> {
         self.check_lengths()?;
-        for (c, out) in self.chains.iter().zip(self.solved.iter_mut()) {
-            c.solve(self.options, out);
-        }
+        C::solve_batch(self.chains, self.options, self.solved);
         Ok(BatchSummary::of::<C>(self.solved))
     }
 
@@ -162,11 +171,10 @@ impl<'a, C: Chain> BatchJob<'a, C> {
     pub fn run_par(&mut self) -> Result<BatchSummary, IkError> {
         self.check_lengths()?;
         let options = self.options;
-        self.chains.par_chunks(PAR_CHUNK).zip(self.solved.par_chunks_mut(PAR_CHUNK)).for_each(|(cs, outs)| {
-            for (c, out) in cs.iter().zip(outs.iter_mut()) {
-                c.solve(options, out);
-            }
-        });
+        self.chains
+            .par_chunks(PAR_CHUNK)
+            .zip(self.solved.par_chunks_mut(PAR_CHUNK))
+            .for_each(|(cs, outs)| C::solve_batch(cs, options, outs));
         Ok(BatchSummary::of::<C>(self.solved))
     }
 

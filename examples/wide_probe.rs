@@ -1,0 +1,25 @@
+use crowd_ik::prelude::*;
+use crowd_ik::workload;
+fn main() {
+    let n: usize = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(4096);
+    let reps: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(200);
+    let chains = workload::two_bone(n, 1);
+    let mut out = vec![TwoBoneSolved::default(); n];
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        TwoBoneJob::new(&chains, &mut out).run().unwrap();
+    }
+    let batch = t.elapsed().as_secs_f64() * 1e9 / (n * reps) as f64;
+    if std::env::args().nth(3).is_some() {
+        println!("batch {batch:.1} ns/chain");
+        return;
+    }
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        for (c, o) in chains.iter().zip(out.iter_mut()) {
+            crowd_ik::cpu::two_bone(c, o);
+        }
+    }
+    let scalar = t.elapsed().as_secs_f64() * 1e9 / (n * reps) as f64;
+    println!("batch {batch:.1} ns/chain, scalar {scalar:.1} ns/chain");
+}

@@ -1,0 +1,294 @@
+//! Two-bone IK over [`L`] chains at once: the SoA batch twin of `cpu::two_bone` (and of
+//! `cpu::limb::solve_limb`, `cpu::chain::finish_chain`), line for line.
+
+use super::{
+    all_finite, any_orthonormal, is_unit_quat, load_words, nlerp_identity, normalize_or, quat_from_axis_angle,
+    quat_from_axis_cos_sin, reject, rotation_arc, run, sin_cos, store_words, Kernel, F, L, M, Q, U, V3,
+};
+use crate::cpu::limb::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+use crate::cpu::two_bone::two_bone;
+use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
+
+/// Solves `chains` into `out` (same length): the batch path behind
+/// [`crate::cpu::TwoBoneJob`]. Same contract and results as calling
+/// [`two_bone`](crate::cpu::two_bone) on each chain, to float rounding.
+pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], out: &mut [TwoBoneSolved]) {
+    debug_assert_eq!(chains.len(), out.len());
+    if !run::<TwoBone>(chains, out) {
+        for (c, o) in chains.iter().zip(out) {
+            two_bone(c, o);
+        }
+    }
+}
+
+/// The two-bone [`Kernel`].
+pub(crate) struct TwoBone;
+
+/// `LimbSettings` over lanes, with the modes decoded into masks.
+pub(crate) struct Limb {
+    pub target: V3,
+    pub weight: F,
+    pub pole: V3,
+    pub swivel_angle: F,
+    pub mid_axis: V3,
+    pub twist: F,
+    pub soften: F,
+    pub max_stretch: F,
+    pub cos_min: F,
+    pub cos_max: F,
+    pub fk_plane: M,
+    pub pole_position: M,
+    pub swivel: M,
+    pub bend_keep: M,
+    pub bend_reversed: M,
+    pub limits: M,
+    pub keep_end: M,
+    /// Lanes whose settings pass `check_limb_settings` (given finite values).
+    pub valid: M,
+}
+
+impl Limb {
+    /// The `LimbSettings` at word `w` of transposed records (20 words: target, pole,
+    /// mid axis, params, mode).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub fn at(words: &[F], w: usize) -> Limb {
+        let target = V3::at(words, w);
+        let pole = V3::at(words, w + 4);
+        let mid_axis = V3::at(words, w + 8);
+        let [soften, max_stretch, cos_min, cos_max] = [0, 1, 2, 3].map(|k| words[w + 12 + k]);
+        let [pole_mode, bend, options] = [0, 1, 2].map(|k| words[w + 16 + k]);
+        let limits = !options.word_clear(option::KNEE_LIMITS);
+        let swivel = pole_mode.word_eq(PoleMode::Swivel as u32);
+        let modes_ok =
+            pole_mode.word_clear(!3) & bend.word_clear(!3) & !bend.word_eq(3) & options.word_clear(!option::ALL);
+        let valid = modes_ok
+            & soften.ge(0.0)
+            & soften.le(1.0)
+            & max_stretch.ge(1.0)
+            & !(limits & !(cos_min.le(1.0) & cos_max.ge(-1.0) & cos_max.le(cos_min)))
+            & !(swivel & pole.length_squared().le(0.0))
+            & mid_axis.length_squared().gt(1e-12);
+        Limb {
+            target,
+            weight: words[w + 3],
+            pole,
+            swivel_angle: words[w + 7],
+            mid_axis,
+            twist: words[w + 11],
+            soften,
+            max_stretch,
+            cos_min,
+            cos_max,
+            fk_plane: pole_mode.word_eq(PoleMode::FkPlane as u32),
+            pole_position: pole_mode.word_eq(PoleMode::Position as u32),
+            swivel,
+            bend_keep: bend.word_eq(BendMode::KeepFk as u32),
+            bend_reversed: bend.word_eq(BendMode::Reversed as u32),
+            limits,
+            keep_end: !options.word_clear(option::KEEP_END_ROTATION),
+            valid,
+        }
+    }
+}
+
+/// `cpu::limb::LimbSolution` over lanes, plus the lanes that hit an error path.
+pub(crate) struct LimbLanes {
+    pub e0: Q,
+    pub e1: Q,
+    pub scale: F,
+    pub reached: M,
+    pub info: U,
+    pub failed: M,
+}
+
+/// `cpu::limb::solve_limb` over lanes, stage for stage.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) -> LimbLanes {
+    let one = F::splat(1.0);
+    // --- Setup. ---
+    let u = p1 - p0;
+    let v = p2 - p1;
+    let a = u.length();
+    let b = v.length();
+    let limb_len = a + b;
+    let mut failed = !(a.gt(ZERO_BONE * limb_len) & b.gt(ZERO_BONE * limb_len));
+    let st = target - p0;
+    let c = st.length();
+    failed = failed | !c.gt(ON_ROOT * limb_len);
+    let d = st * (1.0 / c);
+
+    let u_dir = u * (1.0 / a);
+    let mut h = reject(r1.rotate(l.mid_axis.normalize()), u_dir);
+    let v_perp = reject(v, u_dir);
+    let v_perp_len2 = v_perp.length_squared();
+    h = v_perp_len2.gt(1e-12 * b * b).sel(reject(h, v_perp * (1.0 / v_perp_len2.sqrt())), h);
+    let h_len = h.length();
+    failed = failed | !h_len.gt(MIN_HINGE);
+    h = h * (1.0 / h_len);
+    let straight_eps = STRAIGHT * a * b;
+    let side = u.cross(h).dot(v);
+    let flip_fk = side.lt(-straight_eps);
+    let flip_reversed = (-side).lt(-straight_eps);
+    h = ((l.bend_keep & flip_fk) | l.bend_reversed).sel(-h, h);
+    let flip = l.bend_keep.sel(M::splat(false), l.bend_reversed.sel(flip_reversed, flip_fk));
+
+    // --- Reach. ---
+    let mut info = U::zero();
+    let stretch = l.max_stretch.gt(1.0) & c.gt(limb_len);
+    info.set(stretch, info::STRETCHED);
+    let to_target = stretch & c.le(limb_len * l.max_stretch);
+    let scale = to_target.sel(c / limb_len, stretch.sel(l.max_stretch, one));
+    let a_s = a * scale;
+    let b_s = b * scale;
+    let chain_s = a_s + b_s;
+    let da = chain_s * l.soften;
+    let ds = chain_s - da;
+    let over = !to_target & c.gt(da);
+    let mut reached = !over;
+    info.set(over & c.gt(chain_s), info::OUT_OF_REACH);
+    let eased = over & ds.gt(0.0);
+    let alpha = (c - da) / ds;
+    let op = alpha + 3.0;
+    let op2 = op * op;
+    let ratio = 81.0 / (op2 * op2);
+    let cs = eased.sel(da + ds - ds * ratio, c);
+    let slack = to_target.sel(F::splat(0.0), eased.sel(ds * ratio, chain_s - c));
+    info.set(eased, info::SOFTENED);
+    let diff = (a_s - b_s).abs();
+    let folded = !c.gt(diff);
+    reached = reached & !folded;
+    info.set(folded, info::OUT_OF_REACH);
+    let two_ab = 2.0 * a_s * b_s;
+    let mut one_plus = slack * (chain_s + cs) / two_ab;
+    let mut one_minus = (cs - diff) * (cs + diff) / two_ab;
+    if l.limits.any() {
+        let sum2 = a_s * a_s + b_s * b_s;
+        let c_min = (sum2 - two_ab * l.cos_min).max(0.0).sqrt();
+        let c_max = (sum2 - two_ab * l.cos_max).max(0.0).sqrt();
+        let below = l.limits & cs.lt(c_min);
+        let above = l.limits & !below & cs.gt(c_max);
+        one_plus = below.sel(1.0 + l.cos_min, above.sel(1.0 + l.cos_max, one_plus));
+        one_minus = below.sel(1.0 - l.cos_min, above.sel(1.0 - l.cos_max, one_minus));
+        reached = reached & !(below | above);
+        info.set(below | above, info::KNEE_LIMITED);
+    }
+    let one_plus = one_plus.max(0.0).min(2.0);
+    let one_minus = one_minus.max(0.0).min(2.0);
+
+    // --- Mid joint. ---
+    let cos_new = 0.5 * (one_plus - one_minus);
+    let sin_new = (one_plus * one_minus).sqrt();
+    let ab = a * b;
+    let cos_old = (-u.dot(v) / ab).max(-1.0).min(1.0);
+    let sin_old = (u.cross(v).length() / ab).min(1.0);
+    let sin_old = flip.sel(-sin_old, sin_old);
+    let cos_phi = cos_new * cos_old + sin_new * sin_old;
+    let sin_phi = sin_new * cos_old - cos_new * sin_old;
+    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+
+    // --- Start joint. ---
+    let e = u + e1.rotate(v);
+    let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
+    let aim = rotation_arc(e_dir, d);
+    let k_now = aim.rotate(h).cross(d);
+    let dir = l.pole_position.sel(l.pole - p0, l.pole);
+    let mut k_want = reject(dir, d);
+    failed = failed
+        | (!l.fk_plane & !l.swivel & !k_want.length_squared().gt(POLE_ON_AXIS2 * dir.length_squared()));
+    if l.swivel.any() {
+        let north = l.pole.normalize();
+        let n0 = reject(north, d);
+        let singular = !n0.length_squared().gt(POLE_ON_AXIS2);
+        let n0 = singular.sel(reject(any_orthonormal(north), d), n0);
+        info.set(l.swivel & singular, info::SWIVEL_FALLBACK);
+        let k0 = n0.normalize().cross(d);
+        let (s, c) = sin_cos(l.swivel_angle);
+        k_want = l.swivel.sel(k0 * c + d.cross(k0) * s, k_want);
+    }
+    let plane = quat_from_axis_cos_sin(d, k_now.dot(k_want), d.dot(k_now.cross(k_want)));
+    let plane = l.fk_plane.sel(Q::identity(), plane);
+    let mut start = plane.mul(aim);
+    let twisted = l.twist.ne_(0.0);
+    if twisted.any() {
+        start = twisted.sel(quat_from_axis_angle(d, l.twist).mul(plane).mul(aim), start);
+    }
+    LimbLanes { e0: start, e1, scale, reached, info, failed }
+}
+
+/// `cpu::chain::finish_chain` over lanes for the joints `p` with FK rotations `r`, relative
+/// deltas `rel` and one stretch `scale` for every bone (bone `i` = `p[i] → p[i+1]`).
+/// Writes positions, rotations, corrections and status into `out`, the words of
+/// `SolvedChain<N>` (`12N + 4`).
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)] // mirrors finish_chain
+pub(crate) fn finish_chain<const N: usize>(
+    p: &[V3; N],
+    r: &[Q; N],
+    rel: &[Q; N],
+    scale: F,
+    weight: F,
+    reached: M,
+    info: U,
+    out: &mut [F],
+) {
+    let one = F::splat(1.0);
+    let mut delta = Q::identity();
+    let mut pos = p[0];
+    let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
+    for j in 0..N {
+        let e = nlerp_identity(rel[j], weight);
+        delta = delta.mul(e);
+        pos.put_point(out, 4 * j, one);
+        delta.mul(r[j]).normalize().put(out, 4 * (N + j));
+        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * N + j));
+        if j + 1 < N {
+            pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
+        }
+    }
+    let zero = F::splat(0.0);
+    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
+    out[12 * N..12 * N + 4].copy_from_slice(&status);
+}
+
+impl Kernel for TwoBone {
+    type Chain = TwoBoneChain;
+    type Solved = TwoBoneSolved;
+    #[inline(always)]
+    fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
+        // SAFETY: `Kernel::group` is only called with AVX2 available.
+        unsafe { group(c, out) }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
+    let w = load_words::<TwoBoneChain, 48>(c);
+    let p = [0, 1, 2].map(|j| V3::at(&w, 4 * j));
+    let r = [0, 1, 2].map(|j| Q::at(&w, 12 + 4 * j));
+    let l = Limb::at(&w, 24);
+    let offset = V3::at(&w, 44);
+    let eligible = all_finite(&w)
+        & l.valid
+        & is_unit_quat(r[0])
+        & is_unit_quat(r[1])
+        & is_unit_quat(r[2])
+        & l.weight.gt(0.0);
+
+    let target = l.target - r[2].rotate(offset);
+    let sol = solve_limb(p[0], p[1], p[2], r[1], target, &l);
+    let d1 = sol.e0.mul(sol.e1);
+    let d2 = l.keep_end.sel(Q::identity(), d1);
+    let rel = [sol.e0, sol.e1, d1.conjugate().mul(d2)];
+    let mut solved = [F::splat(0.0); 40];
+    finish_chain(&p, &r, &rel, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
+    store_words(&solved, out);
+    let mut scalar = !(eligible & !sol.failed).bits() & 0xFF;
+    while scalar != 0 {
+        let i = scalar.trailing_zeros() as usize;
+        two_bone(&c[i], &mut out[i]);
+        scalar &= scalar - 1;
+    }
+}
