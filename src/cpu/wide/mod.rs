@@ -28,8 +28,11 @@ pub(crate) mod two_bone;
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
 
+/// AVX registers per lane value: each operation issues `H` independent instructions, so
+/// the long dependency chains of one group (divisions, square roots) overlap.
+const H: usize = 2;
 /// Chains per group (lanes).
-pub(crate) const L: usize = 8;
+pub(crate) const L: usize = 8 * H;
 
 /// Whether this CPU runs the batch paths (AVX2; detected once, then cached by std).
 #[inline]
@@ -39,15 +42,15 @@ pub(crate) fn available() -> bool {
 
 /// One `f32` per lane.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct F(__m256);
+pub(crate) struct F([__m256; H]);
 
 /// One flag per lane (all bits set or clear).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct M(__m256);
+pub(crate) struct M([__m256; H]);
 
 /// One `u32` per lane (info bits).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct U(__m256i);
+pub(crate) struct U([__m256i; H]);
 
 /// Runs an AVX2 intrinsic expression inside an operator impl.
 macro_rules! avx {
@@ -57,27 +60,34 @@ macro_rules! avx {
     };
 }
 
+/// Applies an expression to each of the `H` registers (`|h|` names the index).
+macro_rules! each {
+    (|$h:ident| $e:expr) => {
+        std::array::from_fn(|$h| avx!($e))
+    };
+}
+
 macro_rules! bin_op {
     ($tr:ident, $f:ident, $intr:ident) => {
         impl $tr for F {
             type Output = F;
             #[inline(always)]
             fn $f(self, o: F) -> F {
-                F(avx!($intr(self.0, o.0)))
+                F(each!(|h| $intr(self.0[h], o.0[h])))
             }
         }
         impl $tr<f32> for F {
             type Output = F;
             #[inline(always)]
             fn $f(self, o: f32) -> F {
-                F(avx!($intr(self.0, _mm256_set1_ps(o))))
+                F(each!(|h| $intr(self.0[h], _mm256_set1_ps(o))))
             }
         }
         impl $tr<F> for f32 {
             type Output = F;
             #[inline(always)]
             fn $f(self, o: F) -> F {
-                F(avx!($intr(_mm256_set1_ps(self), o.0)))
+                F(each!(|h| $intr(_mm256_set1_ps(self), o.0[h])))
             }
         }
     };
@@ -91,7 +101,7 @@ impl Neg for F {
     type Output = F;
     #[inline(always)]
     fn neg(self) -> F {
-        F(avx!(_mm256_xor_ps(self.0, _mm256_set1_ps(-0.0))))
+        F(each!(|h| _mm256_xor_ps(self.0[h], _mm256_set1_ps(-0.0))))
     }
 }
 
@@ -108,7 +118,7 @@ impl IntoF for F {
 impl IntoF for f32 {
     #[inline(always)]
     fn into_f(self, _: F) -> F {
-        F(avx!(_mm256_set1_ps(self)))
+        F(each!(|_h| _mm256_set1_ps(self)))
     }
 }
 
@@ -117,7 +127,10 @@ macro_rules! cmp {
         /// Lane-wise comparison with Rust's semantics for NaN.
         #[inline(always)]
         pub fn $name(self, o: impl IntoF) -> M {
-            M(avx!(_mm256_cmp_ps::<$pred>(self.0, o.into_f(self).0)))
+            {
+            let o = o.into_f(self);
+            M(each!(|h| _mm256_cmp_ps::<$pred>(self.0[h], o.0[h])))
+        }
         }
     )*};
 }
@@ -127,53 +140,75 @@ impl F {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub fn splat(x: f32) -> F {
-        F(_mm256_set1_ps(x))
+        F([_mm256_set1_ps(x); H])
     }
     #[inline(always)]
     pub fn sqrt(self) -> F {
-        F(avx!(_mm256_sqrt_ps(self.0)))
+        F(each!(|h| _mm256_sqrt_ps(self.0[h])))
     }
     #[inline(always)]
     pub fn abs(self) -> F {
-        F(avx!(_mm256_andnot_ps(_mm256_set1_ps(-0.0), self.0)))
+        F(each!(|h| _mm256_andnot_ps(_mm256_set1_ps(-0.0), self.0[h])))
     }
     #[inline(always)]
     pub fn floor(self) -> F {
-        F(avx!(_mm256_floor_ps(self.0)))
+        F(each!(|h| _mm256_floor_ps(self.0[h])))
     }
     /// `if a < b { a } else { b }` per lane (equals `f32::min` on non-NaN lanes).
     #[inline(always)]
     pub fn min(self, o: impl IntoF) -> F {
-        F(avx!(_mm256_min_ps(self.0, o.into_f(self).0)))
+        let o = o.into_f(self);
+        F(each!(|h| _mm256_min_ps(self.0[h], o.0[h])))
     }
     /// `if a > b { a } else { b }` per lane (equals `f32::max` on non-NaN lanes).
     #[inline(always)]
     pub fn max(self, o: impl IntoF) -> F {
-        F(avx!(_mm256_max_ps(self.0, o.into_f(self).0)))
+        let o = o.into_f(self);
+        F(each!(|h| _mm256_max_ps(self.0[h], o.0[h])))
     }
     cmp!(lt _CMP_LT_OQ, le _CMP_LE_OQ, gt _CMP_GT_OQ, ge _CMP_GE_OQ, ne_ _CMP_NEQ_UQ);
+    /// The lanes as an array.
+    #[inline(always)]
+    pub fn to_array(self) -> [f32; L] {
+        let mut out = [0.0_f32; L];
+        for h in 0..H {
+            // SAFETY: 8 writable f32 (and AVX2 is available: a lane value exists).
+            unsafe { _mm256_storeu_ps(out[8 * h..].as_mut_ptr(), self.0[h]) };
+        }
+        out
+    }
+    /// Lanes from an array.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub fn from_array(a: [f32; L]) -> F {
+        // SAFETY: 8 readable f32 per register.
+        F(std::array::from_fn(|h| unsafe { _mm256_loadu_ps(a[8 * h..].as_ptr()) }))
+    }
     /// The lanes' 32-bit words as integers.
     #[inline(always)]
-    fn bits(self) -> __m256i {
-        avx!(_mm256_castps_si256(self.0))
+    fn bits(self) -> [__m256i; H] {
+        each!(|h| _mm256_castps_si256(self.0[h]))
     }
     /// Lanes whose word, read as `u32`, equals `v`.
     #[inline(always)]
     pub fn word_eq(self, v: u32) -> M {
-        M(avx!(_mm256_castsi256_ps(_mm256_cmpeq_epi32(self.bits(), _mm256_set1_epi32(v as i32)))))
+        let b = self.bits();
+        M(each!(|h| _mm256_castsi256_ps(_mm256_cmpeq_epi32(b[h], _mm256_set1_epi32(v as i32)))))
     }
     /// Lanes whose word, read as `u32`, has no bit of `mask` set.
     #[inline(always)]
     pub fn word_clear(self, mask: u32) -> M {
-        M(avx!(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
-            _mm256_and_si256(self.bits(), _mm256_set1_epi32(mask as i32)),
+        let b = self.bits();
+        M(each!(|h| _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+            _mm256_and_si256(b[h], _mm256_set1_epi32(mask as i32)),
             _mm256_setzero_si256()
         ))))
     }
     /// Words reinterpreted from integers.
     #[inline(always)]
-    fn from_bits(b: __m256i) -> F {
-        F(avx!(_mm256_castsi256_ps(b)))
+    fn from_bits(b: [__m256i; H]) -> F {
+        F(each!(|h| _mm256_castsi256_ps(b[h])))
     }
 }
 
@@ -181,12 +216,12 @@ impl M {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub fn splat(b: bool) -> M {
-        M(_mm256_castsi256_ps(_mm256_set1_epi32(-i32::from(b))))
+        M([_mm256_castsi256_ps(_mm256_set1_epi32(-i32::from(b))); H])
     }
     /// Bit `i` = lane `i`.
     #[inline(always)]
     pub fn bits(self) -> u32 {
-        avx!(_mm256_movemask_ps(self.0)) as u32
+        (0..H).fold(0, |bits, h| bits | (avx!(_mm256_movemask_ps(self.0[h])) as u32) << (8 * h))
     }
     #[inline(always)]
     pub fn any(self) -> bool {
@@ -200,7 +235,7 @@ impl M {
     /// 1 where set, 0 elsewhere, as `u32` words.
     #[inline(always)]
     pub fn as_u32_word(self) -> F {
-        F::from_bits(avx!(_mm256_and_si256(_mm256_castps_si256(self.0), _mm256_set1_epi32(1))))
+        F::from_bits(each!(|h| _mm256_and_si256(_mm256_castps_si256(self.0[h]), _mm256_set1_epi32(1))))
     }
 }
 
@@ -208,21 +243,21 @@ impl BitAnd for M {
     type Output = M;
     #[inline(always)]
     fn bitand(self, o: M) -> M {
-        M(avx!(_mm256_and_ps(self.0, o.0)))
+        M(each!(|h| _mm256_and_ps(self.0[h], o.0[h])))
     }
 }
 impl BitOr for M {
     type Output = M;
     #[inline(always)]
     fn bitor(self, o: M) -> M {
-        M(avx!(_mm256_or_ps(self.0, o.0)))
+        M(each!(|h| _mm256_or_ps(self.0[h], o.0[h])))
     }
 }
 impl Not for M {
     type Output = M;
     #[inline(always)]
     fn not(self) -> M {
-        M(avx!(_mm256_xor_ps(self.0, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))))
+        M(each!(|h| _mm256_xor_ps(self.0[h], _mm256_castsi256_ps(_mm256_set1_epi32(-1)))))
     }
 }
 
@@ -230,14 +265,14 @@ impl U {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub fn zero() -> U {
-        U(_mm256_setzero_si256())
+        U([_mm256_setzero_si256(); H])
     }
     /// Sets `bit` in the lanes of `m`.
     #[inline(always)]
     pub fn set(&mut self, m: M, bit: u32) {
-        self.0 = avx!(_mm256_or_si256(
-            self.0,
-            _mm256_and_si256(_mm256_castps_si256(m.0), _mm256_set1_epi32(bit as i32))
+        self.0 = each!(|h| _mm256_or_si256(
+            self.0[h],
+            _mm256_and_si256(_mm256_castps_si256(m.0[h]), _mm256_set1_epi32(bit as i32))
         ));
     }
     /// The words as lanes of an [`F`] (for storing).
@@ -254,13 +289,13 @@ pub(crate) trait Select: Copy {
 impl Select for F {
     #[inline(always)]
     fn select(m: M, a: F, b: F) -> F {
-        F(avx!(_mm256_blendv_ps(b.0, a.0, m.0)))
+        F(each!(|h| _mm256_blendv_ps(b.0[h], a.0[h], m.0[h])))
     }
 }
 impl Select for M {
     #[inline(always)]
     fn select(m: M, a: M, b: M) -> M {
-        M(avx!(_mm256_blendv_ps(b.0, a.0, m.0)))
+        M(each!(|h| _mm256_blendv_ps(b.0[h], a.0[h], m.0[h])))
     }
 }
 impl Select for V3 {
@@ -507,7 +542,7 @@ pub(crate) fn quat_from_axis_angle(axis: V3, angle: F) -> Q {
 pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
     let q = q.w.lt(0.0).sel(q.neg(), q);
     let full = weight.ge(1.0);
-    if full.bits() == 0xFF {
+    if full.bits() == (1 << L) - 1 {
         return q;
     }
     let w = weight.max(0.0);
@@ -573,7 +608,7 @@ fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
     ]
 }
 
-/// The `W` 32-bit words of 8 records, transposed: `out[w]` lane `i` = word `w` of
+/// The `W` 32-bit words of [`L`] records, transposed: `out[w]` lane `i` = word `w` of
 /// `src[i]`. `W` must be a multiple of 8 and `T` exactly `W` words.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -581,22 +616,23 @@ pub(crate) fn load_words<T: bytemuck::Pod, const W: usize>(src: &[T; L]) -> [F; 
     assert!(W % 8 == 0 && size_of::<T>() == 4 * W);
     let mut out = [F::splat(0.0); W];
     for block in 0..W / 8 {
-        let rows: [__m256; 8] = std::array::from_fn(|i| {
-            let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[i]));
-            let chunk: &[f32; 8] = words[block * 8..block * 8 + 8].try_into().expect("8 words");
-            // SAFETY: `chunk` is 8 readable f32 (unaligned loads are allowed).
-            unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
-        });
-        for (k, col) in transpose8(rows).into_iter().enumerate() {
-            out[block * 8 + k] = F(col);
+        for h in 0..H {
+            let rows: [__m256; 8] = std::array::from_fn(|i| {
+                let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[8 * h + i]));
+                let chunk: &[f32; 8] = words[block * 8..block * 8 + 8].try_into().expect("8 words");
+                // SAFETY: `chunk` is 8 readable f32 (unaligned loads are allowed).
+                unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
+            });
+            for (k, col) in transpose8(rows).into_iter().enumerate() {
+                out[block * 8 + k].0[h] = col;
+            }
         }
     }
     out
 }
 
 /// Stores transposed words back: word `w` of `dst[i]` = `words[w]` lane `i`. `T` must be
-/// exactly `words.len()` words; a last partial block (a multiple of 4 words) is stored
-/// lane by lane.
+/// exactly `words.len()` words; a last partial block is stored lane by lane.
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
@@ -604,21 +640,19 @@ pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
     assert!(size_of::<T>() == 4 * n);
     let full = n / 8;
     for block in 0..full {
-        let cols = transpose8(std::array::from_fn(|k| words[block * 8 + k].0));
-        for (i, row) in cols.into_iter().enumerate() {
-            let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[i]));
-            let chunk: &mut [f32; 8] = (&mut out[block * 8..block * 8 + 8]).try_into().expect("8 words");
-            // SAFETY: `chunk` is 8 writable f32 (unaligned stores are allowed).
-            unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), row) };
+        for h in 0..H {
+            let cols = transpose8(std::array::from_fn(|k| words[block * 8 + k].0[h]));
+            for (i, row) in cols.into_iter().enumerate() {
+                let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[8 * h + i]));
+                let chunk: &mut [f32; 8] = (&mut out[block * 8..block * 8 + 8]).try_into().expect("8 words");
+                // SAFETY: `chunk` is 8 writable f32 (unaligned stores are allowed).
+                unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), row) };
+            }
         }
     }
     let rest = &words[full * 8..];
     if !rest.is_empty() {
-        let mut lanes = [[0.0_f32; L]; 8];
-        for (k, w) in rest.iter().enumerate() {
-            // SAFETY: 8 writable f32.
-            unsafe { _mm256_storeu_ps(lanes[k].as_mut_ptr(), w.0) };
-        }
+        let lanes: Vec<[f32; L]> = rest.iter().map(|w| w.to_array()).collect();
         for (i, d) in dst.iter_mut().enumerate() {
             let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(d));
             for (k, o) in out[full * 8..].iter_mut().enumerate() {
@@ -680,10 +714,7 @@ mod tests {
         fn check() {
             let src: [[f32; 16]; L] = std::array::from_fn(|i| std::array::from_fn(|w| (i * 100 + w) as f32));
             let words = load_words::<[f32; 16], 16>(&src);
-            let mut lane = [0.0_f32; L];
-            // SAFETY: 8 writable f32.
-            unsafe { _mm256_storeu_ps(lane.as_mut_ptr(), words[5].0) };
-            assert_eq!(lane, std::array::from_fn(|i| (i * 100 + 5) as f32));
+            assert_eq!(words[5].to_array(), std::array::from_fn(|i| (i * 100 + 5) as f32));
             let mut back = [[0.0_f32; 16]; L];
             store_words(&words, &mut back);
             assert_eq!(back, src);
@@ -692,14 +723,8 @@ mod tests {
             assert!(back12.iter().zip(&src).all(|(b, s)| b[..] == s[..12]));
 
             let x: [f32; L] = std::array::from_fn(|i| i as f32 * 1.7 - 6.0);
-            // SAFETY: 8 readable f32.
-            let (s, c) = sin_cos(F(unsafe { _mm256_loadu_ps(x.as_ptr()) }));
-            let (mut sl, mut cl) = ([0.0_f32; L], [0.0_f32; L]);
-            // SAFETY: 8 writable f32 each.
-            unsafe {
-                _mm256_storeu_ps(sl.as_mut_ptr(), s.0);
-                _mm256_storeu_ps(cl.as_mut_ptr(), c.0);
-            }
+            let (s, c) = sin_cos(F::from_array(x));
+            let (sl, cl) = (s.to_array(), c.to_array());
             for i in 0..L {
                 assert_eq!((sl[i], cl[i]), crate::cpu::math::sin_cos(x[i]));
             }

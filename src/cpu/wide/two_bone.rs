@@ -285,7 +285,7 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let mut solved = [F::splat(0.0); 40];
     finish_chain(&p, &r, &rel, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
     store_words(&solved, out);
-    let mut scalar = !(eligible & !sol.failed).bits() & 0xFF;
+    let mut scalar = (!(eligible & !sol.failed)).bits();
     while scalar != 0 {
         let i = scalar.trailing_zeros() as usize;
         two_bone(&c[i], &mut out[i]);
