@@ -11,6 +11,17 @@ fn main() {
         TwoBoneJob::new(&chains, &mut out).run().unwrap();
         batch = batch.min(t.elapsed().as_secs_f64() * 1e9 / n as f64);
     }
+    for (j, it) in [(4, 8), (8, 16)] {
+        let fc = workload::fabrik(n, j, it, 3);
+        let mut fo = vec![FabrikSolved::default(); n];
+        let mut best = f64::MAX;
+        for _ in 0..reps / 10 {
+            let t = std::time::Instant::now();
+            FabrikJob::new(&fc, &mut fo).run().unwrap();
+            best = best.min(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        }
+        println!("fabrik {j}x{it}: {best:.1} ns/chain");
+    }
     if std::env::args().nth(3).is_some() {
         println!("batch {batch:.1} ns/chain");
         return;
@@ -24,3 +35,5 @@ fn main() {
     let scalar = t.elapsed().as_secs_f64() * 1e9 / (n * reps) as f64;
     println!("batch {batch:.1} ns/chain, scalar {scalar:.1} ns/chain");
 }
+#[allow(dead_code)]
+fn fab() {}

@@ -74,3 +74,59 @@ fn a_bad_chain_does_not_change_its_lane_neighbours() {
         }
     }
 }
+
+/// Largest position difference (× chain length) and rotation/correction angle of the FABRIK
+/// batch result from the scalar one; panics on any status difference.
+fn compare_fabrik(chains: &[FabrikChain]) -> (f32, f32) {
+    let mut batch = vec![FabrikSolved::default(); chains.len()];
+    FabrikJob::new(chains, &mut batch).run().unwrap();
+    let (mut pos, mut rot) = (0.0_f32, 0.0_f32);
+    for (i, (c, b)) in chains.iter().zip(&batch).enumerate() {
+        let mut s = FabrikSolved::default();
+        crowd_ik::cpu::fabrik(c, &mut s);
+        assert_eq!(b.status, s.status, "chain {i}: {c:?}");
+        let n = c.joint_count();
+        if s.error().is_some() || c.target_ms[3] <= 0.0 {
+            assert_eq!(b, &s, "fallback of chain {i} differs");
+            continue;
+        }
+        let length: f32 = (0..n - 1).map(|j| c.joint(j).distance(c.joint(j + 1))).sum();
+        for j in 0..n {
+            pos = pos.max(b.position(j).distance(s.position(j)) / length);
+            rot = rot.max(quat_angle(b.rotation(j), s.rotation(j))).max(quat_angle(b.correction(j), s.correction(j)));
+        }
+        for j in n..crowd_ik::MAX_FABRIK_JOINTS {
+            assert!(b.positions_ms[j] == [0.0; 4] && b.rotations_ms[j] == [0.0; 4] && b.corrections[j] == [0.0; 4]);
+        }
+    }
+    (pos, rot)
+}
+
+#[test]
+fn fabrik_batch_matches_scalar_for_every_joint_count() {
+    let mut rng = Rng(5);
+    let mut worst = (0.0_f32, 0.0_f32);
+    for n in [2, 3, 4, 5, 8, 9, 15, 16] {
+        for iterations in [0, 1, 8, 16] {
+            let mut chains = Vec::new();
+            while chains.len() < 300 {
+                let c = random_fabrik(&mut rng, iterations);
+                if c.joint_count() == n {
+                    chains.push(c);
+                }
+            }
+            let (pos, rot) = compare_fabrik(&chains);
+            worst = (worst.0.max(pos), worst.1.max(rot));
+        }
+    }
+    eprintln!("fabrik: positions {:e} x length, rotations {:e} rad", worst.0, worst.1);
+    assert!(worst.0 <= 1e-5 && worst.1 <= 1e-4, "{worst:?}");
+    // Mixed joint counts in one group: the odd ones out go through the scalar solver.
+    let mixed: Vec<FabrikChain> = (0..2000).map(|_| random_fabrik(&mut rng, 8)).collect();
+    let (pos, rot) = compare_fabrik(&mixed);
+    assert!(pos <= 1e-5 && rot <= 1e-4, "mixed: {pos:e} {rot:e}");
+    for (joints, iterations) in [(4, 8), (8, 16)] {
+        let (pos, rot) = compare_fabrik(&workload::fabrik(4000, joints, iterations, 3));
+        assert!(pos <= 1e-5 && rot <= 1e-4, "workload {joints}x{iterations}: {pos:e} {rot:e}");
+    }
+}

@@ -1,7 +1,9 @@
 //! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
 //! same name: `two_bone`, `three_bone`, `fabrik`, plus the shared `math`, `chain` and
 //! `limb` stages. The batch jobs below run them over slices, on one thread or on all
-//! (rayon), with no per-chain allocation.
+//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX2 the two-bone and FABRIK
+//! jobs run an SoA batch path (`wide`, 16 chains per group in two AVX registers per value),
+//! held by `tests/wide.rs` to the scalar solvers here, which stay the reference.
 
 pub mod aim;
 pub(crate) mod chain;
@@ -13,6 +15,7 @@ pub(crate) mod math;
 pub mod palette;
 pub mod three_bone;
 pub mod two_bone;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod wide;
 
 use rayon::prelude::*;
@@ -33,7 +36,8 @@ pub trait Chain: bytemuck::Pod + Sync {
     /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
     fn solve(&self, options: Self::Options, out: &mut Self::Solved);
     /// Solves a slice of chains into `out` (same length). The default solves them one by one;
-    /// two-bone overrides it with its SoA batch path ([`wide`]).
+    /// on x86-64 two-bone and FABRIK override it with their SoA batch paths (8 chains per AVX2
+    /// register, chosen at run time; same results as one by one, to float rounding).
     fn solve_batch(chains: &[Self], options: Self::Options, out: &mut [Self::Solved]) {
         for (c, o) in chains.iter().zip(out) {
             c.solve(options, o);
@@ -51,6 +55,7 @@ impl Chain for TwoBoneChain {
     fn solve(&self, (): (), out: &mut TwoBoneSolved) {
         two_bone(self, out);
     }
+    #[cfg(target_arch = "x86_64")]
     fn solve_batch(chains: &[Self], (): (), out: &mut [TwoBoneSolved]) {
         wide::two_bone::two_bone_batch(chains, out);
     }
@@ -81,6 +86,10 @@ impl Chain for FabrikChain {
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         fabrik_with_mode(self, mode, out);
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], mode: FabrikMode, out: &mut [FabrikSolved]) {
+        wide::fabrik::fabrik_batch(chains, mode, out);
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_fabrik(self)

@@ -23,6 +23,7 @@
 //! AVX2 has been detected ([`available`]); so wherever a lane value exists, AVX2 is there,
 //! and the operator impls (which cannot carry `target_feature`) rely on that.
 
+pub(crate) mod fabrik;
 pub(crate) mod two_bone;
 
 use std::arch::x86_64::*;
@@ -542,7 +543,7 @@ pub(crate) fn quat_from_axis_angle(axis: V3, angle: F) -> Q {
 pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
     let q = q.w.lt(0.0).sel(q.neg(), q);
     let full = weight.ge(1.0);
-    if full.bits() == (1 << L) - 1 {
+    if full.bits() == u32::MAX >> (32 - L) {
         return q;
     }
     let w = weight.max(0.0);
@@ -613,38 +614,58 @@ fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(crate) fn load_words<T: bytemuck::Pod, const W: usize>(src: &[T; L]) -> [F; W] {
-    assert!(W % 8 == 0 && size_of::<T>() == 4 * W);
+    assert!(size_of::<T>() == 4 * W);
     let mut out = [F::splat(0.0); W];
-    for block in 0..W / 8 {
+    load_words_at(src, 0, &mut out);
+    out
+}
+
+/// Words `at..at + out.len()` of [`L`] records, transposed into `out` (`out.len()` a
+/// multiple of 8, the range inside the record).
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn load_words_at<T: bytemuck::Pod>(src: &[T; L], at: usize, out: &mut [F]) {
+    assert!(out.len().is_multiple_of(8) && 4 * (at + out.len()) <= size_of::<T>());
+    for block in 0..out.len() / 8 {
+        let w = at + 8 * block;
         for h in 0..H {
             let rows: [__m256; 8] = std::array::from_fn(|i| {
                 let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[8 * h + i]));
-                let chunk: &[f32; 8] = words[block * 8..block * 8 + 8].try_into().expect("8 words");
+                let chunk: &[f32; 8] = words[w..w + 8].try_into().expect("8 words");
                 // SAFETY: `chunk` is 8 readable f32 (unaligned loads are allowed).
                 unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
             });
             for (k, col) in transpose8(rows).into_iter().enumerate() {
-                out[block * 8 + k].0[h] = col;
+                out[8 * block + k].0[h] = col;
             }
         }
     }
-    out
 }
 
 /// Stores transposed words back: word `w` of `dst[i]` = `words[w]` lane `i`. `T` must be
-/// exactly `words.len()` words; a last partial block is stored lane by lane.
+/// exactly `words.len()` words.
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
+    assert!(size_of::<T>() == 4 * words.len());
+    store_words_at(words, dst, 0);
+}
+
+/// Stores transposed words to words `at..at + words.len()` of each record (the range
+/// inside the record); a last partial block is stored lane by lane.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_words_at<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L], at: usize) {
     let n = words.len();
-    assert!(size_of::<T>() == 4 * n);
+    assert!(4 * (at + n) <= size_of::<T>());
     let full = n / 8;
     for block in 0..full {
+        let w = at + 8 * block;
         for h in 0..H {
-            let cols = transpose8(std::array::from_fn(|k| words[block * 8 + k].0[h]));
+            let cols = transpose8(std::array::from_fn(|k| words[8 * block + k].0[h]));
             for (i, row) in cols.into_iter().enumerate() {
                 let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[8 * h + i]));
-                let chunk: &mut [f32; 8] = (&mut out[block * 8..block * 8 + 8]).try_into().expect("8 words");
+                let chunk: &mut [f32; 8] = (&mut out[w..w + 8]).try_into().expect("8 words");
                 // SAFETY: `chunk` is 8 writable f32 (unaligned stores are allowed).
                 unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), row) };
             }
@@ -652,10 +673,13 @@ pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
     }
     let rest = &words[full * 8..];
     if !rest.is_empty() {
-        let lanes: Vec<[f32; L]> = rest.iter().map(|w| w.to_array()).collect();
+        let mut lanes = [[0.0_f32; L]; 8];
+        for (l, w) in lanes.iter_mut().zip(rest) {
+            *l = w.to_array();
+        }
         for (i, d) in dst.iter_mut().enumerate() {
             let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(d));
-            for (k, o) in out[full * 8..].iter_mut().enumerate() {
+            for (k, o) in out[at + full * 8..at + n].iter_mut().enumerate() {
                 *o = lanes[k][i];
             }
         }

@@ -195,8 +195,7 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let k_now = aim.rotate(h).cross(d);
     let dir = l.pole_position.sel(l.pole - p0, l.pole);
     let mut k_want = reject(dir, d);
-    failed = failed
-        | (!l.fk_plane & !l.swivel & !k_want.length_squared().gt(POLE_ON_AXIS2 * dir.length_squared()));
+    failed = failed | (!l.fk_plane & !l.swivel & !k_want.length_squared().gt(POLE_ON_AXIS2 * dir.length_squared()));
     if l.swivel.any() {
         let north = l.pole.normalize();
         let n0 = reject(north, d);
@@ -217,40 +216,43 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     LimbLanes { e0: start, e1, scale, reached, info, failed }
 }
 
-/// `cpu::chain::finish_chain` over lanes for the joints `p` with FK rotations `r`, relative
-/// deltas `rel` and one stretch `scale` for every bone (bone `i` = `p[i] → p[i+1]`).
-/// Writes positions, rotations, corrections and status into `out`, the words of
-/// `SolvedChain<N>` (`12N + 4`).
+/// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
+/// rotations `r`, relative deltas `rel` and one stretch `scale` for every bone (bone `i`
+/// = `p[i] → p[i+1]`). Writes positions, rotations and corrections of the `n` joints and
+/// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
+/// joints past `n` are left alone).
 #[target_feature(enable = "avx2")]
 #[inline]
 #[allow(clippy::too_many_arguments)] // mirrors finish_chain
-pub(crate) fn finish_chain<const N: usize>(
-    p: &[V3; N],
-    r: &[Q; N],
-    rel: &[Q; N],
+pub(crate) fn finish_chain(
+    p: &[V3],
+    r: &[Q],
+    rel: &[Q],
+    cap: usize,
     scale: F,
     weight: F,
     reached: M,
     info: U,
     out: &mut [F],
 ) {
+    let n = p.len();
     let one = F::splat(1.0);
     let mut delta = Q::identity();
     let mut pos = p[0];
     let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
-    for j in 0..N {
+    for j in 0..n {
         let e = nlerp_identity(rel[j], weight);
         delta = delta.mul(e);
         pos.put_point(out, 4 * j, one);
-        delta.mul(r[j]).normalize().put(out, 4 * (N + j));
-        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * N + j));
-        if j + 1 < N {
+        delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
+        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * cap + j));
+        if j + 1 < n {
             pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
         }
     }
     let zero = F::splat(0.0);
     let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
-    out[12 * N..12 * N + 4].copy_from_slice(&status);
+    out[12 * cap..12 * cap + 4].copy_from_slice(&status);
 }
 
 impl Kernel for TwoBone {
@@ -270,12 +272,8 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let r = [0, 1, 2].map(|j| Q::at(&w, 12 + 4 * j));
     let l = Limb::at(&w, 24);
     let offset = V3::at(&w, 44);
-    let eligible = all_finite(&w)
-        & l.valid
-        & is_unit_quat(r[0])
-        & is_unit_quat(r[1])
-        & is_unit_quat(r[2])
-        & l.weight.gt(0.0);
+    let eligible =
+        all_finite(&w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
 
     let target = l.target - r[2].rotate(offset);
     let sol = solve_limb(p[0], p[1], p[2], r[1], target, &l);
@@ -283,7 +281,7 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let d2 = l.keep_end.sel(Q::identity(), d1);
     let rel = [sol.e0, sol.e1, d1.conjugate().mul(d2)];
     let mut solved = [F::splat(0.0); 40];
-    finish_chain(&p, &r, &rel, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
+    finish_chain(&p, &r, &rel, 3, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
     store_words(&solved, out);
     let mut scalar = (!(eligible & !sol.failed)).bits();
     while scalar != 0 {

@@ -1,0 +1,164 @@
+//! Fixed-iteration FABRIK over [`L`] chains at once: the SoA batch twin of `cpu::fabrik`
+//! (its `setup` and `solve`), line for line. A group runs in lanes when its chains share
+//! the first chain's joint count and iteration count (the usual batch: one rig's tails);
+//! any other chain is solved by the scalar solver.
+
+use super::two_bone::finish_chain;
+use super::{all_finite, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at, Kernel};
+use super::{F, L, M, Q, U, V3};
+use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
+use crate::cpu::limb::{ON_ROOT, ZERO_BONE};
+use crate::records::{info, option, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
+
+const J: usize = MAX_FABRIK_JOINTS;
+
+/// Solves `chains` into `out` (same length): the batch path behind
+/// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
+/// results as [`crate::cpu::fabrik`] on each chain, to float rounding);
+/// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
+pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, out: &mut [FabrikSolved]) {
+    debug_assert_eq!(chains.len(), out.len());
+    if mode != FabrikMode::Fixed || !run::<Fabrik>(chains, out) {
+        for (c, o) in chains.iter().zip(out) {
+            fabrik_with_mode(c, mode, o);
+        }
+    }
+}
+
+/// The FABRIK [`Kernel`].
+pub(crate) struct Fabrik;
+
+impl Kernel for Fabrik {
+    type Chain = FabrikChain;
+    type Solved = FabrikSolved;
+    #[inline(always)]
+    fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
+        // SAFETY: `Kernel::group` is only called with AVX2 available.
+        unsafe { group(c, out) }
+    }
+}
+
+/// Component-wise `v / s` (glam's `Vec3 / f32`).
+#[inline(always)]
+fn div(v: V3, s: F) -> V3 {
+    V3 { x: v.x / s, y: v.y / s, z: v.z / s }
+}
+
+#[target_feature(enable = "avx2")]
+fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
+    let n = c[0].mode[0] as usize;
+    let iterations = c[0].mode[1];
+    if !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
+        for (ci, o) in c.iter().zip(out.iter_mut()) {
+            fabrik_with_mode(ci, FabrikMode::Fixed, o);
+        }
+        return;
+    }
+    // Words: joints 0..64, rotations 64..128, target 128..132, params 132..136, mode 136..140.
+    let blocks = n.div_ceil(2); // 8-word blocks holding n joints
+    let zero = F::splat(0.0);
+    let mut jw = [zero; 4 * J];
+    let mut rw = [zero; 4 * J];
+    let mut tail = [zero; 16];
+    load_words_at(c, 0, &mut jw[..8 * blocks]);
+    load_words_at(c, 64, &mut rw[..8 * blocks]);
+    load_words_at(c, 128, &mut tail[..8]);
+    load_words_at(c, 132, &mut tail[8..]);
+    let fk: [V3; J] = std::array::from_fn(|j| V3::at(&jw, 4 * j));
+    let r: [Q; J] = std::array::from_fn(|j| Q::at(&rw, 4 * j));
+    let target = V3::at(&tail, 0);
+    let weight = tail[3];
+    let precision = tail[4];
+    let (count, iters, options) = (tail[12], tail[13], tail[14]);
+
+    // --- setup(): every check, then bone lengths and FK directions. ---
+    let mut eligible = all_finite(&jw[..4 * n])
+        & all_finite(&rw[..4 * n])
+        & all_finite(&tail[..8])
+        & count.word_eq(n as u32)
+        & iters.word_eq(iterations)
+        & options.word_clear(!option::KEEP_END_ROTATION)
+        & precision.ge(0.0)
+        & weight.gt(0.0);
+    for q in &r[..n] {
+        eligible = eligible & is_unit_quat(*q);
+    }
+    let mut len = [zero; J];
+    let mut dir_fk = [fk[0]; J];
+    let mut total = zero;
+    for i in 0..n - 1 {
+        let bone = fk[i + 1] - fk[i];
+        len[i] = bone.length();
+        dir_fk[i] = div(bone, len[i]);
+        total = total + len[i];
+    }
+    let mut failed = M::splat(false);
+    for l in &len[..n - 1] {
+        failed = failed | !l.gt(ZERO_BONE * total);
+    }
+    let base = fk[0];
+    let c_len = (target - base).length();
+    failed = failed | !c_len.gt(ON_ROOT * total);
+    let solve = eligible & !failed;
+
+    // --- solve(): straight toward an out-of-reach target, else the iterations. ---
+    let mut p = fk;
+    let eps2 = 1e-12 * total * total;
+    let straight = c_len.ge(total);
+    if (solve & !straight).any() {
+        for _ in 0..iterations {
+            p[n - 1] = target;
+            for i in (0..n - 1).rev() {
+                let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
+                p[i] = p[i + 1] + dir * len[i];
+            }
+            p[0] = base;
+            for i in 0..n - 1 {
+                let dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
+                p[i + 1] = p[i] + dir * len[i];
+            }
+        }
+    }
+    let mut info = U::zero();
+    if (solve & straight).any() {
+        let d = div(target - base, c_len);
+        let mut q = fk[0];
+        for i in 0..n - 1 {
+            let next = q + d * len[i];
+            p[i + 1] = straight.sel(next, p[i + 1]);
+            q = next;
+        }
+        info.set(straight, info::OUT_OF_REACH);
+    }
+    let reached = (p[n - 1] - target).length().le(precision);
+
+    let mut rel = [Q::identity(); J];
+    let mut parent = Q::identity();
+    for i in 0..n - 1 {
+        let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
+        let total_delta = rotation_arc(dir_fk[i], new_dir);
+        rel[i] = parent.conjugate().mul(total_delta);
+        parent = total_delta;
+    }
+    let keep_end = !options.word_clear(option::KEEP_END_ROTATION);
+    rel[n - 1] = keep_end.sel(parent.conjugate(), Q::identity());
+
+    // Words of FabrikSolved: positions 0..64, rotations 64..128, corrections 128..192,
+    // status 192..196; joints past n stay zero.
+    let mut words = [zero; 12 * J + 4];
+    finish_chain(&fk[..n], &r[..n], &rel[..n], J, F::splat(1.0), weight, reached, info, &mut words);
+    for region in [0, 4 * J, 8 * J] {
+        store_words_at(&words[region..region + 8 * blocks], out, region);
+        for o in out.iter_mut() {
+            let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
+            w[region + 8 * blocks..region + 4 * J].fill(0.0);
+        }
+    }
+    store_words_at(&words[12 * J..], out, 12 * J);
+    let mut scalar = (!solve).bits();
+    while scalar != 0 {
+        let i = scalar.trailing_zeros() as usize;
+        fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]);
+        scalar &= scalar - 1;
+    }
+}
