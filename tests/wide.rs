@@ -130,3 +130,32 @@ fn fabrik_batch_matches_scalar_for_every_joint_count() {
         assert!(pos <= 1e-5 && rot <= 1e-4, "workload {joints}x{iterations}: {pos:e} {rot:e}");
     }
 }
+
+#[test]
+fn a_chain_solves_the_same_alone_or_among_any_neighbours() {
+    let mut rng = Rng(21);
+    let two: Vec<TwoBoneChain> = (0..500).map(|_| random_two_bone(&mut rng)).collect();
+    let fab: Vec<FabrikChain> = (0..500)
+        .map(|_| {
+            let iterations = 1 + rng.below(3) * 7;
+            random_fabrik(&mut rng, iterations)
+        })
+        .collect();
+    let mut two_out = vec![TwoBoneSolved::default(); two.len()];
+    TwoBoneJob::new(&two, &mut two_out).run().unwrap();
+    let mut fab_out = vec![FabrikSolved::default(); fab.len()];
+    FabrikJob::new(&fab, &mut fab_out).run().unwrap();
+    for i in 0..two.len() {
+        let mut alone = [TwoBoneSolved::default()];
+        TwoBoneJob::new(&two[i..=i], &mut alone).run().unwrap();
+        assert_eq!(alone[0], two_out[i], "two-bone chain {i}");
+        let mut alone = [FabrikSolved::default()];
+        FabrikJob::new(&fab[i..=i], &mut alone).run().unwrap();
+        assert_eq!(alone[0], fab_out[i], "FABRIK chain {i} (mixed joint and iteration counts)");
+    }
+    // Reversed order: same result per chain, bit for bit.
+    let rev: Vec<FabrikChain> = fab.iter().rev().copied().collect();
+    let mut rev_out = vec![FabrikSolved::default(); rev.len()];
+    FabrikJob::new(&rev, &mut rev_out).run().unwrap();
+    assert!(rev_out.iter().rev().eq(fab_out.iter()));
+}

@@ -1,10 +1,11 @@
 //! Fixed-iteration FABRIK over [`L`] chains at once: the SoA batch twin of `cpu::fabrik`
-//! (its `setup` and `solve`), line for line. A group runs in lanes when its chains share
-//! the first chain's joint count and iteration count (the usual batch: one rig's tails);
-//! any other chain is solved by the scalar solver.
+//! (its `setup` and `solve`), line for line. A group's chains share one joint count and
+//! iteration count (a batch that mixes them is grouped by both first).
 
 use super::two_bone::finish_chain;
-use super::{all_finite, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at, Kernel};
+use super::{
+    all_finite, available, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at, Kernel,
+};
 use super::{F, L, M, Q, U, V3};
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{ON_ROOT, ZERO_BONE};
@@ -16,11 +17,35 @@ const J: usize = MAX_FABRIK_JOINTS;
 /// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
 /// results as [`crate::cpu::fabrik`] on each chain, to float rounding);
 /// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
+///
+/// Lanes need one joint count and iteration count per group; a batch that mixes them is
+/// solved in groups of equal `(joint count, iterations)` (one index sort per batch), so a
+/// chain's result never depends on its neighbours.
 pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, out: &mut [FabrikSolved]) {
     debug_assert_eq!(chains.len(), out.len());
-    if mode != FabrikMode::Fixed || !run::<Fabrik>(chains, out) {
+    let key = |c: &FabrikChain| (c.mode[0], c.mode[1]);
+    let uniform = chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0)));
+    if mode != FabrikMode::Fixed || !available() {
         for (c, o) in chains.iter().zip(out) {
             fabrik_with_mode(c, mode, o);
+        }
+    } else if uniform {
+        run::<Fabrik>(chains, out);
+    } else {
+        let mut order: Vec<usize> = (0..chains.len()).collect();
+        order.sort_by_key(|&i| key(&chains[i]));
+        for same in order.chunk_by(|&a, &b| key(&chains[a]) == key(&chains[b])) {
+            for idx in same.chunks(L) {
+                let mut cs = [chains[idx[0]]; L];
+                let mut os = [FabrikSolved::default(); L];
+                for (c, &i) in cs.iter_mut().zip(idx) {
+                    *c = chains[i];
+                }
+                run::<Fabrik>(&cs[..idx.len()], &mut os[..idx.len()]);
+                for (o, &i) in os.iter().zip(idx) {
+                    out[i] = *o;
+                }
+            }
         }
     }
 }
