@@ -5,6 +5,8 @@
 //! `Vec3::any_orthonormal_vector`) so that CPU and GPU take the same branch on degenerate
 //! chains. Change both files together.
 
+use std::ops::{Add, Mul};
+
 use glam::{Quat, Vec3};
 
 /// `true` when all four lanes are finite.
@@ -127,6 +129,19 @@ pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
         r = -PI - r;
         cos_sign = -1.0;
     }
+    let (s, c) = sin_cos_poly(r);
+    (s, c * cos_sign)
+}
+
+/// The Taylor polynomials of [`sin_cos`] on `[−π/2, π/2]`, written once for every lane type
+/// (`f32` here, the AVX lanes of `cpu::wide`), so each twin evaluates the same coefficients
+/// in the same order.
+#[inline(always)]
+pub(crate) fn sin_cos_poly<T>(r: T) -> (T, T)
+where
+    T: Copy + Mul<Output = T> + Mul<f32, Output = T>,
+    f32: Add<T, Output = T>,
+{
     let r2 = r * r;
     let s = r
         * (1.0
@@ -140,7 +155,7 @@ pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
                 + r2 * (-1.0 / 720.0
                     + r2 * (1.0 / 40_320.0
                         + r2 * (-1.0 / 3_628_800.0 + r2 * (1.0 / 479_001_600.0 + r2 * (-1.0 / 87_178_291_200.0)))))));
-    (s, c * cos_sign)
+    (s, c)
 }
 
 /// Rotation about the unit `axis` by `angle` radians (glam's `Quat::from_axis_angle`, with

@@ -2,9 +2,9 @@
 //! (its `setup` and `solve`), line for line. A group's chains share one joint count and
 //! iteration count (a batch that mixes them is grouped by both first).
 
-use super::two_bone::finish_chain;
 use super::{
-    all_finite, available, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at, Kernel,
+    all_finite, available, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at,
+    Kernel,
 };
 use super::{F, L, M, Q, U, V3};
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};

@@ -27,6 +27,8 @@ pub(crate) mod fabrik;
 pub(crate) mod two_bone;
 
 use std::arch::x86_64::*;
+
+use super::math::sin_cos_poly;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
 
 /// AVX registers per lane value: each operation issues `H` independent instructions, so
@@ -513,19 +515,7 @@ pub(crate) fn sin_cos(x: F) -> (F, F) {
     let lo = r.lt(-HALF_PI);
     let r = hi.sel(PI - r, lo.sel(-PI - r, r));
     let cos_sign = (hi | lo).sel(F::splat(-1.0), F::splat(1.0));
-    let r2 = r * r;
-    let s = r
-        * (1.0
-            + r2 * (-1.0 / 6.0
-                + r2 * (1.0 / 120.0
-                    + r2 * (-1.0 / 5040.0
-                        + r2 * (1.0 / 362_880.0 + r2 * (-1.0 / 39_916_800.0 + r2 * (1.0 / 6_227_020_800.0)))))));
-    let c = 1.0
-        + r2 * (-0.5
-            + r2 * (1.0 / 24.0
-                + r2 * (-1.0 / 720.0
-                    + r2 * (1.0 / 40_320.0
-                        + r2 * (-1.0 / 3_628_800.0 + r2 * (1.0 / 479_001_600.0 + r2 * (-1.0 / 87_178_291_200.0)))))));
+    let (s, c) = sin_cos_poly(r);
     (s, c * cos_sign)
 }
 
@@ -555,6 +545,45 @@ pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
         w: id.w + (q.w - id.w) * w,
     };
     full.sel(q, l.normalize())
+}
+
+/// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
+/// rotations `r`, relative deltas `rel` and one stretch `scale` for every bone (bone `i`
+/// = `p[i] → p[i+1]`). Writes positions, rotations and corrections of the `n` joints and
+/// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
+/// joints past `n` are left alone).
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)] // mirrors finish_chain
+pub(crate) fn finish_chain(
+    p: &[V3],
+    r: &[Q],
+    rel: &[Q],
+    cap: usize,
+    scale: F,
+    weight: F,
+    reached: M,
+    info: U,
+    out: &mut [F],
+) {
+    let n = p.len();
+    let one = F::splat(1.0);
+    let mut delta = Q::identity();
+    let mut pos = p[0];
+    let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
+    for j in 0..n {
+        let e = nlerp_identity(rel[j], weight);
+        delta = delta.mul(e);
+        pos.put_point(out, 4 * j, one);
+        delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
+        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * cap + j));
+        if j + 1 < n {
+            pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
+        }
+    }
+    let zero = F::splat(0.0);
+    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
+    out[12 * cap..12 * cap + 4].copy_from_slice(&status);
 }
 
 /// Lanes whose `|q|² − 1| ≤ 1e-3` (`cpu::math::is_unit_quat`).

@@ -2,7 +2,7 @@
 //! `cpu::limb::solve_limb`, `cpu::chain::finish_chain`), line for line.
 
 use super::{
-    all_finite, any_orthonormal, is_unit_quat, load_words, nlerp_identity, normalize_or, quat_from_axis_angle,
+    all_finite, any_orthonormal, finish_chain, is_unit_quat, load_words, normalize_or, quat_from_axis_angle,
     quat_from_axis_cos_sin, reject, rotation_arc, run, sin_cos, store_words, Kernel, F, L, M, Q, U, V3,
 };
 use crate::cpu::limb::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
@@ -214,45 +214,6 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
         start = twisted.sel(quat_from_axis_angle(d, l.twist).mul(plane).mul(aim), start);
     }
     LimbLanes { e0: start, e1, scale, reached, info, failed }
-}
-
-/// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
-/// rotations `r`, relative deltas `rel` and one stretch `scale` for every bone (bone `i`
-/// = `p[i] → p[i+1]`). Writes positions, rotations and corrections of the `n` joints and
-/// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
-/// joints past `n` are left alone).
-#[target_feature(enable = "avx2")]
-#[inline]
-#[allow(clippy::too_many_arguments)] // mirrors finish_chain
-pub(crate) fn finish_chain(
-    p: &[V3],
-    r: &[Q],
-    rel: &[Q],
-    cap: usize,
-    scale: F,
-    weight: F,
-    reached: M,
-    info: U,
-    out: &mut [F],
-) {
-    let n = p.len();
-    let one = F::splat(1.0);
-    let mut delta = Q::identity();
-    let mut pos = p[0];
-    let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
-    for j in 0..n {
-        let e = nlerp_identity(rel[j], weight);
-        delta = delta.mul(e);
-        pos.put_point(out, 4 * j, one);
-        delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
-        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * cap + j));
-        if j + 1 < n {
-            pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
-        }
-    }
-    let zero = F::splat(0.0);
-    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
-    out[12 * cap..12 * cap + 4].copy_from_slice(&status);
 }
 
 impl Kernel for TwoBone {
