@@ -318,9 +318,7 @@ fn main() -> Res<()> {
     let fab = workload::fabrik(peer_n, 8, 16, 3);
     let (one, all, diff) = peer_fabrik(&fab)?;
     let mut ours = vec![FabrikSolved::default(); peer_n];
-    let ours_one = best(|| {
-        Ok(BatchJob::<FabrikChain> { chains: &fab, solved: &mut ours, options: FabrikMode::Fixed }.run().map(|_| ())?)
-    })?;
+    let ours_one = best(|| Ok(BatchJob::new(&fab, &mut ours).with_options(FabrikMode::Fixed).run().map(|_| ())?))?;
     println!(
         "  FABRIK 8x16, 1 thread: crowd-ik {:.0} ns/chain (16 fixed iterations + rotations) vs rebirth-ik solve_chain {:.0} ns/chain (early exit); all threads: solve_chains_par {:.0} ns/chain; max tip difference {diff:.2e}",
         ours_one * 1e6 / peer_n as f64,

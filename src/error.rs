@@ -103,6 +103,8 @@ pub enum IkError {
     FrameMismatch(String),
     /// A file could not be parsed (BVH, .npy, raw heights).
     Parse(String),
+    /// A CPU batch job asked for an instruction set this CPU does not have.
+    CpuPathUnavailable(crate::cpu::CpuPath),
 }
 
 impl fmt::Display for IkError {
@@ -119,6 +121,7 @@ impl fmt::Display for IkError {
             Self::InvalidHeightfield(m) => write!(f, "invalid heightfield: {m}"),
             Self::FrameMismatch(m) => write!(f, "crowd frame slices disagree: {m}"),
             Self::Parse(m) => write!(f, "parse error: {m}"),
+            Self::CpuPathUnavailable(p) => write!(f, "this CPU cannot run the {p} path"),
         }
     }
 }

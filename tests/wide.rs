@@ -1,20 +1,28 @@
-//! The SoA batch path behind the CPU jobs against the scalar reference solvers: same status
-//! words (reached, error code, info bits) for every chain, FK fallbacks bit for bit, and
-//! positions / rotations / corrections within float rounding, over random chains of every
-//! mode with ~10 % degenerate ones, at every batch length around the lane count.
+//! The SoA batch paths behind the CPU jobs (every [`CpuPath`] this CPU has: AVX-512, AVX2)
+//! against the scalar reference solvers: same status words (reached, error code, info bits)
+//! for every chain, FK fallbacks bit for bit, and positions / rotations / corrections
+//! within float rounding, over random chains of every mode with ~10 % degenerate ones, at
+//! every batch length around the lane counts.
 
 mod common;
 
 use common::*;
-use crowd_ik::cpu::two_bone;
+use crowd_ik::cpu::{two_bone, CpuPath};
 use crowd_ik::prelude::*;
 use crowd_ik::workload;
 
+/// The SIMD paths this CPU runs (printed, so a log shows what was tested).
+fn simd_paths() -> Vec<CpuPath> {
+    let paths: Vec<CpuPath> = CpuPath::ALL.into_iter().filter(|p| *p != CpuPath::Scalar && p.is_available()).collect();
+    eprintln!("SIMD paths on this CPU: {paths:?}");
+    paths
+}
+
 /// Largest position difference (× limb length) and rotation/correction angle (rad) of a
-/// batch result from the scalar one; panics on any status difference.
-fn compare_two_bone(chains: &[TwoBoneChain]) -> (f32, f32) {
+/// batch result on `path` from the scalar one; panics on any status difference.
+fn compare_two_bone(chains: &[TwoBoneChain], path: CpuPath) -> (f32, f32) {
     let mut batch = vec![TwoBoneSolved::default(); chains.len()];
-    TwoBoneJob::new(chains, &mut batch).run().unwrap();
+    TwoBoneJob::new(chains, &mut batch).with_path(path).run().unwrap();
     let (mut pos, mut rot) = (0.0_f32, 0.0_f32);
     for (i, (c, b)) in chains.iter().zip(&batch).enumerate() {
         let mut s = TwoBoneSolved::default();
@@ -38,48 +46,54 @@ fn compare_two_bone(chains: &[TwoBoneChain]) -> (f32, f32) {
 fn two_bone_batch_matches_scalar_on_random_chains() {
     let mut rng = Rng(7);
     let chains: Vec<TwoBoneChain> = (0..20_000).map(|_| random_two_bone(&mut rng)).collect();
-    let (pos, rot) = compare_two_bone(&chains);
-    eprintln!("random: positions {pos:e} x length, rotations {rot:e} rad");
-    assert!(pos <= 1e-5 && rot <= 1e-4, "positions {pos:e} x length, rotations {rot:e} rad");
     let bench = workload::two_bone(20_000, 1);
-    let (pos, rot) = compare_two_bone(&bench);
-    eprintln!("workload: positions {pos:e} x length, rotations {rot:e} rad");
-    assert!(pos <= 1e-5 && rot <= 1e-4, "positions {pos:e} x length, rotations {rot:e} rad");
+    for path in simd_paths() {
+        let (pos, rot) = compare_two_bone(&chains, path);
+        eprintln!("{path} random: positions {pos:e} x length, rotations {rot:e} rad");
+        assert!(pos <= 1e-5 && rot <= 1e-4, "{path}: positions {pos:e} x length, rotations {rot:e} rad");
+        let (pos, rot) = compare_two_bone(&bench, path);
+        eprintln!("{path} workload: positions {pos:e} x length, rotations {rot:e} rad");
+        assert!(pos <= 1e-5 && rot <= 1e-4, "{path}: positions {pos:e} x length, rotations {rot:e} rad");
+    }
 }
 
 #[test]
 fn two_bone_batch_of_every_length_around_the_lane_count() {
     let mut rng = Rng(11);
-    let chains: Vec<TwoBoneChain> = (0..40).map(|_| random_two_bone(&mut rng)).collect();
-    for n in 0..=chains.len() {
-        compare_two_bone(&chains[..n]);
+    let chains: Vec<TwoBoneChain> = (0..72).map(|_| random_two_bone(&mut rng)).collect();
+    for path in simd_paths() {
+        for n in 0..=chains.len() {
+            compare_two_bone(&chains[..n], path);
+        }
     }
 }
 
 #[test]
 fn a_bad_chain_does_not_change_its_lane_neighbours() {
-    let good = workload::two_bone(16, 3);
-    let mut batch = vec![TwoBoneSolved::default(); 16];
-    TwoBoneJob::new(&good, &mut batch).run().unwrap();
-    for bad in [f32::NAN, f32::INFINITY] {
-        for victim in [0, 5, 15] {
-            let mut chains = good.clone();
-            chains[victim].limb.target_ms[1] = bad;
-            let mut out = vec![TwoBoneSolved::default(); 16];
-            let summary = TwoBoneJob::new(&chains, &mut out).run().unwrap();
-            assert_eq!(summary.first_fallback, Some((victim, ChainError::NonFinite)));
-            for i in (0..16).filter(|&i| i != victim) {
-                assert_eq!(out[i], batch[i], "neighbour {i} of {victim} changed");
+    let good = workload::two_bone(32, 3);
+    for path in simd_paths() {
+        let mut batch = vec![TwoBoneSolved::default(); 32];
+        TwoBoneJob::new(&good, &mut batch).with_path(path).run().unwrap();
+        for bad in [f32::NAN, f32::INFINITY] {
+            for victim in [0, 5, 15, 16, 31] {
+                let mut chains = good.clone();
+                chains[victim].limb.target_ms[1] = bad;
+                let mut out = vec![TwoBoneSolved::default(); 32];
+                let summary = TwoBoneJob::new(&chains, &mut out).with_path(path).run().unwrap();
+                assert_eq!(summary.first_fallback, Some((victim, ChainError::NonFinite)));
+                for i in (0..32).filter(|&i| i != victim) {
+                    assert_eq!(out[i], batch[i], "{path}: neighbour {i} of {victim} changed");
+                }
             }
         }
     }
 }
 
 /// Largest position difference (× chain length) and rotation/correction angle of the FABRIK
-/// batch result from the scalar one; panics on any status difference.
-fn compare_fabrik(chains: &[FabrikChain]) -> (f32, f32) {
+/// batch result on `path` from the scalar one; panics on any status difference.
+fn compare_fabrik(chains: &[FabrikChain], path: CpuPath) -> (f32, f32) {
     let mut batch = vec![FabrikSolved::default(); chains.len()];
-    FabrikJob::new(chains, &mut batch).run().unwrap();
+    FabrikJob::new(chains, &mut batch).with_path(path).run().unwrap();
     let (mut pos, mut rot) = (0.0_f32, 0.0_f32);
     for (i, (c, b)) in chains.iter().zip(&batch).enumerate() {
         let mut s = FabrikSolved::default();
@@ -104,30 +118,32 @@ fn compare_fabrik(chains: &[FabrikChain]) -> (f32, f32) {
 
 #[test]
 fn fabrik_batch_matches_scalar_for_every_joint_count() {
-    let mut rng = Rng(5);
-    let mut worst = (0.0_f32, 0.0_f32);
-    for n in [2, 3, 4, 5, 8, 9, 15, 16] {
-        for iterations in [0, 1, 8, 16] {
-            let mut chains = Vec::new();
-            while chains.len() < 300 {
-                let c = random_fabrik(&mut rng, iterations);
-                if c.joint_count() == n {
-                    chains.push(c);
+    for path in simd_paths() {
+        let mut rng = Rng(5);
+        let mut worst = (0.0_f32, 0.0_f32);
+        for n in [2, 3, 4, 5, 8, 9, 15, 16] {
+            for iterations in [0, 1, 8, 16] {
+                let mut chains = Vec::new();
+                while chains.len() < 300 {
+                    let c = random_fabrik(&mut rng, iterations);
+                    if c.joint_count() == n {
+                        chains.push(c);
+                    }
                 }
+                let (pos, rot) = compare_fabrik(&chains, path);
+                worst = (worst.0.max(pos), worst.1.max(rot));
             }
-            let (pos, rot) = compare_fabrik(&chains);
-            worst = (worst.0.max(pos), worst.1.max(rot));
         }
-    }
-    eprintln!("fabrik: positions {:e} x length, rotations {:e} rad", worst.0, worst.1);
-    assert!(worst.0 <= 1e-5 && worst.1 <= 1e-4, "{worst:?}");
-    // Mixed joint counts in one group: the odd ones out go through the scalar solver.
-    let mixed: Vec<FabrikChain> = (0..2000).map(|_| random_fabrik(&mut rng, 8)).collect();
-    let (pos, rot) = compare_fabrik(&mixed);
-    assert!(pos <= 1e-5 && rot <= 1e-4, "mixed: {pos:e} {rot:e}");
-    for (joints, iterations) in [(4, 8), (8, 16)] {
-        let (pos, rot) = compare_fabrik(&workload::fabrik(4000, joints, iterations, 3));
-        assert!(pos <= 1e-5 && rot <= 1e-4, "workload {joints}x{iterations}: {pos:e} {rot:e}");
+        eprintln!("{path} fabrik: positions {:e} x length, rotations {:e} rad", worst.0, worst.1);
+        assert!(worst.0 <= 1e-5 && worst.1 <= 1e-4, "{path}: {worst:?}");
+        // Mixed joint counts in one group: the odd ones out go through the scalar solver.
+        let mixed: Vec<FabrikChain> = (0..2000).map(|_| random_fabrik(&mut rng, 8)).collect();
+        let (pos, rot) = compare_fabrik(&mixed, path);
+        assert!(pos <= 1e-5 && rot <= 1e-4, "{path} mixed: {pos:e} {rot:e}");
+        for (joints, iterations) in [(4, 8), (8, 16)] {
+            let (pos, rot) = compare_fabrik(&workload::fabrik(4000, joints, iterations, 3), path);
+            assert!(pos <= 1e-5 && rot <= 1e-4, "{path} workload {joints}x{iterations}: {pos:e} {rot:e}");
+        }
     }
 }
 
@@ -141,21 +157,47 @@ fn a_chain_solves_the_same_alone_or_among_any_neighbours() {
             random_fabrik(&mut rng, iterations)
         })
         .collect();
-    let mut two_out = vec![TwoBoneSolved::default(); two.len()];
-    TwoBoneJob::new(&two, &mut two_out).run().unwrap();
-    let mut fab_out = vec![FabrikSolved::default(); fab.len()];
-    FabrikJob::new(&fab, &mut fab_out).run().unwrap();
-    for i in 0..two.len() {
-        let mut alone = [TwoBoneSolved::default()];
-        TwoBoneJob::new(&two[i..=i], &mut alone).run().unwrap();
-        assert_eq!(alone[0], two_out[i], "two-bone chain {i}");
-        let mut alone = [FabrikSolved::default()];
-        FabrikJob::new(&fab[i..=i], &mut alone).run().unwrap();
-        assert_eq!(alone[0], fab_out[i], "FABRIK chain {i} (mixed joint and iteration counts)");
+    for path in simd_paths() {
+        let mut two_out = vec![TwoBoneSolved::default(); two.len()];
+        TwoBoneJob::new(&two, &mut two_out).with_path(path).run().unwrap();
+        let mut fab_out = vec![FabrikSolved::default(); fab.len()];
+        FabrikJob::new(&fab, &mut fab_out).with_path(path).run().unwrap();
+        for i in 0..two.len() {
+            let mut alone = [TwoBoneSolved::default()];
+            TwoBoneJob::new(&two[i..=i], &mut alone).with_path(path).run().unwrap();
+            assert_eq!(alone[0], two_out[i], "{path}: two-bone chain {i}");
+            let mut alone = [FabrikSolved::default()];
+            FabrikJob::new(&fab[i..=i], &mut alone).with_path(path).run().unwrap();
+            assert_eq!(alone[0], fab_out[i], "{path}: FABRIK chain {i} (mixed joint and iteration counts)");
+        }
+        // Reversed order: same result per chain, bit for bit.
+        let rev: Vec<FabrikChain> = fab.iter().rev().copied().collect();
+        let mut rev_out = vec![FabrikSolved::default(); rev.len()];
+        FabrikJob::new(&rev, &mut rev_out).with_path(path).run().unwrap();
+        assert!(rev_out.iter().rev().eq(fab_out.iter()), "{path}");
     }
-    // Reversed order: same result per chain, bit for bit.
-    let rev: Vec<FabrikChain> = fab.iter().rev().copied().collect();
-    let mut rev_out = vec![FabrikSolved::default(); rev.len()];
-    FabrikJob::new(&rev, &mut rev_out).run().unwrap();
-    assert!(rev_out.iter().rev().eq(fab_out.iter()));
+}
+
+#[test]
+fn cpu_paths_resolve_and_report_what_this_cpu_lacks() {
+    assert_eq!(CpuPath::Auto.resolve().unwrap(), CpuPath::best());
+    assert!(CpuPath::Scalar.is_available() && CpuPath::best().is_available());
+    for path in [CpuPath::Auto, CpuPath::Scalar, CpuPath::Avx2, CpuPath::Avx512] {
+        assert_eq!(path.name().parse::<CpuPath>().unwrap(), path);
+    }
+    assert!(matches!("sse".parse::<CpuPath>(), Err(IkError::Parse(_))));
+    let chains = workload::two_bone(40, 9);
+    let mut scalar = vec![TwoBoneSolved::default(); chains.len()];
+    TwoBoneJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
+    for path in CpuPath::ALL {
+        let mut out = vec![TwoBoneSolved::default(); chains.len()];
+        let result = TwoBoneJob::new(&chains, &mut out).with_path(path).run_par();
+        if path.is_available() {
+            assert_eq!(result.unwrap().chains, 40);
+            assert!(out.iter().zip(&scalar).all(|(a, b)| a.status == b.status));
+        } else {
+            assert!(matches!(result, Err(IkError::CpuPathUnavailable(p)) if p == path), "{path}");
+            assert!(out.iter().all(|o| *o == TwoBoneSolved::default()), "{path}: nothing written");
+        }
+    }
 }

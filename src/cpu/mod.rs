@@ -1,9 +1,10 @@
 //! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
 //! same name: `two_bone`, `three_bone`, `fabrik`, plus the shared `math`, `chain` and
 //! `limb` stages. The batch jobs below run them over slices, on one thread or on all
-//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX2 the two-bone and FABRIK
-//! jobs run an SoA batch path (`wide`, 16 chains per group in two AVX registers per value),
-//! held by `tests/wide.rs` to the scalar solvers here, which stay the reference.
+//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or AVX2 the two-bone
+//! and FABRIK jobs run an SoA batch path (`wide`, 16 or 32 chains per group, one SIMD lane
+//! per chain; see [`CpuPath`]), held by `tests/wide.rs` to the scalar solvers here, which stay
+//! the reference.
 
 pub mod aim;
 pub(crate) mod chain;
@@ -16,7 +17,7 @@ pub mod palette;
 pub mod three_bone;
 pub mod two_bone;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod wide;
+mod wide;
 
 use rayon::prelude::*;
 
@@ -35,10 +36,12 @@ pub trait Chain: bytemuck::Pod + Sync {
     type Options: Copy + Default + Send + Sync;
     /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
     fn solve(&self, options: Self::Options, out: &mut Self::Solved);
-    /// Solves a slice of chains into `out` (same length). The default solves them one by one;
-    /// on x86-64 two-bone and FABRIK override it with their SoA batch paths (8 chains per AVX2
-    /// register, chosen at run time; same results as one by one, to float rounding).
-    fn solve_batch(chains: &[Self], options: Self::Options, out: &mut [Self::Solved]) {
+    /// Solves a slice of chains into `out` (same length) on `path` (resolved: available and
+    /// not [`CpuPath::Auto`]). The default solves them one by one; on x86-64 two-bone and
+    /// FABRIK override it with their SoA batch paths (same results as one by one, to float
+    /// rounding).
+    fn solve_batch(chains: &[Self], options: Self::Options, path: CpuPath, out: &mut [Self::Solved]) {
+        let _ = path;
         for (c, o) in chains.iter().zip(out) {
             c.solve(options, o);
         }
@@ -56,8 +59,8 @@ impl Chain for TwoBoneChain {
         two_bone(self, out);
     }
     #[cfg(target_arch = "x86_64")]
-    fn solve_batch(chains: &[Self], (): (), out: &mut [TwoBoneSolved]) {
-        wide::two_bone::two_bone_batch(chains, out);
+    fn solve_batch(chains: &[Self], (): (), path: CpuPath, out: &mut [TwoBoneSolved]) {
+        wide::two_bone_batch(chains, path, out);
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_two_bone(self)
@@ -88,14 +91,92 @@ impl Chain for FabrikChain {
         fabrik_with_mode(self, mode, out);
     }
     #[cfg(target_arch = "x86_64")]
-    fn solve_batch(chains: &[Self], mode: FabrikMode, out: &mut [FabrikSolved]) {
-        wide::fabrik::fabrik_batch(chains, mode, out);
+    fn solve_batch(chains: &[Self], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
+        wide::fabrik_batch(chains, mode, path, out);
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_fabrik(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
+    }
+}
+
+/// The instruction set a CPU batch job runs on. The SIMD paths solve a group of chains at
+/// once (16 with AVX2, 32 with AVX-512), one lane per chain, with the same math and operation order as the scalar solvers (which
+/// are the reference and the GPU kernels' twins); results agree with them to float rounding
+/// (`tests/wide.rs`). Two-bone and FABRIK ([`FabrikMode::Fixed`]) have SIMD paths; pseudo
+/// three-bone, aim and FABRIK [`FabrikMode::Converge`] run the scalar solvers on every path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpuPath {
+    /// The fastest path this CPU has ([`CpuPath::best`]); the default.
+    #[default]
+    Auto,
+    /// The scalar reference solvers, chain by chain (every CPU).
+    Scalar,
+    /// AVX2 (x86-64): 16 chains per group, two 256-bit registers per lane value.
+    Avx2,
+    /// AVX-512F (x86-64): 32 chains per group, two 512-bit registers per lane value, masks
+    /// in mask registers.
+    Avx512,
+}
+
+impl CpuPath {
+    /// Every path, fastest first.
+    pub const ALL: [CpuPath; 3] = [CpuPath::Avx512, CpuPath::Avx2, CpuPath::Scalar];
+
+    /// Whether this CPU can run the path (`Auto` and `Scalar`: always).
+    #[must_use]
+    pub fn is_available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return wide::available(self);
+        #[cfg(not(target_arch = "x86_64"))]
+        return matches!(self, CpuPath::Auto | CpuPath::Scalar);
+    }
+
+    /// The fastest path this CPU can run.
+    #[must_use]
+    pub fn best() -> CpuPath {
+        Self::ALL.into_iter().find(|p| p.is_available()).unwrap_or(CpuPath::Scalar)
+    }
+
+    /// `Auto` as [`CpuPath::best`], any other path as itself if this CPU can run it.
+    ///
+    /// # Errors
+    /// [`IkError::CpuPathUnavailable`] when it cannot.
+    pub fn resolve(self) -> Result<CpuPath, IkError> {
+        match self {
+            CpuPath::Auto => Ok(Self::best()),
+            p if p.is_available() => Ok(p),
+            p => Err(IkError::CpuPathUnavailable(p)),
+        }
+    }
+
+    /// The path's name as the `bench` example and [`std::str::FromStr`] spell it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuPath::Auto => "auto",
+            CpuPath::Scalar => "scalar",
+            CpuPath::Avx2 => "avx2",
+            CpuPath::Avx512 => "avx512",
+        }
+    }
+}
+
+impl std::fmt::Display for CpuPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for CpuPath {
+    type Err = IkError;
+    fn from_str(s: &str) -> Result<Self, IkError> {
+        [CpuPath::Auto, CpuPath::Scalar, CpuPath::Avx2, CpuPath::Avx512]
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| IkError::Parse(format!("unknown CPU path {s:?} (auto, scalar, avx2, avx512)")))
     }
 }
 
@@ -140,6 +221,8 @@ pub struct BatchJob<'a, C: Chain> {
     pub solved: &'a mut [C::Solved],
     /// Kind-specific options.
     pub options: C::Options,
+    /// The instruction set to run on (default [`CpuPath::Auto`]: the fastest available).
+    pub path: CpuPath,
 }
 
 /// Batch of two-bone chains.
@@ -155,7 +238,22 @@ const PAR_CHUNK: usize = 1024;
 impl<'a, C: Chain> BatchJob<'a, C> {
     /// A job over `chains` writing to `solved`, with default options.
     pub fn new(chains: &'a [C], solved: &'a mut [C::Solved]) -> Self {
-        Self { chains, solved, options: C::Options::default() }
+        Self { chains, solved, options: C::Options::default(), path: CpuPath::Auto }
+    }
+
+    /// The same job with `options`.
+    #[must_use]
+    pub fn with_options(mut self, options: C::Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The same job on `path` (see [`CpuPath`]; results agree across paths to float
+    /// rounding).
+    #[must_use]
+    pub fn with_path(mut self, path: CpuPath) -> Self {
+        self.path = path;
+        self
     }
 
     /// Checks the batch and every chain. Rules: `solved.len() == chains.len()`; every
@@ -169,21 +267,23 @@ impl<'a, C: Chain> BatchJob<'a, C> {
         Ok(())
     }
 
-    /// Solves every chain on the calling thread. Errors only for a malformed batch.
+    /// Solves every chain on the calling thread. Errors only for a malformed batch or a
+    /// [`CpuPath`] this CPU cannot run.
     pub fn run(&mut self) -> Result<BatchSummary, IkError> {
         self.check_lengths()?;
-        C::solve_batch(self.chains, self.options, self.solved);
+        let path = self.path.resolve()?;
+        C::solve_batch(self.chains, self.options, path, self.solved);
         Ok(BatchSummary::of::<C>(self.solved))
     }
 
     /// Solves every chain on all cores (rayon). Same results as [`BatchJob::run`], bit for bit.
     pub fn run_par(&mut self) -> Result<BatchSummary, IkError> {
         self.check_lengths()?;
-        let options = self.options;
+        let (options, path) = (self.options, self.path.resolve()?);
         self.chains
             .par_chunks(PAR_CHUNK)
             .zip(self.solved.par_chunks_mut(PAR_CHUNK))
-            .for_each(|(cs, outs)| C::solve_batch(cs, options, outs));
+            .for_each(|(cs, outs)| C::solve_batch(cs, options, path, outs));
         Ok(BatchSummary::of::<C>(self.solved))
     }
 

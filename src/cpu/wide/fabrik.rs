@@ -2,53 +2,19 @@
 //! (its `setup` and `solve`), line for line. A group's chains share one joint count and
 //! iteration count (a batch that mixes them is grouped by both first).
 
-use super::{
-    all_finite, available, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc, run, store_words_at,
-    Kernel,
+use std::mem::MaybeUninit;
+
+use super::isa::{BLOCK, F, L, M, U};
+use super::lanes::{
+    all_finite, assume_init, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc, store_words_at,
+    Kernel, Q, V3,
 };
-use super::{F, L, M, Q, U, V3};
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{ON_ROOT, ZERO_BONE};
+use crate::cpu::wide::build;
 use crate::records::{info, option, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
 
 const J: usize = MAX_FABRIK_JOINTS;
-
-/// Solves `chains` into `out` (same length): the batch path behind
-/// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
-/// results as [`crate::cpu::fabrik`] on each chain, to float rounding);
-/// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
-///
-/// Lanes need one joint count and iteration count per group; a batch that mixes them is
-/// solved in groups of equal `(joint count, iterations)` (one index sort per batch), so a
-/// chain's result never depends on its neighbours.
-pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, out: &mut [FabrikSolved]) {
-    debug_assert_eq!(chains.len(), out.len());
-    let key = |c: &FabrikChain| (c.mode[0], c.mode[1]);
-    let uniform = chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0)));
-    if mode != FabrikMode::Fixed || !available() {
-        for (c, o) in chains.iter().zip(out) {
-            fabrik_with_mode(c, mode, o);
-        }
-    } else if uniform {
-        run::<Fabrik>(chains, out);
-    } else {
-        let mut order: Vec<usize> = (0..chains.len()).collect();
-        order.sort_by_key(|&i| key(&chains[i]));
-        for same in order.chunk_by(|&a, &b| key(&chains[a]) == key(&chains[b])) {
-            for idx in same.chunks(L) {
-                let mut cs = [chains[idx[0]]; L];
-                let mut os = [FabrikSolved::default(); L];
-                for (c, &i) in cs.iter_mut().zip(idx) {
-                    *c = chains[i];
-                }
-                run::<Fabrik>(&cs[..idx.len()], &mut os[..idx.len()]);
-                for (o, &i) in os.iter().zip(idx) {
-                    out[i] = *o;
-                }
-            }
-        }
-    }
-}
 
 /// The FABRIK [`Kernel`].
 pub(crate) struct Fabrik;
@@ -58,8 +24,7 @@ impl Kernel for Fabrik {
     type Solved = FabrikSolved;
     #[inline(always)]
     fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
-        // SAFETY: `Kernel::group` is only called with AVX2 available.
-        unsafe { group(c, out) }
+        group(c, out);
     }
 }
 
@@ -69,7 +34,7 @@ fn div(v: V3, s: F) -> V3 {
     V3 { x: v.x / s, y: v.y / s, z: v.z / s }
 }
 
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     let n = c[0].mode[0] as usize;
     let iterations = c[0].mode[1];
@@ -80,18 +45,20 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         return;
     }
     // Words: joints 0..64, rotations 64..128, target 128..132, params 132..136, mode 136..140.
-    let blocks = n.div_ceil(2); // 8-word blocks holding n joints
+    let nw = (4 * n).next_multiple_of(BLOCK).min(4 * J); // whole blocks holding n joints
     let zero = F::splat(0.0);
-    let mut jw = [zero; 4 * J];
-    let mut rw = [zero; 4 * J];
-    let mut tail = [zero; 16];
-    load_words_at(c, 0, &mut jw[..8 * blocks]);
-    load_words_at(c, 64, &mut rw[..8 * blocks]);
+    let mut jw = [MaybeUninit::new(zero); 4 * J];
+    let mut rw = [MaybeUninit::new(zero); 4 * J];
+    let mut tail = [MaybeUninit::new(zero); 16];
+    load_words_at(c, 0, &mut jw[..nw]);
+    load_words_at(c, 64, &mut rw[..nw]);
     load_words_at(c, 128, &mut tail[..8]);
     load_words_at(c, 132, &mut tail[8..]);
-    let fk: [V3; J] = std::array::from_fn(|j| V3::at(&jw, 4 * j));
-    let r: [Q; J] = std::array::from_fn(|j| Q::at(&rw, 4 * j));
-    let target = V3::at(&tail, 0);
+    // SAFETY: all three were initialised (zeros, then loaded words).
+    let (jw, rw, tail) = unsafe { (assume_init(&jw), assume_init(&rw), assume_init(&tail)) };
+    let fk: [V3; J] = build(|j| V3::at(jw, 4 * j));
+    let r: [Q; J] = build(|j| Q::at(rw, 4 * j));
+    let target = V3::at(tail, 0);
     let weight = tail[3];
     let precision = tail[4];
     let (count, iters, options) = (tail[12], tail[13], tail[14]);
@@ -157,26 +124,30 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     }
     let reached = (p[n - 1] - target).length().le(precision);
 
-    let mut rel = [Q::identity(); J];
+    let mut rel = [None; J];
     let mut parent = Q::identity();
     for i in 0..n - 1 {
         let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
         let total_delta = rotation_arc(dir_fk[i], new_dir);
-        rel[i] = parent.conjugate().mul(total_delta);
+        rel[i] = Some((parent.conjugate().mul(total_delta), M::splat(false)));
         parent = total_delta;
     }
     let keep_end = !options.word_clear(option::KEEP_END_ROTATION);
-    rel[n - 1] = keep_end.sel(parent.conjugate(), Q::identity());
+    if keep_end.any() {
+        rel[n - 1] = Some((parent.conjugate(), !keep_end));
+    }
 
     // Words of FabrikSolved: positions 0..64, rotations 64..128, corrections 128..192,
     // status 192..196; joints past n stay zero.
-    let mut words = [zero; 12 * J + 4];
+    let mut words = [MaybeUninit::new(zero); 12 * J + 4];
     finish_chain(&fk[..n], &r[..n], &rel[..n], J, F::splat(1.0), weight, reached, info, &mut words);
+    // SAFETY: initialised with zeros, then written.
+    let words = unsafe { assume_init(&words) };
     for region in [0, 4 * J, 8 * J] {
-        store_words_at(&words[region..region + 8 * blocks], out, region);
+        store_words_at(&words[region..region + nw], out, region);
         for o in out.iter_mut() {
             let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
-            w[region + 8 * blocks..region + 4 * J].fill(0.0);
+            w[region + nw..region + 4 * J].fill(0.0);
         }
     }
     store_words_at(&words[12 * J..], out, 12 * J);

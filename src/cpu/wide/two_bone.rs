@@ -1,25 +1,15 @@
 //! Two-bone IK over [`L`] chains at once: the SoA batch twin of `cpu::two_bone` (and of
 //! `cpu::limb::solve_limb`, `cpu::chain::finish_chain`), line for line.
 
-use super::{
-    all_finite, any_orthonormal, finish_chain, is_unit_quat, load_words, normalize_or, quat_from_axis_angle,
-    quat_from_axis_cos_sin, reject, rotation_arc, run, sin_cos, store_words, Kernel, F, L, M, Q, U, V3,
+use super::isa::{F, L, M, U};
+use super::lanes::{
+    all_finite, any_orthonormal, assume_init, finish_chain, is_unit_quat, load_words, normalize_or,
+    quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
 };
 use crate::cpu::limb::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 use crate::cpu::two_bone::two_bone;
+use crate::cpu::wide::build;
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
-
-/// Solves `chains` into `out` (same length): the batch path behind
-/// [`crate::cpu::TwoBoneJob`]. Same contract and results as calling
-/// [`two_bone`](crate::cpu::two_bone) on each chain, to float rounding.
-pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], out: &mut [TwoBoneSolved]) {
-    debug_assert_eq!(chains.len(), out.len());
-    if !run::<TwoBone>(chains, out) {
-        for (c, o) in chains.iter().zip(out) {
-            two_bone(c, o);
-        }
-    }
-}
 
 /// The two-bone [`Kernel`].
 pub(crate) struct TwoBone;
@@ -50,14 +40,13 @@ pub(crate) struct Limb {
 impl Limb {
     /// The `LimbSettings` at word `w` of transposed records (20 words: target, pole,
     /// mid axis, params, mode).
-    #[target_feature(enable = "avx2")]
-    #[inline]
+    #[inline(always)]
     pub fn at(words: &[F], w: usize) -> Limb {
         let target = V3::at(words, w);
         let pole = V3::at(words, w + 4);
         let mid_axis = V3::at(words, w + 8);
-        let [soften, max_stretch, cos_min, cos_max] = [0, 1, 2, 3].map(|k| words[w + 12 + k]);
-        let [pole_mode, bend, options] = [0, 1, 2].map(|k| words[w + 16 + k]);
+        let [soften, max_stretch, cos_min, cos_max] = build(|k| words[w + 12 + k]);
+        let [pole_mode, bend, options] = build(|k| words[w + 16 + k]);
         let limits = !options.word_clear(option::KNEE_LIMITS);
         let swivel = pole_mode.word_eq(PoleMode::Swivel as u32);
         let modes_ok =
@@ -103,8 +92,7 @@ pub(crate) struct LimbLanes {
 }
 
 /// `cpu::limb::solve_limb` over lanes, stage for stage.
-#[target_feature(enable = "avx2")]
-#[inline]
+#[inline(always)]
 pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) -> LimbLanes {
     let one = F::splat(1.0);
     // --- Setup. ---
@@ -221,29 +209,34 @@ impl Kernel for TwoBone {
     type Solved = TwoBoneSolved;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
-        // SAFETY: `Kernel::group` is only called with AVX2 available.
-        unsafe { group(c, out) }
+        group(c, out);
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
-    let w = load_words::<TwoBoneChain, 48>(c);
-    let p = [0, 1, 2].map(|j| V3::at(&w, 4 * j));
-    let r = [0, 1, 2].map(|j| Q::at(&w, 12 + 4 * j));
-    let l = Limb::at(&w, 24);
-    let offset = V3::at(&w, 44);
+    let mut buf = words::<48>();
+    let w = load_words(c, &mut buf);
+    let p: [V3; 3] = build(|j| V3::at(w, 4 * j));
+    let r: [Q; 3] = build(|j| Q::at(w, 12 + 4 * j));
+    let l = Limb::at(w, 24);
+    let offset = V3::at(w, 44);
     let eligible =
-        all_finite(&w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
+        all_finite(w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
 
-    let target = l.target - r[2].rotate(offset);
+    // A zero offset leaves the target as it is (skipped when no lane has an offset).
+    let offset_lanes = offset.x.ne_(0.0) | offset.y.ne_(0.0) | offset.z.ne_(0.0);
+    let target = if offset_lanes.any() { offset_lanes.sel(l.target - r[2].rotate(offset), l.target) } else { l.target };
     let sol = solve_limb(p[0], p[1], p[2], r[1], target, &l);
-    let d1 = sol.e0.mul(sol.e1);
-    let d2 = l.keep_end.sel(Q::identity(), d1);
-    let rel = [sol.e0, sol.e1, d1.conjugate().mul(d2)];
-    let mut solved = [F::splat(0.0); 40];
+    // The end joint keeps its FK model rotation (relative delta (e0·e1)⁻¹) or follows the
+    // limb (the identity; the scalar solver's d1⁻¹·d1 up to rounding).
+    let rel2 = if l.keep_end.any() { Some((sol.e0.mul(sol.e1).conjugate(), !l.keep_end)) } else { None };
+    let none = M::splat(false);
+    let rel = [Some((sol.e0, none)), Some((sol.e1, none)), rel2];
+    let mut solved = words::<40>();
     finish_chain(&p, &r, &rel, 3, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
-    store_words(&solved, out);
+    // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
+    store_words(unsafe { assume_init(&solved) }, out);
     let mut scalar = (!(eligible & !sol.failed)).bits();
     while scalar != 0 {
         let i = scalar.trailing_zeros() as usize;

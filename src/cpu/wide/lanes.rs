@@ -1,0 +1,516 @@
+//! The lane layer shared by every instruction set: 3-vectors and quaternions over lanes,
+//! the math helpers of `cpu::math` and the finishing stage of `cpu::chain` over lanes,
+//! record loads and stores in transpose blocks, and the group loop. Built on the
+//! primitives of the instantiating module's `isa` ([`F`], [`M`], [`U`]); see `wide/mod.rs`.
+
+use std::mem::MaybeUninit;
+use std::ops::{Add, Mul, Neg, Sub};
+
+use super::isa::{load_block, select_f, select_m, store_block, BLOCK, F, L, M, U};
+use crate::cpu::math::sin_cos_poly;
+
+impl M {
+    #[inline(always)]
+    pub fn any(self) -> bool {
+        self.bits() != 0
+    }
+    /// Every lane set.
+    #[inline(always)]
+    pub fn all(self) -> bool {
+        self.bits() == u32::MAX >> (32 - L)
+    }
+    /// `a` where set, `b` elsewhere.
+    #[inline(always)]
+    pub fn sel<T: Select>(self, a: T, b: T) -> T {
+        T::select(self, a, b)
+    }
+}
+
+/// Per-lane choice between two values.
+pub(crate) trait Select: Copy {
+    fn select(m: M, a: Self, b: Self) -> Self;
+}
+impl Select for F {
+    #[inline(always)]
+    fn select(m: M, a: F, b: F) -> F {
+        select_f(m, a, b)
+    }
+}
+impl Select for M {
+    #[inline(always)]
+    fn select(m: M, a: M, b: M) -> M {
+        select_m(m, a, b)
+    }
+}
+impl Select for V3 {
+    #[inline(always)]
+    fn select(m: M, a: V3, b: V3) -> V3 {
+        V3 { x: m.sel(a.x, b.x), y: m.sel(a.y, b.y), z: m.sel(a.z, b.z) }
+    }
+}
+impl Select for Q {
+    #[inline(always)]
+    fn select(m: M, a: Q, b: Q) -> Q {
+        Q { x: m.sel(a.x, b.x), y: m.sel(a.y, b.y), z: m.sel(a.z, b.z), w: m.sel(a.w, b.w) }
+    }
+}
+
+/// A 3-vector per lane (glam's `Vec3` operation order).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct V3 {
+    pub x: F,
+    pub y: F,
+    pub z: F,
+}
+
+impl V3 {
+    /// Words `w..w + 3` of a transposed record.
+    #[inline(always)]
+    pub fn at(words: &[F], w: usize) -> V3 {
+        V3 { x: words[w], y: words[w + 1], z: words[w + 2] }
+    }
+    #[inline(always)]
+    pub fn dot(self, o: V3) -> F {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+    #[inline(always)]
+    pub fn cross(self, o: V3) -> V3 {
+        V3 { x: self.y * o.z - o.y * self.z, y: self.z * o.x - o.z * self.x, z: self.x * o.y - o.x * self.y }
+    }
+    #[inline(always)]
+    pub fn length_squared(self) -> F {
+        self.dot(self)
+    }
+    #[inline(always)]
+    pub fn length(self) -> F {
+        self.dot(self).sqrt()
+    }
+    /// glam's `normalize`: `self * (1 / |self|)`.
+    #[inline(always)]
+    pub fn normalize(self) -> V3 {
+        self * (1.0 / self.length())
+    }
+    /// Writes `(x, y, z, 1)` to words `w..w + 4` of a record being transposed out.
+    #[inline(always)]
+    pub fn put_point(self, words: &mut [MaybeUninit<F>], w: usize, one: F) {
+        put(words, w, &[self.x, self.y, self.z, one]);
+    }
+}
+
+impl Add for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn add(self, o: V3) -> V3 {
+        V3 { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+    }
+}
+impl Sub for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn sub(self, o: V3) -> V3 {
+        V3 { x: self.x - o.x, y: self.y - o.y, z: self.z - o.z }
+    }
+}
+impl Mul<F> for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn mul(self, s: F) -> V3 {
+        V3 { x: self.x * s, y: self.y * s, z: self.z * s }
+    }
+}
+impl Neg for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn neg(self) -> V3 {
+        V3 { x: -self.x, y: -self.y, z: -self.z }
+    }
+}
+
+/// A quaternion per lane (`x, y, z, w`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Q {
+    pub x: F,
+    pub y: F,
+    pub z: F,
+    pub w: F,
+}
+
+impl Q {
+    #[inline(always)]
+    pub fn identity() -> Q {
+        let (zero, one) = (F::splat(0.0), F::splat(1.0));
+        Q { x: zero, y: zero, z: zero, w: one }
+    }
+    /// Words `w..w + 4` of a transposed record.
+    #[inline(always)]
+    pub fn at(words: &[F], w: usize) -> Q {
+        Q { x: words[w], y: words[w + 1], z: words[w + 2], w: words[w + 3] }
+    }
+    /// Writes the quaternion to words `w..w + 4` of a record being transposed out.
+    #[inline(always)]
+    pub fn put(self, words: &mut [MaybeUninit<F>], w: usize) {
+        put(words, w, &[self.x, self.y, self.z, self.w]);
+    }
+    #[inline(always)]
+    pub fn from_v3(v: V3, w: F) -> Q {
+        Q { x: v.x, y: v.y, z: v.z, w }
+    }
+    #[inline(always)]
+    pub fn dot(self, o: Q) -> F {
+        self.x * o.x + self.y * o.y + self.z * o.z + self.w * o.w
+    }
+    #[inline(always)]
+    pub fn conjugate(self) -> Q {
+        Q { x: -self.x, y: -self.y, z: -self.z, w: self.w }
+    }
+    #[inline(always)]
+    pub fn neg(self) -> Q {
+        Q { x: -self.x, y: -self.y, z: -self.z, w: -self.w }
+    }
+    /// `self * (1 / |self|)`.
+    #[inline(always)]
+    pub fn normalize(self) -> Q {
+        let r = 1.0 / self.dot(self).sqrt();
+        Q { x: self.x * r, y: self.y * r, z: self.z * r, w: self.w * r }
+    }
+    /// Hamilton product `self · o`.
+    #[inline(always)]
+    pub fn mul(self, o: Q) -> Q {
+        let (x0, y0, z0, w0) = (self.x, self.y, self.z, self.w);
+        let (x1, y1, z1, w1) = (o.x, o.y, o.z, o.w);
+        Q {
+            x: w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+            y: w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+            z: w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+            w: w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+        }
+    }
+    /// Rotates `v` (glam's formula).
+    #[inline(always)]
+    pub fn rotate(self, v: V3) -> V3 {
+        let b = V3 { x: self.x, y: self.y, z: self.z };
+        let w = self.w;
+        let b2 = b.dot(b);
+        v * (w * w - b2) + b * (v.dot(b) * 2.0) + b.cross(v) * (w * 2.0)
+    }
+}
+
+/// `cpu::math::reject` over lanes.
+#[inline(always)]
+pub(crate) fn reject(v: V3, n: V3) -> V3 {
+    v - n * v.dot(n)
+}
+
+/// `cpu::math::normalize_or` over lanes.
+#[inline(always)]
+pub(crate) fn normalize_or(v: V3, fallback: V3, min_len2: F) -> V3 {
+    let len2 = v.length_squared();
+    len2.gt(min_len2).sel(v * (1.0 / len2.sqrt()), fallback)
+}
+
+/// `cpu::math::any_orthonormal` over lanes.
+#[inline(always)]
+pub(crate) fn any_orthonormal(v: V3) -> V3 {
+    let sign = v.z.ge(0.0).sel(F::splat(1.0), F::splat(-1.0));
+    let a = -1.0 / (sign + v.z);
+    let b = v.x * v.y * a;
+    V3 { x: b, y: sign + v.y * v.y * a, z: -v.y }
+}
+
+/// `cpu::math::rotation_arc` over lanes.
+#[inline(always)]
+pub(crate) fn rotation_arc(from: V3, to: V3) -> Q {
+    let half = from + to;
+    let half2 = half.length_squared();
+    let general = Q::from_v3(from.cross(to), 0.5 * half2).normalize();
+    let singular = half2.lt(1e-12);
+    if singular.any() {
+        return singular.sel(Q::from_v3(any_orthonormal(from), F::splat(0.0)), general);
+    }
+    general
+}
+
+/// `cpu::math::quat_from_axis_cos_sin` over lanes.
+#[inline(always)]
+pub(crate) fn quat_from_axis_cos_sin(axis: V3, c: F, s: F) -> Q {
+    let r2 = c * c + s * s;
+    let r = r2.sqrt();
+    let q = c.ge(0.0).sel(Q::from_v3(axis * s, r + c), Q::from_v3(axis * (r - c), s));
+    r2.le(0.0).sel(Q::identity(), q.normalize())
+}
+
+/// `cpu::math::sin_cos` over lanes.
+#[inline(always)]
+pub(crate) fn sin_cos(x: F) -> (F, F) {
+    const TAU: f32 = std::f32::consts::TAU;
+    const PI: f32 = std::f32::consts::PI;
+    const HALF_PI: f32 = std::f32::consts::FRAC_PI_2;
+    let k = (x * (1.0 / TAU) + 0.5).floor();
+    let r = x - k * TAU;
+    let hi = r.gt(HALF_PI);
+    let lo = r.lt(-HALF_PI);
+    let r = hi.sel(PI - r, lo.sel(-PI - r, r));
+    let cos_sign = (hi | lo).sel(F::splat(-1.0), F::splat(1.0));
+    let (s, c) = sin_cos_poly(r);
+    (s, c * cos_sign)
+}
+
+/// `cpu::math::quat_from_axis_angle` over lanes.
+#[inline(always)]
+pub(crate) fn quat_from_axis_angle(axis: V3, angle: F) -> Q {
+    let (s, c) = sin_cos(angle * 0.5);
+    Q::from_v3(axis * s, c)
+}
+
+/// `cpu::math::nlerp_identity` over lanes.
+#[inline(always)]
+pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
+    let q = q.w.lt(0.0).sel(q.neg(), q);
+    let full = weight.ge(1.0);
+    if full.all() {
+        return q;
+    }
+    let w = weight.max(0.0);
+    let id = Q::identity();
+    let l = Q {
+        x: id.x + (q.x - id.x) * w,
+        y: id.y + (q.y - id.y) * w,
+        z: id.z + (q.z - id.z) * w,
+        w: id.w + (q.w - id.w) * w,
+    };
+    full.sel(q, l.normalize())
+}
+
+/// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
+/// rotations `r`, relative deltas `rel` and one stretch `scale` for every bone (bone `i` =
+/// `p[i] → p[i+1]`). A delta is `Some((q, id))`: `q`, except the exact identity in the
+/// lanes of `id`; or `None`: the identity in every lane, whose products are skipped. Both
+/// give a lane the same bits, so skipping never makes a chain depend on its neighbours. Writes positions, rotations and corrections of the `n` joints and
+/// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
+/// joints past `n` are left alone).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // mirrors finish_chain
+pub(crate) fn finish_chain(
+    p: &[V3],
+    r: &[Q],
+    rel: &[Option<(Q, M)>],
+    cap: usize,
+    scale: F,
+    weight: F,
+    reached: M,
+    info: U,
+    out: &mut [MaybeUninit<F>],
+) {
+    let n = p.len();
+    let one = F::splat(1.0);
+    let mut delta = Q::identity();
+    let mut pos = p[0];
+    let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
+    for j in 0..n {
+        pos.put_point(out, 4 * j, one);
+        if let Some((rel, id)) = rel[j] {
+            let e = id.sel(Q::identity(), nlerp_identity(rel, weight));
+            delta = if j == 0 { e } else { delta.mul(e) }; // identity · e = e exactly
+            id.sel(Q::identity(), r[j].conjugate().mul(e).mul(r[j])).put(out, 4 * (2 * cap + j));
+        } else {
+            Q::identity().put(out, 4 * (2 * cap + j));
+        }
+        delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
+        if j + 1 < n {
+            pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
+        }
+    }
+    let zero = F::splat(0.0);
+    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
+    put(out, 12 * cap, &status);
+}
+
+/// Lanes whose `|q|² − 1| ≤ 1e-3` (`cpu::math::is_unit_quat`).
+#[inline(always)]
+pub(crate) fn is_unit_quat(q: Q) -> M {
+    (q.dot(q) - 1.0).abs().le(1e-3)
+}
+
+/// Lanes whose words are all finite as `f32`: `Σ x·0` is 0 exactly then (fused or not). (Mode words are
+/// small integers, i.e. finite subnormals; any other bit pattern only sends a lane to the
+/// scalar path, which decides for itself.)
+#[inline(always)]
+pub(crate) fn all_finite(words: &[F]) -> M {
+    let zero = F::splat(0.0);
+    let mut acc = zero;
+    for &w in words {
+        acc = w.mul_add(zero, acc);
+    }
+    acc.ge(zero) & acc.le(zero)
+}
+
+/// Words of a record being built in lanes, each written once before it is stored.
+pub(crate) type Words<const W: usize> = [MaybeUninit<F>; W];
+
+/// Uninitialised [`Words`] (no zero-fill: every word is written before use).
+#[inline(always)]
+pub(crate) fn words<const W: usize>() -> Words<W> {
+    [const { MaybeUninit::uninit() }; W]
+}
+
+/// Writes `v` to words `w..w + v.len()`.
+#[inline(always)]
+pub(crate) fn put(out: &mut [MaybeUninit<F>], w: usize, v: &[F]) {
+    for (o, &x) in out[w..w + v.len()].iter_mut().zip(v) {
+        o.write(x);
+    }
+}
+
+/// The words, all written, viewed in place (no copy).
+///
+/// # Safety
+/// Every word of `out` must have been written.
+#[inline(always)]
+pub(crate) unsafe fn assume_init<const W: usize>(out: &Words<W>) -> &[F; W] {
+    // SAFETY: the caller wrote every word; `MaybeUninit<F>` has `F`'s layout.
+    unsafe { &*(&raw const *out).cast::<[F; W]>() }
+}
+
+/// The `W` 32-bit words of [`L`] records, transposed into `out` and viewed in place:
+/// word `w` lane `i` = word `w` of `src[i]`. `T` must be exactly `W` words.
+#[inline(always)]
+pub(crate) fn load_words<'a, T: bytemuck::Pod, const W: usize>(src: &[T; L], out: &'a mut Words<W>) -> &'a [F; W] {
+    assert!(size_of::<T>() == 4 * W);
+    load_words_at(src, 0, out);
+    // SAFETY: `load_words_at` wrote all `W` words.
+    unsafe { assume_init(out) }
+}
+
+/// Words `at..at + out.len()` of [`L`] records, transposed into `out` (the range inside a
+/// record of at least one transpose block).
+#[inline(always)]
+pub(crate) fn load_words_at<T: bytemuck::Pod>(src: &[T; L], at: usize, out: &mut [MaybeUninit<F>]) {
+    let record = size_of::<T>() / 4;
+    assert!(at + out.len() <= record && record >= BLOCK);
+    let full = out.len() / BLOCK;
+    for b in 0..full {
+        load_block(src, at + BLOCK * b, &mut out[BLOCK * b..]);
+    }
+    let rest = out.len() - BLOCK * full;
+    if rest > 0 {
+        // A last partial block reads the whole block that ends with the record's range (or
+        // with the record) and keeps its last words.
+        let end = (at + out.len()).max(BLOCK);
+        let mut block = [const { MaybeUninit::uninit() }; BLOCK];
+        load_block(src, end - BLOCK, &mut block);
+        let skip = at + BLOCK * full - (end - BLOCK);
+        out[BLOCK * full..].copy_from_slice(&block[skip..skip + rest]);
+    }
+}
+
+/// Stores transposed words back: word `w` of `dst[i]` = `words[w]` lane `i`. `T` must be
+/// exactly `words.len()` words.
+#[inline(always)]
+pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
+    assert!(size_of::<T>() == 4 * words.len());
+    store_words_at(words, dst, 0);
+}
+
+/// Stores transposed words to words `at..at + words.len()` of each record (the range
+/// inside the record). A last partial block is stored as the whole block ending with it
+/// when there is one, else lane by lane.
+#[inline(always)]
+pub(crate) fn store_words_at<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L], at: usize) {
+    let n = words.len();
+    assert!(4 * (at + n) <= size_of::<T>());
+    let full = n / BLOCK;
+    for b in 0..full {
+        store_block(&words[BLOCK * b..BLOCK * (b + 1)], dst, at + BLOCK * b);
+    }
+    let rest = full * BLOCK;
+    if rest == n {
+        return;
+    }
+    if n >= BLOCK {
+        store_block(&words[n - BLOCK..], dst, at + n - BLOCK);
+        return;
+    }
+    let mut cols = [[0.0_f32; L]; BLOCK];
+    for (c, w) in cols.iter_mut().zip(&words[rest..]) {
+        *c = w.to_array();
+    }
+    for (i, d) in dst.iter_mut().enumerate() {
+        let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(d));
+        for (k, o) in out[at + rest..at + n].iter_mut().enumerate() {
+            *o = cols[k][i];
+        }
+    }
+}
+
+/// A solver over one group of [`L`] chains.
+pub(crate) trait Kernel {
+    type Chain: bytemuck::Pod;
+    type Solved: bytemuck::Pod;
+    /// Solves `c` into `out`. Must be `#[inline(always)]`: it is compiled into the
+    /// `target_feature` entry point of `isa::run`, its only caller.
+    fn group(c: &[Self::Chain; L], out: &mut [Self::Solved; L]);
+}
+
+/// Runs `K` over `chains` in groups of [`L`]. The last group is padded with copies of its
+/// first chain (their results are dropped), so every chain's result is independent of
+/// where it sits in the batch.
+#[inline(always)]
+pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) {
+    let mut cs = chains.chunks_exact(L);
+    let mut os = out.chunks_exact_mut(L);
+    for (c, o) in (&mut cs).zip(&mut os) {
+        K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
+    }
+    let (rest, rest_out) = (cs.remainder(), os.into_remainder());
+    if let Some(&first) = rest.first() {
+        let mut c = [first; L];
+        c[..rest.len()].copy_from_slice(rest);
+        let mut o = [rest_out[0]; L];
+        K::group(&c, &mut o);
+        rest_out.copy_from_slice(&o[..rest.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transposes_round_trip_and_sin_cos_matches_scalar() {
+        if !super::super::isa::available() {
+            return;
+        }
+        let src: [[f32; 48]; L] = std::array::from_fn(|i| std::array::from_fn(|w| (i * 100 + w) as f32));
+        let mut buf = words::<48>();
+        let words = load_words(&src, &mut buf);
+        for (w, word) in words.iter().enumerate() {
+            assert_eq!(word.to_array(), std::array::from_fn(|i| (i * 100 + w) as f32));
+        }
+        let mut back = [[0.0_f32; 48]; L];
+        store_words(words, &mut back);
+        assert_eq!(back, src);
+        // Partial blocks: a window ending inside the record, and lane by lane.
+        let mut part = [MaybeUninit::new(F::splat(0.0)); 12];
+        load_words_at(&src, 30, &mut part);
+        // SAFETY: initialised above.
+        let part = unsafe { assume_init(&part) };
+        for (k, word) in part.iter().enumerate() {
+            assert_eq!(word.to_array(), std::array::from_fn(|i| (i * 100 + 30 + k) as f32));
+        }
+        let mut back = [[-1.0_f32; 48]; L];
+        store_words_at(&words[..20], &mut back, 0);
+        store_words_at(&words[44..], &mut back, 44);
+        for (b, s) in back.iter().zip(&src) {
+            assert_eq!(b[..20], s[..20]);
+            assert!(b[20..44].iter().all(|&x| x == -1.0));
+            assert_eq!(b[44..], s[44..]);
+        }
+
+        let x: [f32; L] = std::array::from_fn(|i| i as f32 * 1.7 - 6.0);
+        let (s, c) = sin_cos(F::from_array(x));
+        let (sl, cl) = (s.to_array(), c.to_array());
+        for i in 0..L {
+            assert_eq!((sl[i], cl[i]), crate::cpu::math::sin_cos(x[i]));
+        }
+    }
+}
