@@ -1,5 +1,5 @@
 //! AVX2 lanes: one lane value is `H` = 2 `__m256` registers (16 chains per group), masks
-//! are all-ones/all-zeros vectors, records move through 8×8 transposes.
+//! are all-ones/all-zeros vectors, records move through 4×4 transposes of 16-byte fields.
 //!
 //! Only the primitives live here ([`F`], [`M`], [`U`], selects, transposes and the
 //! `target_feature` entry point [`run`]); everything above them (`lanes.rs`, the kernels)
@@ -272,57 +272,38 @@ pub(crate) fn select_m(m: M, a: M, b: M) -> M {
     M(each!(|h| _mm256_blendv_ps(b.0[h], a.0[h], m.0[h])))
 }
 
-/// Transposes an 8×8 block: `r[j]` lane `i` becomes `out[i]` lane `j`.
-#[inline(always)]
-fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
-    // SAFETY: only reached from `run`, after the instruction set was detected.
-    unsafe {
-        let t0 = _mm256_unpacklo_ps(r[0], r[1]);
-        let t1 = _mm256_unpackhi_ps(r[0], r[1]);
-        let t2 = _mm256_unpacklo_ps(r[2], r[3]);
-        let t3 = _mm256_unpackhi_ps(r[2], r[3]);
-        let t4 = _mm256_unpacklo_ps(r[4], r[5]);
-        let t5 = _mm256_unpackhi_ps(r[4], r[5]);
-        let t6 = _mm256_unpacklo_ps(r[6], r[7]);
-        let t7 = _mm256_unpackhi_ps(r[6], r[7]);
-        let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-        let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-        let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-        let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-        let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-        let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-        let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-        let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-        [
-            _mm256_permute2f128_ps::<0x20>(s0, s4),
-            _mm256_permute2f128_ps::<0x20>(s1, s5),
-            _mm256_permute2f128_ps::<0x20>(s2, s6),
-            _mm256_permute2f128_ps::<0x20>(s3, s7),
-            _mm256_permute2f128_ps::<0x31>(s0, s4),
-            _mm256_permute2f128_ps::<0x31>(s1, s5),
-            _mm256_permute2f128_ps::<0x31>(s2, s6),
-            _mm256_permute2f128_ps::<0x31>(s3, s7),
-        ]
-    }
-}
+/// Words per load/store block: one 16-byte field (`[f32; 4]`) of every record.
+pub(crate) const BLOCK: usize = 4;
 
-/// Words per transpose block.
-pub(crate) const BLOCK: usize = 8;
-
-/// Words `w..w + 8` of [`L`] records, transposed into `out[..8]`: lane `i` of word `k`
-/// = word `w + k` of `src[i]` (the range inside the record). Written in place, so the
-/// words go from the shuffles straight to their slots.
+/// Words `w..w + 4` of [`L`] records, transposed into `out[..4]`: lane `i` of word `k` =
+/// word `w + k` of `src[i]`. Each register gathers two records' fields in its 128-bit
+/// halves (register `k`, half `j` = record `4j + k`; a load and a `vinsertf128` from
+/// memory), then one 4×4 transpose inside the halves (8 shuffles) puts word `k` of records
+/// `0..8` in order; an 8×8 transpose costs 12 shuffles per 4 words.
 #[inline(always)]
 pub(crate) fn load_block<T: bytemuck::Pod>(src: &[T; L], w: usize, out: &mut [MaybeUninit<F>]) {
+    let field = |i: usize| -> __m128 {
+        let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[i]));
+        let chunk: &[f32; 4] = words[w..w + 4].try_into().expect("4 words");
+        // SAFETY: `chunk` is 4 readable f32 (unaligned loads are allowed).
+        avx!(_mm_loadu_ps(chunk.as_ptr()))
+    };
     for h in 0..H {
-        let mut rows = [avx!(_mm256_setzero_ps()); 8];
-        for (i, row) in rows.iter_mut().enumerate() {
-            let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[8 * h + i]));
-            let chunk: &[f32; 8] = words[w..w + 8].try_into().expect("8 words");
-            // SAFETY: `chunk` is 8 readable f32 (unaligned loads are allowed).
-            *row = avx!(_mm256_loadu_ps(chunk.as_ptr()));
+        let base = 8 * h;
+        let mut r = [avx!(_mm256_setzero_ps()); 4];
+        for (k, reg) in r.iter_mut().enumerate() {
+            let v = avx!(_mm256_castps128_ps256(field(base + k)));
+            *reg = avx!(_mm256_insertf128_ps::<1>(v, field(base + 4 + k)));
         }
-        let cols = transpose8(rows);
+        let t0 = avx!(_mm256_unpacklo_ps(r[0], r[1]));
+        let t1 = avx!(_mm256_unpackhi_ps(r[0], r[1]));
+        let t2 = avx!(_mm256_unpacklo_ps(r[2], r[3]));
+        let t3 = avx!(_mm256_unpackhi_ps(r[2], r[3]));
+        let pd = |a: __m256, b: __m256, hi: bool| -> __m256 {
+            let (a, b) = (avx!(_mm256_castps_pd(a)), avx!(_mm256_castps_pd(b)));
+            avx!(_mm256_castpd_ps(if hi { _mm256_unpackhi_pd(a, b) } else { _mm256_unpacklo_pd(a, b) }))
+        };
+        let cols = [pd(t0, t2, false), pd(t0, t2, true), pd(t1, t3, false), pd(t1, t3, true)];
         for (o, col) in out[..BLOCK].iter_mut().zip(cols) {
             // SAFETY: `o` is written (all `H` registers) by the loop over `h`.
             unsafe { (*o.as_mut_ptr()).0[h] = col };
@@ -330,20 +311,32 @@ pub(crate) fn load_block<T: bytemuck::Pod>(src: &[T; L], w: usize, out: &mut [Ma
     }
 }
 
-/// Stores `words[0..8]` to words `w..w + 8` of each record: word `w + k` of `dst[i]` =
-/// `words[k]` lane `i` (the range inside the record).
+/// Stores `words[0..4]` to words `w..w + 4` of each record: word `w + k` of `dst[i]` =
+/// `words[k]` lane `i`. The inverse of [`load_block`]: a 4×4 transpose inside the halves,
+/// then each half stored straight to its record.
 #[inline(always)]
 pub(crate) fn store_block<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L], w: usize) {
     for h in 0..H {
-        let mut cols = [avx!(_mm256_setzero_ps()); 8];
-        for (c, word) in cols.iter_mut().zip(words) {
-            *c = word.0[h];
-        }
-        for (i, row) in transpose8(cols).into_iter().enumerate() {
-            let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[8 * h + i]));
-            let chunk: &mut [f32; 8] = (&mut out[w..w + 8]).try_into().expect("8 words");
-            // SAFETY: `chunk` is 8 writable f32 (unaligned stores are allowed).
-            avx!(_mm256_storeu_ps(chunk.as_mut_ptr(), row));
+        let base = 8 * h;
+        let (x, y, z, q) = (words[0].0[h], words[1].0[h], words[2].0[h], words[3].0[h]);
+        let t0 = avx!(_mm256_unpacklo_ps(x, y));
+        let t1 = avx!(_mm256_unpackhi_ps(x, y));
+        let t2 = avx!(_mm256_unpacklo_ps(z, q));
+        let t3 = avx!(_mm256_unpackhi_ps(z, q));
+        let pd = |a: __m256, b: __m256, hi: bool| -> __m256 {
+            let (a, b) = (avx!(_mm256_castps_pd(a)), avx!(_mm256_castps_pd(b)));
+            avx!(_mm256_castpd_ps(if hi { _mm256_unpackhi_pd(a, b) } else { _mm256_unpacklo_pd(a, b) }))
+        };
+        // Register k, half j = the four words of record 4j + k.
+        let regs = [pd(t0, t2, false), pd(t0, t2, true), pd(t1, t3, false), pd(t1, t3, true)];
+        for (k, reg) in regs.into_iter().enumerate() {
+            let halves = [avx!(_mm256_castps256_ps128(reg)), avx!(_mm256_extractf128_ps::<1>(reg))];
+            for (j, half) in halves.into_iter().enumerate() {
+                let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[base + 4 * j + k]));
+                let chunk: &mut [f32; 4] = (&mut out[w..w + 4]).try_into().expect("4 words");
+                // SAFETY: `chunk` is 4 writable f32 (unaligned stores are allowed).
+                avx!(_mm_storeu_ps(chunk.as_mut_ptr(), half));
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! AVX-512 lanes: one lane value is `H` = 2 `__m512` registers (32 chains per group), masks
-//! are `__mmask16` mask registers, records move through 16×16 transposes. With 32 vector
+//! are `__mmask16` mask registers, records move through 4×4 transposes of 16-byte fields. With 32 vector
 //! registers far less of a solve spills to the stack than with AVX2's 16.
 //!
 //! Only the primitives live here; `lanes.rs` and the kernels are shared with the AVX2
@@ -277,85 +277,78 @@ pub(crate) fn select_m(m: M, a: M, b: M) -> M {
     M(each_mask!(|h| (m.0[h] & a.0[h]) | (!m.0[h] & b.0[h])))
 }
 
-/// Transposes a 16×16 block in place: `r[j]` lane `i` becomes `r[i]` lane `j` (64 shuffles).
-#[inline(always)]
-fn transpose16(r: &mut [__m512; 16]) {
-    // SAFETY: only reached from `run`, after AVX-512F was detected.
-    unsafe {
-        // Rows in pairs: t[4g + 2p + hi] = unpack{lo,hi}(r[4g + 2p], r[4g + 2p + 1]).
-        let mut t = [_mm512_setzero_ps(); 16];
-        for k in (0..16).step_by(2) {
-            t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
-            t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
-        }
-        // u[4g + e], 128-bit lane k = rows 4g..4g+4 of word 4k + e.
-        let mut u = [_mm512_setzero_ps(); 16];
-        for g in 0..4 {
-            for p in 0..2 {
-                let (a, b) = (t[4 * g + p], t[4 * g + 2 + p]);
-                u[4 * g + 2 * p] = _mm512_shuffle_ps::<0x44>(a, b);
-                u[4 * g + 2 * p + 1] = _mm512_shuffle_ps::<0xEE>(a, b);
-            }
-        }
-        // v[8s + 4o + e]: 128-bit lanes (o = 0: 0 and 2, o = 1: 1 and 3) of row groups 2s, 2s + 1.
-        let mut v = [_mm512_setzero_ps(); 16];
-        for s in 0..2 {
-            for e in 0..4 {
-                let (a, b) = (u[8 * s + e], u[8 * s + 4 + e]);
-                v[8 * s + e] = _mm512_shuffle_f32x4::<0x88>(a, b);
-                v[8 * s + 4 + e] = _mm512_shuffle_f32x4::<0xDD>(a, b);
-            }
-        }
-        // Word 4k + e: k = 0, 2 from v[e], v[8 + e]; k = 1, 3 from v[4 + e], v[12 + e].
-        for o in 0..2 {
-            for e in 0..4 {
-                let (a, b) = (v[4 * o + e], v[8 + 4 * o + e]);
-                r[4 * o + e] = _mm512_shuffle_f32x4::<0x88>(a, b);
-                r[8 + 4 * o + e] = _mm512_shuffle_f32x4::<0xDD>(a, b);
-            }
-        }
-    }
-}
+/// Words per load/store block: one 16-byte field (`[f32; 4]`) of every record.
+pub(crate) const BLOCK: usize = 4;
 
-/// Words per transpose block.
-pub(crate) const BLOCK: usize = 16;
-
-/// Words `w..w + 16` of [`L`] records, transposed into `out[..16]`: lane `i` of word `k`
-/// = word `w + k` of `src[i]` (the range inside the record). Written in place, so the
-/// words go from the shuffles straight to their slots.
+/// Words `w..w + 4` of [`L`] records, transposed into `out[..4]`: lane `i` of word `k` =
+/// word `w + k` of `src[i]`. Each register gathers four records' fields in its four
+/// 128-bit lanes (register `k`, lane `j` = record `4j + k`; loads and `vinsertf32x4` from
+/// memory), then one 4×4 transpose inside the 128-bit lanes (8 shuffles) puts word `k` of
+/// records `0..16` in order. A full 16×16 transpose costs 16 shuffles per 4 words.
 #[inline(always)]
 pub(crate) fn load_block<T: bytemuck::Pod>(src: &[T; L], w: usize, out: &mut [MaybeUninit<F>]) {
+    let field = |i: usize| -> __m128 {
+        let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[i]));
+        let chunk: &[f32; 4] = words[w..w + 4].try_into().expect("4 words");
+        // SAFETY: `chunk` is 4 readable f32 (unaligned loads are allowed).
+        avx!(_mm_loadu_ps(chunk.as_ptr()))
+    };
     for h in 0..H {
-        let mut rows = [avx!(_mm512_setzero_ps()); 16];
-        for (i, row) in rows.iter_mut().enumerate() {
-            let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[16 * h + i]));
-            let chunk: &[f32; 16] = words[w..w + 16].try_into().expect("16 words");
-            // SAFETY: `chunk` is 16 readable f32 (unaligned loads are allowed).
-            *row = avx!(_mm512_loadu_ps(chunk.as_ptr()));
+        let base = 16 * h;
+        let mut r = [avx!(_mm512_setzero_ps()); 4];
+        for (k, reg) in r.iter_mut().enumerate() {
+            let v = avx!(_mm512_castps128_ps512(field(base + k)));
+            let v = avx!(_mm512_insertf32x4::<1>(v, field(base + 4 + k)));
+            let v = avx!(_mm512_insertf32x4::<2>(v, field(base + 8 + k)));
+            *reg = avx!(_mm512_insertf32x4::<3>(v, field(base + 12 + k)));
         }
-        transpose16(&mut rows);
-        for (o, col) in out[..BLOCK].iter_mut().zip(rows) {
+        let t0 = avx!(_mm512_unpacklo_ps(r[0], r[1]));
+        let t1 = avx!(_mm512_unpackhi_ps(r[0], r[1]));
+        let t2 = avx!(_mm512_unpacklo_ps(r[2], r[3]));
+        let t3 = avx!(_mm512_unpackhi_ps(r[2], r[3]));
+        let pd = |a: __m512, b: __m512, hi: bool| -> __m512 {
+            let (a, b) = (avx!(_mm512_castps_pd(a)), avx!(_mm512_castps_pd(b)));
+            avx!(_mm512_castpd_ps(if hi { _mm512_unpackhi_pd(a, b) } else { _mm512_unpacklo_pd(a, b) }))
+        };
+        let cols = [pd(t0, t2, false), pd(t0, t2, true), pd(t1, t3, false), pd(t1, t3, true)];
+        for (o, col) in out[..BLOCK].iter_mut().zip(cols) {
             // SAFETY: `o` is written (all `H` registers) by the loop over `h`.
             unsafe { (*o.as_mut_ptr()).0[h] = col };
         }
     }
 }
 
-/// Stores `words[0..16]` to words `w..w + 16` of each record: word `w + k` of `dst[i]` =
-/// `words[k]` lane `i` (the range inside the record).
+/// Stores `words[0..4]` to words `w..w + 4` of each record: word `w + k` of `dst[i]` =
+/// `words[k]` lane `i`. The inverse of [`load_block`]: a 4×4 transpose inside the 128-bit
+/// lanes, then each lane stored straight to its record (`vextractf32x4` to memory).
 #[inline(always)]
 pub(crate) fn store_block<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L], w: usize) {
     for h in 0..H {
-        let mut cols = [avx!(_mm512_setzero_ps()); 16];
-        for (c, word) in cols.iter_mut().zip(words) {
-            *c = word.0[h];
-        }
-        transpose16(&mut cols);
-        for (i, row) in cols.into_iter().enumerate() {
-            let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[16 * h + i]));
-            let chunk: &mut [f32; 16] = (&mut out[w..w + 16]).try_into().expect("16 words");
-            // SAFETY: `chunk` is 16 writable f32 (unaligned stores are allowed).
-            avx!(_mm512_storeu_ps(chunk.as_mut_ptr(), row));
+        let base = 16 * h;
+        let (x, y, z, q) = (words[0].0[h], words[1].0[h], words[2].0[h], words[3].0[h]);
+        let t0 = avx!(_mm512_unpacklo_ps(x, y));
+        let t1 = avx!(_mm512_unpackhi_ps(x, y));
+        let t2 = avx!(_mm512_unpacklo_ps(z, q));
+        let t3 = avx!(_mm512_unpackhi_ps(z, q));
+        let pd = |a: __m512, b: __m512, hi: bool| -> __m512 {
+            let (a, b) = (avx!(_mm512_castps_pd(a)), avx!(_mm512_castps_pd(b)));
+            avx!(_mm512_castpd_ps(if hi { _mm512_unpackhi_pd(a, b) } else { _mm512_unpacklo_pd(a, b) }))
+        };
+        // Register k, 128-bit lane j = the four words of record 4j + k.
+        let regs = [pd(t0, t2, false), pd(t0, t2, true), pd(t1, t3, false), pd(t1, t3, true)];
+        for (k, reg) in regs.into_iter().enumerate() {
+            let lanes = [
+                avx!(_mm512_castps512_ps128(reg)),
+                avx!(_mm512_extractf32x4_ps::<1>(reg)),
+                avx!(_mm512_extractf32x4_ps::<2>(reg)),
+                avx!(_mm512_extractf32x4_ps::<3>(reg)),
+            ];
+            for (j, lane) in lanes.into_iter().enumerate() {
+                let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut dst[base + 4 * j + k]));
+                let chunk: &mut [f32; 4] = (&mut out[w..w + 4]).try_into().expect("4 words");
+                // SAFETY: `chunk` is 4 writable f32 (unaligned stores are allowed).
+                avx!(_mm_storeu_ps(chunk.as_mut_ptr(), lane));
+            }
         }
     }
 }
