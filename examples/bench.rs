@@ -2,14 +2,16 @@
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
 //!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd]
-//!     [--json bench.json]`
+//!     [--cpu-path auto|scalar|avx2|avx512] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. Every workload has ~10 % unreachable or
 //! near-singular targets (`crowd_ik::workload`). Times are the best of several runs.
 
 use std::time::Instant;
 
-use crowd_ik::cpu::{BatchJob, FabrikMode};
+use std::sync::OnceLock;
+
+use crowd_ik::cpu::{BatchJob, Chain, CpuPath, FabrikMode};
 use crowd_ik::crowd::{CharacterInput, FootResult, Ground, Heightfield, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuChain, GpuSolver, Kind};
@@ -19,6 +21,14 @@ use crowd_ik::{wgpu, workload};
 use glam::Vec2;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The instruction set of every CPU chain column (`--cpu-path`; default: the best this CPU has).
+static CPU_PATH: OnceLock<CpuPath> = OnceLock::new();
+
+/// A CPU batch job on the chosen path.
+fn cpu_job<'a, C: Chain>(chains: &'a [C], out: &'a mut [C::Solved]) -> BatchJob<'a, C> {
+    BatchJob::new(chains, out).with_path(*CPU_PATH.get().unwrap_or(&CpuPath::Auto))
+}
 
 /// Best time in ms of `f` over runs adding up to ~0.3 s (at least 2, at most 20).
 fn best(mut f: impl FnMut() -> Res<()>) -> Res<f64> {
@@ -83,8 +93,8 @@ where
 {
     let n = chains.len();
     let mut out = vec![C::Solved::default(); n];
-    let cpu1 = best(|| Ok(BatchJob::<C>::new(chains, &mut out).run().map(|_| ())?))?;
-    let cpu_all = best(|| Ok(BatchJob::<C>::new(chains, &mut out).run_par().map(|_| ())?))?;
+    let cpu1 = best(|| Ok(cpu_job::<C>(chains, &mut out).run().map(|_| ())?))?;
+    let cpu_all = best(|| Ok(cpu_job::<C>(chains, &mut out).run_par().map(|_| ())?))?;
     let gpu_e2e = best(|| Ok(gpu.solve(chains, &mut out)?))?;
     let (submit, resident, device) = resident(gpu, &[C::KIND])?;
     Ok(Row {
@@ -154,7 +164,7 @@ fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
         })
         .collect();
     let mut ours = vec![TwoBoneSolved::default(); n];
-    let ours_ms = best(|| Ok(TwoBoneJob::new(&legs, &mut ours).run().map(|_| ())?))?;
+    let ours_ms = best(|| Ok(cpu_job(&legs, &mut ours).run().map(|_| ())?))?;
     let mut theirs = vec![(rebirth_ik::Vec3::ZERO, rebirth_ik::Vec3::ZERO); n];
     let peer_ms = best(|| {
         for (c, out) in legs.iter().zip(&mut theirs) {
@@ -207,7 +217,7 @@ fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
         Ok(())
     })?;
     let mut ours = vec![FabrikSolved::default(); chains.len()];
-    FabrikJob::new(chains, &mut ours).run_par()?;
+    cpu_job(chains, &mut ours).run_par()?;
     let diff = ours
         .iter()
         .zip(&work)
@@ -233,13 +243,15 @@ fn main() -> Res<()> {
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
+    let cpu_path = value("--cpu-path").map_or(Ok(CpuPath::Auto), |p| p.parse::<CpuPath>())?.resolve()?;
+    CPU_PATH.set(cpu_path).expect("set once");
 
     let mut gpu = GpuSolver::new_default()?;
     let timed = gpu.enable_timestamps();
     let info = gpu.adapter_info().cloned().expect("own device");
     let threads = rayon::current_num_threads();
     println!(
-        "adapter: {} ({:?}, {:?}), timestamps: {timed}; CPU: {threads} threads",
+        "adapter: {} ({:?}, {:?}), timestamps: {timed}; CPU: {threads} threads, {cpu_path} path",
         info.name, info.device_type, info.backend
     );
     println!(
@@ -318,7 +330,7 @@ fn main() -> Res<()> {
     let fab = workload::fabrik(peer_n, 8, 16, 3);
     let (one, all, diff) = peer_fabrik(&fab)?;
     let mut ours = vec![FabrikSolved::default(); peer_n];
-    let ours_one = best(|| Ok(BatchJob::new(&fab, &mut ours).with_options(FabrikMode::Fixed).run().map(|_| ())?))?;
+    let ours_one = best(|| Ok(cpu_job(&fab, &mut ours).with_options(FabrikMode::Fixed).run().map(|_| ())?))?;
     println!(
         "  FABRIK 8x16, 1 thread: crowd-ik {:.0} ns/chain (16 fixed iterations + rotations) vs rebirth-ik solve_chain {:.0} ns/chain (early exit); all threads: solve_chains_par {:.0} ns/chain; max tip difference {diff:.2e}",
         ours_one * 1e6 / peer_n as f64,
@@ -334,7 +346,7 @@ fn main() -> Res<()> {
     });
 
     let json = format!(
-        "{{\"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"cpu_threads\": {threads}, \"rows\": [\n  {}\n]}}\n",
+        "{{\"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"cpu_threads\": {threads}, \"cpu_path\": \"{cpu_path}\", \"rows\": [\n  {}\n]}}\n",
         info.name,
         info.device_type,
         info.backend,
@@ -354,15 +366,15 @@ fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
     let mut o3 = vec![ThreeBoneSolved::default(); three.len()];
     let mut of = vec![FabrikSolved::default(); fab.len()];
     let cpu1 = best(|| {
-        TwoBoneJob::new(&two, &mut o2).run()?;
-        ThreeBoneJob::new(&three, &mut o3).run()?;
-        FabrikJob::new(&fab, &mut of).run()?;
+        cpu_job(&two, &mut o2).run()?;
+        cpu_job(&three, &mut o3).run()?;
+        cpu_job(&fab, &mut of).run()?;
         Ok(())
     })?;
     let cpu_all = best(|| {
-        TwoBoneJob::new(&two, &mut o2).run_par()?;
-        ThreeBoneJob::new(&three, &mut o3).run_par()?;
-        FabrikJob::new(&fab, &mut of).run_par()?;
+        cpu_job(&two, &mut o2).run_par()?;
+        cpu_job(&three, &mut o3).run_par()?;
+        cpu_job(&fab, &mut of).run_par()?;
         Ok(())
     })?;
     let gpu_e2e = best(|| {

@@ -451,14 +451,35 @@ pub(crate) trait Kernel {
     fn group(c: &[Self::Chain; L], out: &mut [Self::Solved; L]);
 }
 
+/// Prefetches `bytes` from `p` into L1 (a hint: no effect on results, never faults).
+#[inline(always)]
+fn prefetch<T>(p: *const T, bytes: usize) {
+    let base = p.cast::<i8>();
+    for offset in (0..bytes).step_by(64) {
+        // SAFETY: a prefetch never faults (SSE, always on x86-64).
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.wrapping_add(offset)) };
+    }
+}
+
 /// Runs `K` over `chains` in groups of [`L`]. The last group is padded with copies of its
 /// first chain (their results are dropped), so every chain's result is independent of
 /// where it sits in the batch.
 #[inline(always)]
 pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) {
+    // Large batches stream from memory, and a store that misses the cache waits for the
+    // line to be read first: ask for the output lines two groups ahead (1 M two-bone
+    // chains: 102 → 82 ns each; inputs prefetched too bought nothing).
+    const AHEAD: usize = 2;
+    let out_base = out.as_ptr();
+    let out_len = out.len();
     let mut cs = chains.chunks_exact(L);
     let mut os = out.chunks_exact_mut(L);
-    for (c, o) in (&mut cs).zip(&mut os) {
+    for (g, (c, o)) in (&mut cs).zip(&mut os).enumerate() {
+        let next = (g + AHEAD) * L;
+        if next + L <= out_len {
+            // SAFETY: in bounds (checked above); only used as a prefetch address.
+            prefetch(unsafe { out_base.add(next) }, L * size_of::<K::Solved>());
+        }
         K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
     }
     let (rest, rest_out) = (cs.remainder(), os.into_remainder());
