@@ -1,7 +1,9 @@
 //! CPU solver throughput on the shared workloads (`crowd_ik::workload`), one thread and all
-//! threads. `cargo bench --bench cpu_solvers`
+//! threads, and two-bone and FABRIK one thread on every CPU path this CPU has (`CpuPath`).
+//! `cargo bench --bench cpu_solvers`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use crowd_ik::cpu::CpuPath;
 use crowd_ik::prelude::*;
 use crowd_ik::workload;
 
@@ -14,6 +16,11 @@ fn two_bone(c: &mut Criterion) {
     g.throughput(Throughput::Elements(N as u64));
     g.bench_function(BenchmarkId::new("one_thread", N), |b| b.iter(|| TwoBoneJob::new(&chains, &mut out).run()));
     g.bench_function(BenchmarkId::new("all_threads", N), |b| b.iter(|| TwoBoneJob::new(&chains, &mut out).run_par()));
+    for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+        g.bench_function(BenchmarkId::new(format!("one_thread_{path}"), N), |b| {
+            b.iter(|| TwoBoneJob::new(&chains, &mut out).with_path(path).run())
+        });
+    }
     g.finish();
 }
 
@@ -39,6 +46,11 @@ fn fabrik(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("all_threads", &id), |b| {
             b.iter(|| FabrikJob::new(&chains, &mut out).run_par())
         });
+        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+            g.bench_function(BenchmarkId::new(format!("one_thread_{path}"), &id), |b| {
+                b.iter(|| FabrikJob::new(&chains, &mut out).with_path(path).run())
+            });
+        }
     }
     g.finish();
 }
