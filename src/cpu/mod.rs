@@ -1,8 +1,8 @@
 //! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
 //! same name: `two_bone`, `three_bone`, `fabrik`, plus the shared `math`, `chain` and
 //! `limb` stages. The batch jobs below run them over slices, on one thread or on all
-//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or AVX2 the two-bone
-//! and FABRIK jobs run an SoA batch path (`wide`, 16 or 32 chains per group, one SIMD lane
+//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or AVX2 the two-bone,
+//! pseudo three-bone and FABRIK jobs run an SoA batch path (`wide`, 16 or 32 chains per group, one SIMD lane
 //! per chain; see [`CpuPath`]), held by `tests/wide.rs` to the scalar solvers here, which stay
 //! the reference.
 
@@ -76,6 +76,10 @@ impl Chain for ThreeBoneChain {
     fn solve(&self, (): (), out: &mut ThreeBoneSolved) {
         three_bone(self, out);
     }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], (): (), path: CpuPath, out: &mut [ThreeBoneSolved]) {
+        wide::three_bone_batch(chains, path, out);
+    }
     fn validate(&self) -> Result<(), ChainError> {
         validate_three_bone(self)
     }
@@ -103,10 +107,11 @@ impl Chain for FabrikChain {
 }
 
 /// The instruction set a CPU batch job runs on. The SIMD paths solve a group of chains at
-/// once (16 with AVX2, 32 with AVX-512), one lane per chain, with the same math and operation order as the scalar solvers (which
-/// are the reference and the GPU kernels' twins); results agree with them to float rounding
-/// (`tests/wide.rs`). Two-bone and FABRIK ([`FabrikMode::Fixed`]) have SIMD paths; pseudo
-/// three-bone, aim and FABRIK [`FabrikMode::Converge`] run the scalar solvers on every path.
+/// once (16 with AVX2, 32 with AVX-512), one lane per chain, with the same math and
+/// operation order as the scalar solvers (which are the reference and the GPU kernels'
+/// twins); results agree with them to float rounding (`tests/wide.rs`). Two-bone, pseudo
+/// three-bone and FABRIK ([`FabrikMode::Fixed`]) have SIMD paths; aim and FABRIK
+/// [`FabrikMode::Converge`] run the scalar solvers on every path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CpuPath {
     /// The fastest path this CPU has ([`CpuPath::best`]); the default.

@@ -140,7 +140,7 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     // Words of FabrikSolved: positions 0..64, rotations 64..128, corrections 128..192,
     // status 192..196; joints past n stay zero.
     let mut words = [MaybeUninit::new(zero); 12 * J + 4];
-    finish_chain(&fk[..n], &r[..n], &rel[..n], J, F::splat(1.0), weight, reached, info, &mut words);
+    finish_chain(&fk[..n], &r[..n], &rel[..n], J, &[F::splat(1.0); J], weight, reached, info, &mut words);
     // SAFETY: initialised with zeros, then written.
     let words = unsafe { assume_init(&words) };
     for region in [0, 4 * J, 8 * J] {

@@ -42,6 +42,12 @@ impl Select for M {
         select_m(m, a, b)
     }
 }
+impl Select for U {
+    #[inline(always)]
+    fn select(m: M, a: U, b: U) -> U {
+        U::from_word(select_f(m, a.as_word(), b.as_word()))
+    }
+}
 impl Select for V3 {
     #[inline(always)]
     fn select(m: M, a: V3, b: V3) -> V3 {
@@ -282,8 +288,7 @@ pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
 }
 
 /// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
-/// rotations `r`, relative deltas `rel` and one stretch `scale` for every bone (bone `i` =
-/// `p[i] → p[i+1]`). A delta is `Some((q, id))`: `q`, except the exact identity in the
+/// rotations `r`, relative deltas `rel` and stretch `scale[i]` of bone `i` (`p[i] → p[i+1]`). A delta is `Some((q, id))`: `q`, except the exact identity in the
 /// lanes of `id`; or `None`: the identity in every lane, whose products are skipped. Both
 /// give a lane the same bits, so skipping never makes a chain depend on its neighbours. Writes positions, rotations and corrections of the `n` joints and
 /// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
@@ -295,7 +300,7 @@ pub(crate) fn finish_chain(
     r: &[Q],
     rel: &[Option<(Q, M)>],
     cap: usize,
-    scale: F,
+    scale: &[F],
     weight: F,
     reached: M,
     info: U,
@@ -305,7 +310,7 @@ pub(crate) fn finish_chain(
     let one = F::splat(1.0);
     let mut delta = Q::identity();
     let mut pos = p[0];
-    let grow = 1.0 + (scale - 1.0) * weight.max(0.0).min(1.0);
+    let w01 = weight.max(0.0).min(1.0);
     for j in 0..n {
         pos.put_point(out, 4 * j, one);
         if let Some((rel, id)) = rel[j] {
@@ -317,7 +322,7 @@ pub(crate) fn finish_chain(
         }
         delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
         if j + 1 < n {
-            pos = pos + delta.rotate(p[j + 1] - p[j]) * grow;
+            pos = pos + delta.rotate(p[j + 1] - p[j]) * (1.0 + (scale[j] - 1.0) * w01);
         }
     }
     let zero = F::splat(0.0);
@@ -331,9 +336,9 @@ pub(crate) fn is_unit_quat(q: Q) -> M {
     (q.dot(q) - 1.0).abs().le(1e-3)
 }
 
-/// Lanes whose words are all finite as `f32`: `Σ x·0` is 0 exactly then (fused or not). (Mode words are
-/// small integers, i.e. finite subnormals; any other bit pattern only sends a lane to the
-/// scalar path, which decides for itself.)
+/// Lanes whose words are all finite as `f32`: `Σ x·0` is 0 exactly then (fused or not).
+/// (Mode words are small integers, i.e. finite subnormals; any other bit pattern only sends
+/// a lane to the scalar path, which decides for itself.)
 #[inline(always)]
 pub(crate) fn all_finite(words: &[F]) -> M {
     let zero = F::splat(0.0);
@@ -511,7 +516,7 @@ mod tests {
         store_words(words, &mut back);
         assert_eq!(back, src);
         // Partial blocks: a window ending inside the record, and lane by lane.
-        let mut part = [MaybeUninit::new(F::splat(0.0)); 12];
+        let mut part = [MaybeUninit::new(F::splat(0.0)); 14];
         load_words_at(&src, 30, &mut part);
         // SAFETY: initialised above.
         let part = unsafe { assume_init(&part) };
@@ -519,12 +524,12 @@ mod tests {
             assert_eq!(word.to_array(), std::array::from_fn(|i| (i * 100 + 30 + k) as f32));
         }
         let mut back = [[-1.0_f32; 48]; L];
-        store_words_at(&words[..20], &mut back, 0);
-        store_words_at(&words[44..], &mut back, 44);
+        store_words_at(&words[..22], &mut back, 0);
+        store_words_at(&words[45..], &mut back, 45);
         for (b, s) in back.iter().zip(&src) {
-            assert_eq!(b[..20], s[..20]);
-            assert!(b[20..44].iter().all(|&x| x == -1.0));
-            assert_eq!(b[44..], s[44..]);
+            assert_eq!(b[..22], s[..22]);
+            assert!(b[22..45].iter().all(|&x| x == -1.0));
+            assert_eq!(b[45..], s[45..]);
         }
 
         let x: [f32; L] = std::array::from_fn(|i| i as f32 * 1.7 - 6.0);

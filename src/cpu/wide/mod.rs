@@ -9,15 +9,17 @@
 //! order is the same.
 //!
 //! One source, two instruction sets: `lanes.rs` (vectors, quaternions, helpers, record
-//! loads/stores, the group loop) and the kernels `two_bone.rs` and `fabrik.rs` are compiled
+//! loads/stores, the group loop) and the kernels `two_bone.rs`, `three_bone.rs` and
+//! `fabrik.rs` are compiled
 //! twice, once in [`avx2`] and once in [`avx512`], each over its own `isa.rs` (the lane
 //! types `F`/`M`/`U`, selects, transposes, and `run`, the `target_feature` entry point).
 //! The kernels are `#[inline(always)]` down to the intrinsics, so each instantiation is one
 //! function per kernel compiled for its instruction set.
 //!
-//! Records move in and out through transposes of their 32-bit words (8×8 for AVX2, 16×16
-//! for AVX-512), so a group of chains costs a few shuffles rather than one scalar load per
-//! field and chain.
+//! Records move in and out by 16-byte fields (`[f32; 4]`): each register gathers the field
+//! of several records in its 128-bit lanes, then a 4×4 transpose inside the lanes (8
+//! shuffles per register set) turns them into one lane value per word; stores run it
+//! backwards. A group of chains costs a few shuffles rather than one scalar load per word.
 //!
 //! Lanes that are invalid, untouched (weight ≤ 0) or hit any error path are solved again
 //! by the scalar solver, so error codes, FK fallbacks and info bits come from one place.
@@ -32,9 +34,10 @@
 //! cannot carry `target_feature` and stay generic over the instruction set) rely on that.
 
 use super::fabrik::{fabrik_with_mode, FabrikMode};
+use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
-use crate::records::{FabrikChain, FabrikSolved, TwoBoneChain, TwoBoneSolved};
+use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved};
 
 /// The AVX2 instantiation (16 chains per group in two `__m256` per value).
 #[allow(clippy::duplicate_mod)] // the shared sources, compiled once per instruction set
@@ -44,6 +47,8 @@ pub(crate) mod avx2 {
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
+    #[path = "../three_bone.rs"]
+    pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
     pub(crate) mod two_bone;
 }
@@ -57,6 +62,8 @@ pub(crate) mod avx512 {
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
+    #[path = "../three_bone.rs"]
+    pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
     pub(crate) mod two_bone;
 }
@@ -97,6 +104,23 @@ pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], path: CpuPath, out: &mut [
     if !done {
         for (c, o) in chains.iter().zip(out) {
             two_bone(c, o);
+        }
+    }
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved: not `Auto`): the batch
+/// path behind [`crate::cpu::ThreeBoneJob`]. Same contract and results as calling
+/// [`three_bone`] on each chain, to float rounding.
+pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &mut [ThreeBoneSolved]) {
+    debug_assert_eq!(chains.len(), out.len());
+    let done = match path {
+        CpuPath::Avx512 => avx512::isa::run::<avx512::three_bone::ThreeBone>(chains, out),
+        CpuPath::Avx2 => avx2::isa::run::<avx2::three_bone::ThreeBone>(chains, out),
+        CpuPath::Scalar | CpuPath::Auto => false,
+    };
+    if !done {
+        for (c, o) in chains.iter().zip(out) {
+            three_bone(c, o);
         }
     }
 }

@@ -234,7 +234,7 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let none = M::splat(false);
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), rel2];
     let mut solved = words::<40>();
-    finish_chain(&p, &r, &rel, 3, sol.scale, l.weight, sol.reached, sol.info, &mut solved);
+    finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut solved);
     // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
     store_words(unsafe { assume_init(&solved) }, out);
     let mut scalar = (!(eligible & !sol.failed)).bits();

@@ -253,6 +253,11 @@ impl U {
             _mm256_and_si256(_mm256_castps_si256(m.0[h]), _mm256_set1_epi32(bit as i32))
         ));
     }
+    /// Words reinterpreted from the lanes of an [`F`].
+    #[inline(always)]
+    pub fn from_word(f: F) -> U {
+        U(each!(|h| _mm256_castps_si256(f.0[h])))
+    }
     /// The words as lanes of an [`F`] (for storing).
     #[inline(always)]
     pub fn as_word(self) -> F {

@@ -258,6 +258,11 @@ impl U {
     pub fn set(&mut self, m: M, bit: u32) {
         self.0 = each!(|h| _mm512_mask_or_epi32(self.0[h], m.0[h], self.0[h], _mm512_set1_epi32(bit as i32)));
     }
+    /// Words reinterpreted from the lanes of an [`F`].
+    #[inline(always)]
+    pub fn from_word(f: F) -> U {
+        U(each!(|h| _mm512_castps_si512(f.0[h])))
+    }
     /// The words as lanes of an [`F`] (for storing).
     #[inline(always)]
     pub fn as_word(self) -> F {
