@@ -4,7 +4,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::isa::{BLOCK, F, L, M, U};
+use super::isa::{F, L, M, U};
 use super::lanes::{
     all_finite, assume_init, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc, store_words_at,
     Kernel, Q, V3,
@@ -45,7 +45,7 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         return;
     }
     // Words: joints 0..64, rotations 64..128, target 128..132, params 132..136, mode 136..140.
-    let nw = (4 * n).next_multiple_of(BLOCK).min(4 * J); // whole blocks holding n joints
+    let nw = 4 * n; // the words of n joints
     let zero = F::splat(0.0);
     let mut jw = [MaybeUninit::new(zero); 4 * J];
     let mut rw = [MaybeUninit::new(zero); 4 * J];

@@ -386,25 +386,13 @@ pub(crate) fn load_words<'a, T: bytemuck::Pod, const W: usize>(src: &[T; L], out
     unsafe { assume_init(out) }
 }
 
-/// Words `at..at + out.len()` of [`L`] records, transposed into `out` (the range inside a
-/// record of at least one transpose block).
+/// Words `at..at + out.len()` of [`L`] records, transposed into `out` (the range inside the
+/// record, whole [`BLOCK`]s: every record field is 16 bytes).
 #[inline(always)]
 pub(crate) fn load_words_at<T: bytemuck::Pod>(src: &[T; L], at: usize, out: &mut [MaybeUninit<F>]) {
-    let record = size_of::<T>() / 4;
-    assert!(at + out.len() <= record && record >= BLOCK);
-    let full = out.len() / BLOCK;
-    for b in 0..full {
-        load_block(src, at + BLOCK * b, &mut out[BLOCK * b..]);
-    }
-    let rest = out.len() - BLOCK * full;
-    if rest > 0 {
-        // A last partial block reads the whole block that ends with the record's range (or
-        // with the record) and keeps its last words.
-        let end = (at + out.len()).max(BLOCK);
-        let mut block = [const { MaybeUninit::uninit() }; BLOCK];
-        load_block(src, end - BLOCK, &mut block);
-        let skip = at + BLOCK * full - (end - BLOCK);
-        out[BLOCK * full..].copy_from_slice(&block[skip..skip + rest]);
+    assert!(out.len().is_multiple_of(BLOCK) && 4 * (at + out.len()) <= size_of::<T>());
+    for b in (0..out.len()).step_by(BLOCK) {
+        load_block(src, at + b, &mut out[b..]);
     }
 }
 
@@ -416,34 +404,13 @@ pub(crate) fn store_words<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L]) {
     store_words_at(words, dst, 0);
 }
 
-/// Stores transposed words to words `at..at + words.len()` of each record (the range
-/// inside the record). A last partial block is stored as the whole block ending with it
-/// when there is one, else lane by lane.
+/// Stores transposed words to words `at..at + words.len()` of each record (the range inside
+/// the record, whole [`BLOCK`]s).
 #[inline(always)]
 pub(crate) fn store_words_at<T: bytemuck::Pod>(words: &[F], dst: &mut [T; L], at: usize) {
-    let n = words.len();
-    assert!(4 * (at + n) <= size_of::<T>());
-    let full = n / BLOCK;
-    for b in 0..full {
-        store_block(&words[BLOCK * b..BLOCK * (b + 1)], dst, at + BLOCK * b);
-    }
-    let rest = full * BLOCK;
-    if rest == n {
-        return;
-    }
-    if n >= BLOCK {
-        store_block(&words[n - BLOCK..], dst, at + n - BLOCK);
-        return;
-    }
-    let mut cols = [[0.0_f32; L]; BLOCK];
-    for (c, w) in cols.iter_mut().zip(&words[rest..]) {
-        *c = w.to_array();
-    }
-    for (i, d) in dst.iter_mut().enumerate() {
-        let out: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(d));
-        for (k, o) in out[at + rest..at + n].iter_mut().enumerate() {
-            *o = cols[k][i];
-        }
+    assert!(words.len().is_multiple_of(BLOCK) && 4 * (at + words.len()) <= size_of::<T>());
+    for b in (0..words.len()).step_by(BLOCK) {
+        store_block(&words[b..b + BLOCK], dst, at + b);
     }
 }
 
@@ -515,8 +482,8 @@ mod tests {
         let mut back = [[0.0_f32; 48]; L];
         store_words(words, &mut back);
         assert_eq!(back, src);
-        // Partial blocks: a window ending inside the record, and lane by lane.
-        let mut part = [MaybeUninit::new(F::splat(0.0)); 14];
+        // Sub-ranges, at an offset that is not a field boundary too.
+        let mut part = [MaybeUninit::new(F::splat(0.0)); 12];
         load_words_at(&src, 30, &mut part);
         // SAFETY: initialised above.
         let part = unsafe { assume_init(&part) };
@@ -524,12 +491,12 @@ mod tests {
             assert_eq!(word.to_array(), std::array::from_fn(|i| (i * 100 + 30 + k) as f32));
         }
         let mut back = [[-1.0_f32; 48]; L];
-        store_words_at(&words[..22], &mut back, 0);
-        store_words_at(&words[45..], &mut back, 45);
+        store_words_at(&words[..20], &mut back, 0);
+        store_words_at(&words[44..], &mut back, 44);
         for (b, s) in back.iter().zip(&src) {
-            assert_eq!(b[..22], s[..22]);
-            assert!(b[22..45].iter().all(|&x| x == -1.0));
-            assert_eq!(b[45..], s[45..]);
+            assert_eq!(b[..20], s[..20]);
+            assert!(b[20..44].iter().all(|&x| x == -1.0));
+            assert_eq!(b[44..], s[44..]);
         }
 
         let x: [f32; L] = std::array::from_fn(|i| i as f32 * 1.7 - 6.0);

@@ -39,6 +39,87 @@ use super::two_bone::two_bone;
 use super::CpuPath;
 use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved};
 
+/// Runs an intrinsic expression inside the lane primitives of an `isa.rs`.
+macro_rules! avx {
+    ($e:expr) => {
+        // SAFETY: lane code is only reached from an `isa::run`, after its instruction set
+        // was detected (see the module docs).
+        unsafe { $e }
+    };
+}
+
+/// Applies an intrinsic expression to each of the `H` registers of a lane value (`|h|`
+/// names the index; `H` is the invoking `isa.rs`'s).
+macro_rules! each {
+    (|$h:ident| $e:expr) => {{
+        // SAFETY: all-zero bits are a valid register value; each is overwritten below.
+        let mut out = [unsafe { std::mem::zeroed() }; H];
+        for $h in 0..H {
+            out[$h] = avx!($e);
+        }
+        out
+    }};
+}
+
+/// `+ − × ÷` of the invoking `isa.rs`'s `F` (with `f32` on either side) from its
+/// intrinsics, and `IntoF` (what a comparison or `min`/`max` takes on the right).
+macro_rules! lane_arithmetic {
+    (set1: $set1:ident, $($tr:ident $f:ident $intr:ident),*) => {
+        $(
+            impl $tr for F {
+                type Output = F;
+                #[inline(always)]
+                fn $f(self, o: F) -> F {
+                    F(each!(|h| $intr(self.0[h], o.0[h])))
+                }
+            }
+            impl $tr<f32> for F {
+                type Output = F;
+                #[inline(always)]
+                fn $f(self, o: f32) -> F {
+                    F(each!(|h| $intr(self.0[h], $set1(o))))
+                }
+            }
+            impl $tr<F> for f32 {
+                type Output = F;
+                #[inline(always)]
+                fn $f(self, o: F) -> F {
+                    F(each!(|h| $intr($set1(self), o.0[h])))
+                }
+            }
+        )*
+
+        /// Anything a comparison takes as its right-hand side.
+        pub(crate) trait IntoF: Copy {
+            fn into_f(self) -> F;
+        }
+        impl IntoF for F {
+            #[inline(always)]
+            fn into_f(self) -> F {
+                self
+            }
+        }
+        impl IntoF for f32 {
+            #[inline(always)]
+            fn into_f(self) -> F {
+                F::splat(self)
+            }
+        }
+    };
+}
+
+/// Lane-wise comparisons of `F` (inside its `impl`), from the `isa.rs`'s compare intrinsic.
+macro_rules! lane_comparisons {
+    ($cmp:ident: $($name:ident $pred:ident),*) => {$(
+        /// Lane-wise comparison with Rust's semantics for NaN.
+        #[inline(always)]
+        pub fn $name(self, o: impl IntoF) -> M {
+            let o = o.into_f();
+            M(each!(|h| $cmp::<$pred>(self.0[h], o.0[h])))
+        }
+    )*};
+}
+
 /// The AVX2 instantiation (16 chains per group in two `__m256` per value).
 #[allow(clippy::duplicate_mod)] // the shared sources, compiled once per instruction set
 pub(crate) mod avx2 {

@@ -35,55 +35,7 @@ pub(crate) struct M([__m256; H]);
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct U([__m256i; H]);
 
-/// Runs an AVX2 intrinsic expression (a lane value exists, so AVX2 is available).
-macro_rules! avx {
-    ($e:expr) => {
-        // SAFETY: only reached from `run`, after AVX2 was detected (see `wide/mod.rs`).
-        unsafe { $e }
-    };
-}
-
-/// Applies an expression to each of the `H` registers (`|h|` names the index).
-macro_rules! each {
-    (|$h:ident| $e:expr) => {{
-        // SAFETY: all-zero bits are a valid register value; each is overwritten below.
-        let mut out = [unsafe { std::mem::zeroed() }; H];
-        for $h in 0..H {
-            out[$h] = avx!($e);
-        }
-        out
-    }};
-}
-
-macro_rules! bin_op {
-    ($tr:ident, $f:ident, $intr:ident) => {
-        impl $tr for F {
-            type Output = F;
-            #[inline(always)]
-            fn $f(self, o: F) -> F {
-                F(each!(|h| $intr(self.0[h], o.0[h])))
-            }
-        }
-        impl $tr<f32> for F {
-            type Output = F;
-            #[inline(always)]
-            fn $f(self, o: f32) -> F {
-                F(each!(|h| $intr(self.0[h], _mm256_set1_ps(o))))
-            }
-        }
-        impl $tr<F> for f32 {
-            type Output = F;
-            #[inline(always)]
-            fn $f(self, o: F) -> F {
-                F(each!(|h| $intr(_mm256_set1_ps(self), o.0[h])))
-            }
-        }
-    };
-}
-bin_op!(Add, add, _mm256_add_ps);
-bin_op!(Sub, sub, _mm256_sub_ps);
-bin_op!(Mul, mul, _mm256_mul_ps);
-bin_op!(Div, div, _mm256_div_ps);
+lane_arithmetic!(set1: _mm256_set1_ps, Add add _mm256_add_ps, Sub sub _mm256_sub_ps, Mul mul _mm256_mul_ps, Div div _mm256_div_ps);
 
 impl Neg for F {
     type Output = F;
@@ -91,34 +43,6 @@ impl Neg for F {
     fn neg(self) -> F {
         F(each!(|h| _mm256_xor_ps(self.0[h], _mm256_set1_ps(-0.0))))
     }
-}
-
-/// Anything a comparison takes as its right-hand side.
-pub(crate) trait IntoF: Copy {
-    fn into_f(self) -> F;
-}
-impl IntoF for F {
-    #[inline(always)]
-    fn into_f(self) -> F {
-        self
-    }
-}
-impl IntoF for f32 {
-    #[inline(always)]
-    fn into_f(self) -> F {
-        F::splat(self)
-    }
-}
-
-macro_rules! cmp {
-    ($($name:ident $pred:ident),*) => {$(
-        /// Lane-wise comparison with Rust's semantics for NaN.
-        #[inline(always)]
-        pub fn $name(self, o: impl IntoF) -> M {
-            let o = o.into_f();
-            M(each!(|h| _mm256_cmp_ps::<$pred>(self.0[h], o.0[h])))
-        }
-    )*};
 }
 
 impl F {
@@ -156,8 +80,9 @@ impl F {
         let o = o.into_f();
         F(each!(|h| _mm256_max_ps(self.0[h], o.0[h])))
     }
-    cmp!(lt _CMP_LT_OQ, le _CMP_LE_OQ, gt _CMP_GT_OQ, ge _CMP_GE_OQ, ne_ _CMP_NEQ_UQ);
+    lane_comparisons!(_mm256_cmp_ps: lt _CMP_LT_OQ, le _CMP_LE_OQ, gt _CMP_GT_OQ, ge _CMP_GE_OQ, ne_ _CMP_NEQ_UQ);
     /// The lanes as an array.
+    #[cfg(test)]
     #[inline(always)]
     pub fn to_array(self) -> [f32; L] {
         let mut out = [0.0_f32; L];
