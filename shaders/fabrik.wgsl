@@ -1,5 +1,14 @@
 // Fixed-iteration FABRIK kernel: the WGSL twin of src/cpu/fabrik.rs (FabrikMode::Fixed).
 // Prepended at build time: records.wgsl, math.wgsl, chain.wgsl.
+//
+// A template over the joint count: build.rs compiles one variant per `N` in
+// 2..=MAX_FABRIK_JOINTS (prepending `const N: u32 = ..;`) and expands every `for` loop
+// marked `// unroll` (bounds constant in N) into one block per step with its index a
+// constant (`let k = 3u;`). Every per-joint array is then indexed by constants and lives in
+// registers: indexed by a loop counter it would be per-lane memory (lavapipe: 2.7x slower;
+// real GPUs: local memory). The host dispatches the variant of each joint count present in
+// a batch (`fabrik`, which skips other chains) and `fabrik_joint_count_error` for chains
+// whose count has no variant.
 
 const WORKGROUP_SIZE: u32 = 64u;
 const ZERO_BONE: f32 = 1e-6;
@@ -25,17 +34,16 @@ fn write_fk(i: u32, n: u32, err: u32) {
     solved[i].status = vec4<u32>(0u, err, 0u, 0u);
 }
 
+// Solves chain i, whose joint count is N. Returns its error code (0: solved).
 fn solve(i: u32) -> u32 {
-    let n = chains[i].mode.x;
-    if (n < 2u || n > MAX_FABRIK_JOINTS) {
-        return ERR_JOINT_COUNT;
-    }
-    for (var k = 0u; k < n; k++) {
+    // unroll
+    for (var k = 0u; k < N; k++) {
         if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
             return ERR_NON_FINITE;
         }
     }
-    for (var k = 0u; k < n; k++) {
+    // unroll
+    for (var k = 0u; k < N; k++) {
         if (!is_unit_quat(chains[i].rotations_ms[k])) {
             return ERR_NOT_NORMALIZED;
         }
@@ -49,16 +57,18 @@ fn solve(i: u32) -> u32 {
         return ERR_INVALID_PARAMETER;
     }
     // Setup: bone lengths and FK directions.
-    var len: array<f32, 16>;
-    var dir_fk: array<vec3<f32>, 16>;
+    var len: array<f32, N>;
+    var dir_fk: array<vec3<f32>, N>;
     var total = 0.0;
-    for (var k = 0u; k < n - 1u; k++) {
+    // unroll
+    for (var k = 0u; k < N - 1u; k++) {
         let bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
         len[k] = length(bone);
         dir_fk[k] = bone / len[k];
         total += len[k];
     }
-    for (var k = 0u; k < n - 1u; k++) {
+    // unroll
+    for (var k = 0u; k < N - 1u; k++) {
         if (!(len[k] > ZERO_BONE * total)) {
             return ERR_ZERO_LENGTH_BONE;
         }
@@ -71,12 +81,13 @@ fn solve(i: u32) -> u32 {
     }
     let weight = chains[i].target_ms.w;
     if (weight <= 0.0) {
-        write_fk(i, n, 0u);
+        write_fk(i, N, 0u);
         return 0u;
     }
 
-    var p: array<vec3<f32>, 16>;
-    for (var k = 0u; k < n; k++) {
+    var p: array<vec3<f32>, N>;
+    // unroll
+    for (var k = 0u; k < N; k++) {
         p[k] = chains[i].joints_ms[k].xyz;
     }
     let eps2 = 1e-12 * total * total;
@@ -84,67 +95,89 @@ fn solve(i: u32) -> u32 {
     if (c >= total) {
         // Out of reach: lay the chain straight toward the target.
         let d = (target_pos - base) / c;
-        for (var k = 0u; k < n - 1u; k++) {
+        // unroll
+        for (var k = 0u; k < N - 1u; k++) {
             p[k + 1u] = p[k] + d * len[k];
         }
         flags = flags | INFO_OUT_OF_REACH;
     } else {
         for (var it = 0u; it < iterations; it++) {
             // Backward: tip on the target, walk to the root.
-            p[n - 1u] = target_pos;
-            for (var k = n - 1u; k > 0u; k--) {
+            p[N - 1u] = target_pos;
+            // unroll
+            for (var k = N - 1u; k > 0u; k--) {
                 let b = k - 1u;
                 let dir = normalize_or(p[b] - p[b + 1u], -dir_fk[b], eps2);
                 p[b] = p[b + 1u] + dir * len[b];
             }
             // Forward: root back on the base, walk to the tip.
             p[0] = base;
-            for (var k = 0u; k < n - 1u; k++) {
+            // unroll
+            for (var k = 0u; k < N - 1u; k++) {
                 let dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
                 p[k + 1u] = p[k] + dir * len[k];
             }
         }
     }
-    let reached = length(p[n - 1u] - target_pos) <= tip_precision;
+    let reached = length(p[N - 1u] - target_pos) <= tip_precision;
 
     // Rotations: shortest arc from each FK bone direction to its new one, then finish.
     var walk = Walk(Q_IDENTITY, base);
     var parent = Q_IDENTITY;
-    for (var k = 0u; k < MAX_FABRIK_JOINTS; k++) {
-        if (k >= n) {
-            solved[i].positions_ms[k] = vec4<f32>(0.0);
-            solved[i].rotations_ms[k] = vec4<f32>(0.0);
-            solved[i].corrections[k] = vec4<f32>(0.0);
-            continue;
-        }
-        var rel = Q_IDENTITY;
-        var bone = vec3<f32>(0.0);
-        if (k + 1u < n) {
-            let new_dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
-            let total_delta = rotation_arc(dir_fk[k], new_dir);
-            rel = relative(parent, total_delta);
-            parent = total_delta;
-            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
-        } else if ((chains[i].mode.z & OPT_KEEP_END_ROTATION) != 0u) {
-            rel = quat_conj(parent);
-        }
+    // unroll
+    for (var k = 0u; k < N - 1u; k++) {
+        let new_dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
+        let total_delta = rotation_arc(dir_fk[k], new_dir);
+        let rel = relative(parent, total_delta);
+        parent = total_delta;
+        let bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
         let j = finish_joint(&walk, chains[i].rotations_ms[k], rel, weight, bone, 1.0);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;
     }
+    // The end joint has no bone; it keeps its model-space rotation when asked.
+    var rel_end = Q_IDENTITY;
+    if ((chains[i].mode.z & OPT_KEEP_END_ROTATION) != 0u) {
+        rel_end = quat_conj(parent);
+    }
+    let end = finish_joint(&walk, chains[i].rotations_ms[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0);
+    solved[i].positions_ms[N - 1u] = end.position;
+    solved[i].rotations_ms[N - 1u] = end.rotation;
+    solved[i].corrections[N - 1u] = end.correction;
+    for (var k = N; k < MAX_FABRIK_JOINTS; k++) {
+        solved[i].positions_ms[k] = vec4<f32>(0.0);
+        solved[i].rotations_ms[k] = vec4<f32>(0.0);
+        solved[i].corrections[k] = vec4<f32>(0.0);
+    }
     solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, 0u);
     return 0u;
 }
 
+// Solves the chains of this variant's joint count N; other chains are left to their own
+// variant.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count) {
+    if (i >= dispatch.count || chains[i].mode.x != N) {
         return;
     }
     let err = solve(i);
     if (err != 0u) {
-        write_fk(i, min(chains[i].mode.x, MAX_FABRIK_JOINTS), err);
+        write_fk(i, N, err);
+    }
+}
+
+// Chains whose joint count has no variant (outside 2..=MAX_FABRIK_JOINTS): FK pose of the
+// joints there are (at most MAX_FABRIK_JOINTS) and ERR_JOINT_COUNT.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn fabrik_joint_count_error(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let n = chains[i].mode.x;
+    if (n < 2u || n > MAX_FABRIK_JOINTS) {
+        write_fk(i, min(n, MAX_FABRIK_JOINTS), ERR_JOINT_COUNT);
     }
 }

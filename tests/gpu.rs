@@ -90,6 +90,47 @@ fn fabrik_kernel_matches_cpu() {
     }
 }
 
+/// FABRIK runs one kernel variant per joint count (and one for counts with none): every
+/// count in one batch, interleaved with counts outside 2..=MAX_FABRIK_JOINTS, then a batch
+/// of one count on the same solver (the variants of the previous upload must not run).
+#[test]
+fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
+    let Some(mut gpu) = solver() else { return };
+    gpu.prepare_fabrik([4, 8, 0]).unwrap();
+    let mut rng = Rng(3500);
+    let mut chains: Vec<FabrikChain> = (0..3000)
+        .map(|_| {
+            let iterations = 1 + rng.below(16);
+            random_fabrik(&mut rng, iterations)
+        })
+        .collect();
+    for (i, bad) in [0u32, 1, 17, u32::MAX].into_iter().cycle().take(40).enumerate() {
+        chains[i * 71].mode[0] = bad;
+    }
+    let counts: std::collections::BTreeSet<u32> = chains.iter().map(|c| c.mode[0]).collect();
+    assert!((2..=MAX_FABRIK_JOINTS as u32).all(|n| counts.contains(&n)), "every joint count present");
+    let mut cpu = vec![FabrikSolved::default(); chains.len()];
+    FabrikJob::new(&chains, &mut cpu).run().unwrap();
+    let mut out = vec![FabrikSolved::default(); chains.len()];
+    gpu.solve(&chains, &mut out).unwrap();
+    assert_matches("fabrik every count", &cpu, &out, |i| fabrik_length(&chains[i]), |i| format!("{:?}", chains[i]));
+    let bad: Vec<usize> = (0..out.len()).filter(|&i| out[i].status[1] == ChainError::JointCount as u32).collect();
+    assert_eq!(bad, (0..40).map(|i| i * 71).collect::<Vec<_>>(), "exactly the chains with a bad count");
+
+    let four: Vec<FabrikChain> = crowd_ik::workload::fabrik(500, 4, 8, 11);
+    let mut cpu = vec![FabrikSolved::default(); four.len()];
+    FabrikJob::new(&four, &mut cpu).run().unwrap();
+    let mut out = vec![FabrikSolved::default(); four.len()];
+    gpu.solve(&four, &mut out).unwrap();
+    assert_matches(
+        "fabrik 4 joints after a mixed batch",
+        &cpu,
+        &out,
+        |i| fabrik_length(&four[i]),
+        |i| format!("{:?}", four[i]),
+    );
+}
+
 #[test]
 fn mixed_frame_in_one_encoder_equals_each_kind_alone() {
     let Some(mut gpu) = solver() else { return };

@@ -105,12 +105,15 @@ fn wgsl_constants_match_rust_constants() {
 #[test]
 fn every_kernel_is_valid_wgsl_with_its_reflected_workgroup_size() {
     use crowd_ik::gpu::shaders::*;
+    let fabrik = FABRIK_WGSL.iter().map(|&(_, source)| ("fabrik", source, FABRIK_WORKGROUP_SIZE));
     for (name, source, size) in [
         ("two_bone", TWO_BONE_WGSL, TWO_BONE_WORKGROUP_SIZE),
         ("three_bone", THREE_BONE_WGSL, THREE_BONE_WORKGROUP_SIZE),
-        ("fabrik", FABRIK_WGSL, FABRIK_WORKGROUP_SIZE),
         ("foot_ik", FOOT_IK_WGSL, FOOT_IK_WORKGROUP_SIZE),
-    ] {
+    ]
+    .into_iter()
+    .chain(fabrik)
+    {
         let module = naga::front::wgsl::parse_str(source).unwrap();
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
             .validate(&module)
@@ -118,6 +121,33 @@ fn every_kernel_is_valid_wgsl_with_its_reflected_workgroup_size() {
         let ep = module.entry_points.iter().find(|e| e.name == name).unwrap();
         assert_eq!(ep.workgroup_size, size);
         assert!(size[0] >= 32, "{name}: workgroups of at least a warp");
+    }
+}
+
+/// FABRIK is compiled once per joint count with its `// unroll` loops expanded: every
+/// variant has its own `N`, both entry points, no marker left, and no loop over joints but
+/// the zero-fill of the unused ones.
+#[test]
+fn fabrik_has_one_unrolled_variant_per_joint_count() {
+    use crowd_ik::gpu::shaders::FABRIK_WGSL;
+    let counts: Vec<u32> = FABRIK_WGSL.iter().map(|&(n, _)| n).collect();
+    assert_eq!(counts, (2..=crowd_ik::MAX_FABRIK_JOINTS as u32).collect::<Vec<_>>());
+    for &(n, source) in &FABRIK_WGSL {
+        assert!(source.starts_with(&format!("const N: u32 = {n}u;\n")), "N = {n}");
+        assert!(!source.lines().any(|l| l.trim() == "// unroll"), "N = {n}: a marker was not expanded");
+        let kernel = &source[source.find("fn solve(").unwrap()..];
+        let loops: Vec<&str> = kernel.lines().map(str::trim).filter(|l| l.starts_with("for (")).collect();
+        assert_eq!(
+            loops,
+            ["for (var it = 0u; it < iterations; it++) {", "for (var k = N; k < MAX_FABRIK_JOINTS; k++) {"],
+            "N = {n}"
+        );
+        // Nine loops over joints: three of N steps, six of N - 1.
+        assert_eq!(kernel.matches("let k = ").count() as u32, 9 * n - 6, "N = {n}");
+        let module = naga::front::wgsl::parse_str(source).unwrap();
+        for entry in ["fabrik", "fabrik_joint_count_error"] {
+            assert!(module.entry_points.iter().any(|e| e.name == entry), "N = {n}: {entry}");
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use bytemuck::{Pod, Zeroable};
 
 use crate::cpu::Chain;
-use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain};
+use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS};
 
 /// Per-dispatch parameters. Keep in sync with `DispatchParams` in `shaders/records.wgsl`.
 #[repr(C)]
@@ -108,11 +108,42 @@ impl Kind {
     /// All kinds, in dispatch order.
     pub const ALL: [Kind; 3] = [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik];
 
-    fn shader(self) -> (&'static str, &'static str, [u32; 3]) {
+    fn name(self) -> &'static str {
         match self {
-            Kind::TwoBone => ("two_bone", shaders::TWO_BONE_WGSL, shaders::TWO_BONE_WORKGROUP_SIZE),
-            Kind::ThreeBone => ("three_bone", shaders::THREE_BONE_WGSL, shaders::THREE_BONE_WORKGROUP_SIZE),
-            Kind::Fabrik => ("fabrik", shaders::FABRIK_WGSL, shaders::FABRIK_WORKGROUP_SIZE),
+            Kind::TwoBone => "two_bone",
+            Kind::ThreeBone => "three_bone",
+            Kind::Fabrik => "fabrik",
+        }
+    }
+
+    fn workgroup(self) -> u32 {
+        match self {
+            Kind::TwoBone => shaders::TWO_BONE_WORKGROUP_SIZE[0],
+            Kind::ThreeBone => shaders::THREE_BONE_WORKGROUP_SIZE[0],
+            Kind::Fabrik => shaders::FABRIK_WORKGROUP_SIZE[0],
+        }
+    }
+
+    /// Number of kernel variants (see [`GpuChain::variant`]).
+    fn variants(self) -> usize {
+        match self {
+            Kind::TwoBone | Kind::ThreeBone => 1,
+            Kind::Fabrik => MAX_FABRIK_JOINTS + 1,
+        }
+    }
+
+    /// WGSL source and entry point of variant `v`.
+    fn variant_source(self, v: usize) -> (&'static str, &'static str) {
+        match (self, v) {
+            (Kind::TwoBone, _) => (shaders::TWO_BONE_WGSL, shaders::TWO_BONE_ENTRY),
+            (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
+            // Any variant's module holds the error entry point; the smallest will do.
+            (Kind::Fabrik, 0) => (shaders::FABRIK_WGSL[0].1, "fabrik_joint_count_error"),
+            (Kind::Fabrik, n) => {
+                let (joints, source) = shaders::FABRIK_WGSL[n - 2];
+                debug_assert_eq!(joints as usize, n);
+                (source, shaders::FABRIK_ENTRY)
+            }
         }
     }
 }
@@ -121,6 +152,14 @@ impl Kind {
 pub trait GpuChain: Chain {
     /// Its kernel.
     const KIND: Kind;
+
+    /// The variant of the kernel that solves this chain. FABRIK is compiled once per joint
+    /// count (variant `n` for `n` in `2..=MAX_FABRIK_JOINTS`, so every per-joint array is
+    /// indexed by constants) plus variant 0, which writes [`crate::IkError`]'s joint-count
+    /// error for any other count; the other kinds have only variant 0.
+    fn variant(&self) -> usize {
+        0
+    }
 }
 impl GpuChain for TwoBoneChain {
     const KIND: Kind = Kind::TwoBone;
@@ -130,6 +169,13 @@ impl GpuChain for ThreeBoneChain {
 }
 impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;
+
+    fn variant(&self) -> usize {
+        match self.mode[0] as usize {
+            n @ 2..=MAX_FABRIK_JOINTS => n,
+            _ => 0,
+        }
+    }
 }
 
 /// One segment of a kind's output on the GPU: chains `first .. first + count` of the last
@@ -156,8 +202,12 @@ struct Segment {
 }
 
 struct KindState {
-    pipeline: wgpu::ComputePipeline,
+    /// Per variant ([`GpuChain::variant`]), built when first needed.
+    pipelines: Vec<Option<wgpu::ComputePipeline>>,
+    /// Bit `v`: the last upload has chains of variant `v`.
+    needed: u32,
     layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
     workgroup: u32,
     in_size: u64,
     out_size: u64,
@@ -226,21 +276,40 @@ impl GpuSolver {
     }
 
     /// A solver on the caller's device and queue (a renderer passes its own). Builds the
-    /// three pipelines; buffers are made on the first upload.
+    /// two-bone and three-bone pipelines; FABRIK's, one per joint count, are built by the
+    /// first upload that needs them (or ahead of time by [`GpuSolver::prepare_fabrik`]).
+    /// Buffers are made on the first upload.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self, GpuError> {
         let lost = LostFlag::install(device);
         let limits = device.limits();
         let scope = ErrorScopes::push(device);
-        let kinds = Kind::ALL.map(|kind| {
-            let (name, source, workgroup) = kind.shader();
-            let (pipeline, layout) = compute_pipeline(device, name, source, name);
+        let mut kinds = Kind::ALL.map(|kind| {
+            let layout = chain_bind_group_layout(device, kind.name());
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(kind.name()),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
             let (in_size, out_size) = match kind {
                 Kind::TwoBone => sizes::<TwoBoneChain>(),
                 Kind::ThreeBone => sizes::<ThreeBoneChain>(),
                 Kind::Fabrik => sizes::<FabrikChain>(),
             };
-            KindState { pipeline, layout, workgroup: workgroup[0], in_size, out_size, segments: Vec::new(), count: 0 }
+            KindState {
+                pipelines: vec![None; kind.variants()],
+                needed: 0,
+                layout,
+                pipeline_layout,
+                workgroup: kind.workgroup(),
+                in_size,
+                out_size,
+                segments: Vec::new(),
+                count: 0,
+            }
         });
+        for kind in [Kind::TwoBone, Kind::ThreeBone] {
+            build_variants(device, kind, &mut kinds[kind as usize], 1);
+        }
         scope.pop()?;
         Ok(Self {
             device: device.clone(),
@@ -252,6 +321,20 @@ impl GpuSolver {
             adapter: None,
             timer: None,
         })
+    }
+
+    /// Builds the FABRIK pipelines of these joint counts now, so the first frame that uses
+    /// them does not pay for compiling them (a shader compile can take milliseconds to
+    /// seconds, depending on the driver). Counts outside `2..=MAX_FABRIK_JOINTS` build the
+    /// error kernel. Uploads build what they need anyway; this only moves the cost.
+    pub fn prepare_fabrik(&mut self, joint_counts: impl IntoIterator<Item = usize>) -> Result<(), GpuError> {
+        self.check_lost()?;
+        let mask = joint_counts
+            .into_iter()
+            .fold(0u32, |m, n| m | 1 << if (2..=MAX_FABRIK_JOINTS).contains(&n) { n } else { 0 });
+        let scope = ErrorScopes::push(&self.device);
+        build_variants(&self.device, Kind::Fabrik, &mut self.kinds[Kind::Fabrik as usize], mask);
+        scope.pop()
     }
 
     /// Caps the bytes of one storage segment below the device's binding limit. Meant for
@@ -314,6 +397,8 @@ impl GpuSolver {
         let device = &self.device;
         let queue = &self.queue;
         let k = &mut self.kinds[C::KIND as usize];
+        k.needed = chains.iter().fold(0, |m, c| m | 1 << c.variant());
+        build_variants(device, C::KIND, k, k.needed);
         let needed = chains.len().div_ceil(per_segment);
         for (s, part) in chains.chunks(per_segment).enumerate() {
             let fits = k.segments.get(s).is_some_and(|seg| seg.capacity >= part.len());
@@ -356,10 +441,15 @@ impl GpuSolver {
                 encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("crowd-ik"), timestamp_writes });
             for &kind in kinds {
                 let k = &self.kinds[kind as usize];
-                pass.set_pipeline(&k.pipeline);
-                for seg in k.segments.iter().filter(|s| s.count > 0) {
-                    pass.set_bind_group(0, &seg.bind_group, &[]);
-                    pass.dispatch_workgroups(seg.groups[0], seg.groups[1], 1);
+                // One dispatch per variant present (FABRIK: per joint count; each skips the
+                // chains of the others) and storage segment.
+                let present = k.pipelines.iter().enumerate().filter(|(v, _)| k.needed & 1 << v != 0);
+                for pipeline in present.filter_map(|(_, p)| p.as_ref()) {
+                    pass.set_pipeline(pipeline);
+                    for seg in k.segments.iter().filter(|s| s.count > 0) {
+                        pass.set_bind_group(0, &seg.bind_group, &[]);
+                        pass.dispatch_workgroups(seg.groups[0], seg.groups[1], 1);
+                    }
                 }
             }
         }
@@ -487,6 +577,51 @@ pub(crate) fn compute_pipeline(
     (pipeline, layout)
 }
 
+/// The bind-group layout every chain kernel declares: chains (read-only storage), solved
+/// records (read-write storage), dispatch parameters (uniform). Explicit rather than
+/// reflected because FABRIK's variants share one bind group per segment.
+fn chain_bind_group_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
+    let entry =
+        |binding, ty| wgpu::BindGroupLayoutEntry { binding, visibility: wgpu::ShaderStages::COMPUTE, ty, count: None };
+    let storage = |read_only| wgpu::BindingType::Buffer {
+        ty: wgpu::BufferBindingType::Storage { read_only },
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    };
+    let uniform = wgpu::BindingType::Buffer {
+        ty: wgpu::BufferBindingType::Uniform,
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    };
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &[entry(0, storage(true)), entry(1, storage(false)), entry(2, uniform)],
+    })
+}
+
+/// Builds the pipelines of `kind`'s variants in `mask` (bit `v`: variant `v`) not built yet.
+fn build_variants(device: &wgpu::Device, kind: Kind, k: &mut KindState, mask: u32) {
+    for (v, slot) in k.pipelines.iter_mut().enumerate() {
+        if mask & 1 << v == 0 || slot.is_some() {
+            continue;
+        }
+        let (source, entry) = kind.variant_source(v);
+        let label = format!("{} variant {v}", kind.name());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        *slot = Some(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&k.pipeline_layout),
+            module: &module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        }));
+    }
+}
+
 /// A `UNIFORM | COPY_DST` buffer of `size` bytes.
 pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
@@ -561,7 +696,7 @@ fn sizes<C: Chain>() -> (u64, u64) {
 }
 
 fn make_segment(device: &wgpu::Device, k: &KindState, kind: Kind, capacity: usize) -> Segment {
-    let (name, _, _) = kind.shader();
+    let name = kind.name();
     let input = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(name),
         size: capacity as u64 * k.in_size,
