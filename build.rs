@@ -3,11 +3,14 @@
 //! the workgroup sizes reflected from the entry points, so no constant is written twice.
 //! A broken shader fails `cargo build` with naga's message and the original file and line.
 //!
+//! Every `for` loop under a `// unroll` line is expanded into one block per step, its loop
+//! variable a `let` of a constant, so arrays are only ever indexed by constants (drivers
+//! keep such arrays in registers; indexed by a loop counter they become per-lane memory).
 //! A kernel marked as a template over the joint count (FABRIK) is compiled once per count
-//! `N` in `2..=MAX_FABRIK_JOINTS` (read from `records.wgsl`): `const N: u32 = ..;` is
-//! prepended and every `for` loop under a `// unroll` line is expanded into one block per
-//! step, its loop variable a `let` of a constant, so per-joint arrays are only ever indexed
-//! by constants (see `shaders/fabrik.wgsl`).
+//! `N` in `2..=MAX_FABRIK_JOINTS` (read from `records.wgsl`), with `const N: u32 = ..;`
+//! prepended, so its loops over joints unroll too (see `shaders/fabrik.wgsl`). The sources
+//! are validated as written first (loops as loops), so naga's errors point at the original
+//! files and lines, and then again once expanded.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -73,8 +76,17 @@ fn main() {
         let upper = kernel.to_uppercase();
         match build {
             Build::Once => {
-                writeln!(out, "/// Assembled WGSL of the `{kernel}` kernel (records, shared stages, kernel).").unwrap();
-                writeln!(out, "pub const {upper}_WGSL: &str = {source:?};").unwrap();
+                let expanded = expand_unrolls(&source, None);
+                if expanded != source {
+                    validate(kernel, &expanded, &|line| format!("expanded line {line}"));
+                }
+                writeln!(
+                    out,
+                    "/// Assembled WGSL of the `{kernel}` kernel (records, shared stages, kernel; loops \
+                     marked `// unroll` expanded)."
+                )
+                .unwrap();
+                writeln!(out, "pub const {upper}_WGSL: &str = {expanded:?};").unwrap();
             }
             Build::PerJointCount => {
                 let max = max_joints();
@@ -87,7 +99,7 @@ fn main() {
                 .unwrap();
                 writeln!(out, "pub const {upper}_WGSL: [(u32, &str); {}] = [", max - 1).unwrap();
                 for n in 2..=max {
-                    let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, n));
+                    let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n)));
                     validate(kernel, &variant, &|line| format!("variant N = {n}, expanded line {line}"));
                     writeln!(out, "    ({n}, {variant:?}),").unwrap();
                 }
@@ -133,7 +145,7 @@ fn max_joints() -> u32 {
 
 /// Expands each `for (var k = A; k OP B; k++ | k--) { .. }` under a `// unroll` line into one
 /// `{ let k = <constant>u; .. }` block per step, `A` and `B` being sums of `N` and literals.
-fn expand_unrolls(source: &str, n: u32) -> String {
+fn expand_unrolls(source: &str, n: Option<u32>) -> String {
     let lines: Vec<&str> = source.lines().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -176,7 +188,7 @@ fn expand_unrolls(source: &str, n: u32) -> String {
 }
 
 /// The loop variable and its values for `for (var k = A; k OP B; k++) {` (or `k--`).
-fn parse_for(header: &str, n: u32) -> (String, Vec<u32>) {
+fn parse_for(header: &str, n: Option<u32>) -> (String, Vec<u32>) {
     let bad = || -> ! { panic!("cannot unroll `{header}`: expected `for (var k = A; k < B; k++) {{` or `k > B; k--`") };
     let inner = header.strip_prefix("for (var ").and_then(|h| h.strip_suffix(") {")).unwrap_or_else(|| bad());
     let parts: Vec<&str> = inner.split(';').map(str::trim).collect();
@@ -197,20 +209,23 @@ fn parse_for(header: &str, n: u32) -> (String, Vec<u32>) {
     (var, values)
 }
 
-/// Evaluates a sum of `N` and `u32` literals (`N - 1u`).
-fn eval(expr: &str, n: u32) -> u32 {
+/// Evaluates a sum of `N` (in a per-joint-count kernel) and `u32` literals (`N - 1u`).
+fn eval(expr: &str, n: Option<u32>) -> u32 {
     let mut total = 0i64;
     let mut sign = 1i64;
     for token in expr.split_whitespace() {
         match token {
             "+" => sign = 1,
             "-" => sign = -1,
-            "N" => total += sign * i64::from(n),
+            "N" => {
+                total +=
+                    sign * i64::from(n.unwrap_or_else(|| panic!("`N` in `{expr}` outside a per-joint-count kernel")))
+            }
             t => {
                 let v: i64 = t.trim_end_matches('u').parse().unwrap_or_else(|_| panic!("cannot unroll over `{expr}`"));
                 total += sign * v;
             }
         }
     }
-    u32::try_from(total).unwrap_or_else(|_| panic!("`{expr}` is negative for N = {n}"))
+    u32::try_from(total).unwrap_or_else(|_| panic!("`{expr}` is negative for N = {n:?}"))
 }

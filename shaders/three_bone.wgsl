@@ -8,6 +8,7 @@ const WORKGROUP_SIZE: u32 = 64u;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 fn write_fk(i: u32, err: u32) {
+    // unroll
     for (var k = 0u; k < 4u; k++) {
         solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
         solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
@@ -17,11 +18,13 @@ fn write_fk(i: u32, err: u32) {
 }
 
 fn solve(i: u32) -> u32 {
+    // unroll
     for (var k = 0u; k < 4u; k++) {
         if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
             return ERR_NON_FINITE;
         }
     }
+    // unroll
     for (var k = 0u; k < 4u; k++) {
         if (!is_unit_quat(chains[i].rotations_ms[k])) {
             return ERR_NOT_NORMALIZED;
@@ -52,17 +55,15 @@ fn solve(i: u32) -> u32 {
         return 0u;
     }
     var rel = array<vec4<f32>, 4>(sol.e0, sol.e1, sol.e2, Q_IDENTITY);
+    let p1 = chains[i].joints_ms[1].xyz;
+    let p2 = chains[i].joints_ms[2].xyz;
+    let p3 = chains[i].joints_ms[3].xyz;
+    let bones = array<vec3<f32>, 4>(p1 - p0, p2 - p1, p3 - p2, vec3<f32>(0.0));
     var walk = Walk(Q_IDENTITY, p0);
+    // unroll
     for (var k = 0u; k < 4u; k++) {
-        var bone = vec3<f32>(0.0);
-        var scale = 1.0;
-        if (k < 3u) {
-            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
-        }
-        if (k < 2u) {
-            scale = sol.scale;
-        }
-        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bone, scale);
+        let scale = select(1.0, sol.scale, k < 2u);
+        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bones[k], scale);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;

@@ -8,6 +8,7 @@ const WORKGROUP_SIZE: u32 = 64u;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 fn write_fk(i: u32, err: u32) {
+    // unroll
     for (var k = 0u; k < 3u; k++) {
         solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
         solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
@@ -18,11 +19,13 @@ fn write_fk(i: u32, err: u32) {
 
 // Returns 0 when solved (output written), else the ChainError code.
 fn solve(i: u32) -> u32 {
+    // unroll
     for (var k = 0u; k < 3u; k++) {
         if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
             return ERR_NON_FINITE;
         }
     }
+    // unroll
     for (var k = 0u; k < 3u; k++) {
         if (!is_unit_quat(chains[i].rotations_ms[k])) {
             return ERR_NOT_NORMALIZED;
@@ -57,15 +60,12 @@ fn solve(i: u32) -> u32 {
         d2 = Q_IDENTITY;
     }
     var rel = array<vec4<f32>, 3>(sol.e0, sol.e1, relative(d1, d2));
+    let bones = array<vec3<f32>, 3>(p1 - p0, p2 - p1, vec3<f32>(0.0));
     var walk = Walk(Q_IDENTITY, p0);
+    // unroll
     for (var k = 0u; k < 3u; k++) {
-        var bone = vec3<f32>(0.0);
-        var scale = 1.0;
-        if (k < 2u) {
-            bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
-            scale = sol.scale;
-        }
-        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bone, scale);
+        let scale = select(1.0, sol.scale, k < 2u);
+        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bones[k], scale);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;
