@@ -5,7 +5,7 @@
 // 2..=MAX_FABRIK_JOINTS (prepending `const N: u32 = ..;`) and expands every `for` loop
 // marked `// unroll` (bounds constant in N) into one block per step with its index a
 // constant (`let k = 3u;`). Every per-joint array is then indexed by constants and lives in
-// registers: indexed by a loop counter it would be per-lane memory (lavapipe: 2.7x slower;
+// registers: indexed by a loop counter it would be per-lane memory (lavapipe: ~3x slower;
 // real GPUs: local memory). The host dispatches the variant of each joint count present in
 // a batch (`fabrik`, which skips other chains) and `fabrik_joint_count_error` for chains
 // whose count has no variant.

@@ -92,7 +92,7 @@ fn fabrik_kernel_matches_cpu() {
 
 /// FABRIK runs one kernel variant per joint count (and one for counts with none): every
 /// count in one batch, interleaved with counts outside 2..=MAX_FABRIK_JOINTS, then a batch
-/// of one count on the same solver (the variants of the previous upload must not run).
+/// of one count on the same solver.
 #[test]
 fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     let Some(mut gpu) = solver() else { return };

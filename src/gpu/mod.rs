@@ -171,10 +171,16 @@ impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;
 
     fn variant(&self) -> usize {
-        match self.mode[0] as usize {
-            n @ 2..=MAX_FABRIK_JOINTS => n,
-            _ => 0,
-        }
+        fabrik_variant(self.mode[0] as usize)
+    }
+}
+
+/// The FABRIK variant of a joint count: itself where one is compiled, else 0 (the error kernel).
+fn fabrik_variant(joints: usize) -> usize {
+    if (2..=MAX_FABRIK_JOINTS).contains(&joints) {
+        joints
+    } else {
+        0
     }
 }
 
@@ -329,9 +335,7 @@ impl GpuSolver {
     /// error kernel. Uploads build what they need anyway; this only moves the cost.
     pub fn prepare_fabrik(&mut self, joint_counts: impl IntoIterator<Item = usize>) -> Result<(), GpuError> {
         self.check_lost()?;
-        let mask = joint_counts
-            .into_iter()
-            .fold(0u32, |m, n| m | 1 << if (2..=MAX_FABRIK_JOINTS).contains(&n) { n } else { 0 });
+        let mask = joint_counts.into_iter().fold(0u32, |m, n| m | 1 << fabrik_variant(n));
         let scope = ErrorScopes::push(&self.device);
         build_variants(&self.device, Kind::Fabrik, &mut self.kinds[Kind::Fabrik as usize], mask);
         scope.pop()

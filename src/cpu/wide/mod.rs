@@ -172,38 +172,42 @@ pub(crate) fn available(path: CpuPath) -> bool {
     }
 }
 
-/// Solves `chains` into `out` (same length) on `path` (resolved: not `Auto`): the batch
-/// path behind [`crate::cpu::TwoBoneJob`]. Same contract and results as calling
-/// [`two_bone`] on each chain, to float rounding.
-pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], path: CpuPath, out: &mut [TwoBoneSolved]) {
+/// Solves `chains` into `out` (same length) on `path` (resolved: not `Auto`) with the
+/// instantiation of the path (`avx512`, `avx2`), or chain by chain with `scalar` where the
+/// path has none or the CPU lacks it.
+fn batch<C, S>(
+    chains: &[C],
+    path: CpuPath,
+    out: &mut [S],
+    avx512: impl FnOnce(&[C], &mut [S]) -> bool,
+    avx2: impl FnOnce(&[C], &mut [S]) -> bool,
+    scalar: impl Fn(&C, &mut S),
+) {
     debug_assert_eq!(chains.len(), out.len());
     let done = match path {
-        CpuPath::Avx512 => avx512::isa::run::<avx512::two_bone::TwoBone>(chains, out),
-        CpuPath::Avx2 => avx2::isa::run::<avx2::two_bone::TwoBone>(chains, out),
+        CpuPath::Avx512 => avx512(chains, out),
+        CpuPath::Avx2 => avx2(chains, out),
         CpuPath::Scalar | CpuPath::Auto => false,
     };
     if !done {
         for (c, o) in chains.iter().zip(out) {
-            two_bone(c, o);
+            scalar(c, o);
         }
     }
 }
 
-/// Solves `chains` into `out` (same length) on `path` (resolved: not `Auto`): the batch
-/// path behind [`crate::cpu::ThreeBoneJob`]. Same contract and results as calling
-/// [`three_bone`] on each chain, to float rounding.
+/// The batch path behind [`crate::cpu::TwoBoneJob`] (see [`batch`]): same contract and
+/// results as calling [`two_bone`] on each chain, to float rounding.
+pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], path: CpuPath, out: &mut [TwoBoneSolved]) {
+    let avx512 = avx512::isa::run::<avx512::two_bone::TwoBone>;
+    batch(chains, path, out, avx512, avx2::isa::run::<avx2::two_bone::TwoBone>, two_bone);
+}
+
+/// The batch path behind [`crate::cpu::ThreeBoneJob`] (see [`batch`]): same contract and
+/// results as calling [`three_bone`] on each chain, to float rounding.
 pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &mut [ThreeBoneSolved]) {
-    debug_assert_eq!(chains.len(), out.len());
-    let done = match path {
-        CpuPath::Avx512 => avx512::isa::run::<avx512::three_bone::ThreeBone>(chains, out),
-        CpuPath::Avx2 => avx2::isa::run::<avx2::three_bone::ThreeBone>(chains, out),
-        CpuPath::Scalar | CpuPath::Auto => false,
-    };
-    if !done {
-        for (c, o) in chains.iter().zip(out) {
-            three_bone(c, o);
-        }
-    }
+    let avx512 = avx512::isa::run::<avx512::three_bone::ThreeBone>;
+    batch(chains, path, out, avx512, avx2::isa::run::<avx2::three_bone::ThreeBone>, three_bone);
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
