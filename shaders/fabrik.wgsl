@@ -9,6 +9,13 @@
 // real GPUs: local memory). The host dispatches the variant of each joint count present in
 // a batch (`fabrik`, which skips other chains) and `fabrik_joint_count_error` for chains
 // whose count has no variant.
+//
+// Output slots past a chain's joint count must read as zero, as on the CPU. Zeroing all of
+// them every frame would be most of the kernel's memory traffic for short chains (4 joints:
+// 576 of 784 bytes), so each record's `status.w` says how many joints it holds and a kernel
+// zeroes only the slots the record's previous contents had past the new count. Output
+// buffers start zeroed (wgpu) and only these kernels write them, so a record always holds
+// exactly `status.w` joints.
 
 const WORKGROUP_SIZE: u32 = 64u;
 const ZERO_BONE: f32 = 1e-6;
@@ -18,20 +25,26 @@ const ON_ROOT: f32 = 1e-5;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
+// Zeroes the slots from joint n up to the joints the record held before (its status.w;
+// see the top of this file). Call before writing the record's new status.
+fn clear_past(i: u32, n: u32) {
+    let held = min(solved[i].status.w, MAX_FABRIK_JOINTS);
+    for (var k = n; k < held; k++) {
+        solved[i].positions_ms[k] = vec4<f32>(0.0);
+        solved[i].rotations_ms[k] = vec4<f32>(0.0);
+        solved[i].corrections[k] = vec4<f32>(0.0);
+    }
+}
+
 // FK pose of the first n joints, zeros after (as the CPU's SolvedChain::default()).
 fn write_fk(i: u32, n: u32, err: u32) {
-    for (var k = 0u; k < MAX_FABRIK_JOINTS; k++) {
-        if (k < n) {
-            solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
-            solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
-            solved[i].corrections[k] = Q_IDENTITY;
-        } else {
-            solved[i].positions_ms[k] = vec4<f32>(0.0);
-            solved[i].rotations_ms[k] = vec4<f32>(0.0);
-            solved[i].corrections[k] = vec4<f32>(0.0);
-        }
+    clear_past(i, n);
+    for (var k = 0u; k < n; k++) {
+        solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
+        solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
+        solved[i].corrections[k] = Q_IDENTITY;
     }
-    solved[i].status = vec4<u32>(0u, err, 0u, 0u);
+    solved[i].status = vec4<u32>(0u, err, 0u, n);
 }
 
 // Solves chain i, whose joint count is N. Returns its error code (0: solved).
@@ -145,12 +158,8 @@ fn solve(i: u32) -> u32 {
     solved[i].positions_ms[N - 1u] = end.position;
     solved[i].rotations_ms[N - 1u] = end.rotation;
     solved[i].corrections[N - 1u] = end.correction;
-    for (var k = N; k < MAX_FABRIK_JOINTS; k++) {
-        solved[i].positions_ms[k] = vec4<f32>(0.0);
-        solved[i].rotations_ms[k] = vec4<f32>(0.0);
-        solved[i].corrections[k] = vec4<f32>(0.0);
-    }
-    solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, 0u);
+    clear_past(i, N);
+    solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, N);
     return 0u;
 }
 

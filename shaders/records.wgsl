@@ -35,7 +35,7 @@ struct TwoBoneSolved {
     positions_ms: array<vec4<f32>, 3>,
     rotations_ms: array<vec4<f32>, 3>,
     corrections: array<vec4<f32>, 3>,
-    status: vec4<u32>,      // reached, error code, info bits, reserved
+    status: vec4<u32>,      // reached, error code, info bits, joints written
 }
 
 struct ThreeBoneSolved {

@@ -14,7 +14,7 @@ fn write_fk(i: u32, err: u32) {
         solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
         solved[i].corrections[k] = Q_IDENTITY;
     }
-    solved[i].status = vec4<u32>(0u, err, 0u, 0u);
+    solved[i].status = vec4<u32>(0u, err, 0u, 4u);
 }
 
 fn solve(i: u32) -> u32 {
@@ -68,7 +68,7 @@ fn solve(i: u32) -> u32 {
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;
     }
-    solved[i].status = vec4<u32>(select(0u, 1u, sol.reached && weight >= 1.0), 0u, sol.info, 0u);
+    solved[i].status = vec4<u32>(select(0u, 1u, sol.reached && weight >= 1.0), 0u, sol.info, 4u);
     return 0u;
 }
 

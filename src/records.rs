@@ -353,7 +353,8 @@ pub struct SolvedChain<const N: usize> {
     /// (`local = local * correction`, as ozz-animation's IK jobs do) to get the same pose.
     pub corrections: [[f32; 4]; N],
     /// `x` = reached (0/1), `y` = [`crate::ChainError`] code (0 = solved), `z` = [`info`]
-    /// bits, `w` = reserved (0).
+    /// bits, `w` = joints written: the chain's joint count (two-bone 3, three-bone 4,
+    /// FABRIK its `mode.x`, at most 16). Every slot past it is zero.
     pub status: [u32; 4],
 }
 // SAFETY: `SolvedChain<N>` is `repr(C)` and made only of `[f32; 4]`/`[u32; 4]` arrays, so it
@@ -408,6 +409,14 @@ impl<const N: usize> SolvedChain<N> {
     #[must_use]
     pub fn info(&self) -> u32 {
         self.status[2]
+    }
+    /// How many joints this record holds (`status.w`): joints `0..joints_written()` carry
+    /// the pose, every slot after them is zero. The chain's joint count (for a FABRIK chain
+    /// whose count is out of range, the FK joints there are, at most 16); 0 for a record no
+    /// solver wrote.
+    #[must_use]
+    pub fn joints_written(&self) -> usize {
+        self.status[3] as usize
     }
 }
 

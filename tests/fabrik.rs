@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use crowd_ik::cpu::{fabrik, fabrik_with_mode, FabrikMode};
 use crowd_ik::prelude::*;
+use crowd_ik::MAX_FABRIK_JOINTS;
 use glam::{DVec3, Quat, Vec3};
 
 fn random_chain(rng: &mut Rng, n: usize) -> (Vec<Vec3>, Vec<Quat>, f32) {
@@ -187,4 +188,43 @@ fn validate_reports_the_same_error_as_run_when_a_chain_has_several() {
     fabrik(&c, &mut out);
     assert_eq!(crowd_ik::cpu::validate_fabrik(&c), Err(ChainError::InvalidParameter));
     assert_eq!(out.error(), Some(ChainError::InvalidParameter));
+}
+
+/// Every solved record says how many joints it holds (`status.w`, `joints_written`) and
+/// every slot past them is zero, on every CPU path, whatever the output buffer held
+/// before (here: NaN) and whatever the chain (counts 2..=16, bad counts, errors, weight 0).
+#[test]
+fn records_hold_their_joint_count_and_zeros_past_it_on_every_path() {
+    let mut rng = Rng(77);
+    let mut chains: Vec<FabrikChain> = (0..400).map(|_| random_fabrik(&mut rng, 8)).collect();
+    for (i, bad) in [0u32, 1, 17, u32::MAX].into_iter().enumerate() {
+        chains[i * 13].mode[0] = bad;
+    }
+    let garbage = FabrikSolved {
+        positions_ms: [[f32::NAN; 4]; MAX_FABRIK_JOINTS],
+        rotations_ms: [[f32::NAN; 4]; MAX_FABRIK_JOINTS],
+        corrections: [[f32::NAN; 4]; MAX_FABRIK_JOINTS],
+        status: [7, 7, 7, 7],
+    };
+    for path in crowd_ik::cpu::CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+        let mut out = vec![garbage; chains.len()];
+        FabrikJob::new(&chains, &mut out).with_path(path).run().unwrap();
+        for (i, (c, o)) in chains.iter().zip(&out).enumerate() {
+            let n = (c.mode[0] as usize).min(MAX_FABRIK_JOINTS);
+            assert_eq!(o.joints_written(), n, "{path}, chain {i}");
+            for k in n..MAX_FABRIK_JOINTS {
+                let slot = [o.positions_ms[k], o.rotations_ms[k], o.corrections[k]];
+                assert!(slot.iter().flatten().all(|x| x.to_bits() == 0), "{path}, chain {i}, slot {k}: {slot:?}");
+            }
+        }
+    }
+    // Two-bone and three-bone records hold 3 and 4 joints, solved or not.
+    let two = crowd_ik::workload::two_bone(64, 5);
+    let mut out = vec![TwoBoneSolved::default(); two.len()];
+    TwoBoneJob::new(&two, &mut out).run().unwrap();
+    assert!(out.iter().all(|o| o.joints_written() == 3));
+    let three = crowd_ik::workload::three_bone(64, 5);
+    let mut out = vec![ThreeBoneSolved::default(); three.len()];
+    ThreeBoneJob::new(&three, &mut out).run().unwrap();
+    assert!(out.iter().all(|o| o.joints_written() == 4));
 }

@@ -131,6 +131,53 @@ fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     );
 }
 
+/// A FABRIK kernel zeroes only the output slots a record held past its new joint count
+/// (`status.w`): the same slots solved frame after frame with counts that shrink, grow,
+/// fall back (bad count, weight 0) and change kernel variant always read exactly as the
+/// CPU's, zeros past the count included.
+#[test]
+fn fabrik_slots_past_the_joint_count_are_zero_when_counts_change() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(3600);
+    let n = 1000;
+    let base: Vec<FabrikChain> = (0..n).map(|_| random_fabrik(&mut rng, 6)).collect();
+    // Frame by frame, chain i gets count(frame, i).
+    let frames: [fn(usize) -> u32; 5] =
+        [|_| 16, |i| [2, 4, 0, 16, 9][i % 5], |i| [17, 3, 16, 1, 2][i % 5], |i| [5, 16, 8, 2, u32::MAX][i % 5], |_| 3];
+    for (f, count) in frames.iter().enumerate() {
+        let chains: Vec<FabrikChain> = base
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut c = *c;
+                c.mode[0] = count(i);
+                if (2..=16).contains(&c.mode[0]) {
+                    // Joints up to the count along the random chain's last bone direction.
+                    let (a, b) = (c.joints_ms[0], c.joints_ms[1]);
+                    for k in 0..c.mode[0] as usize {
+                        c.joints_ms[k] = std::array::from_fn(|w| a[w] + (b[w] - a[w]) * k as f32 * 0.5);
+                        c.joints_ms[k][1] += (k % 2) as f32 * 0.1;
+                        c.rotations_ms[k] = [0.0, 0.0, 0.0, 1.0];
+                    }
+                }
+                if i % 7 == 0 {
+                    c.target_ms[3] = 0.0; // untouched: FK pose of its joints
+                }
+                c
+            })
+            .collect();
+        let mut cpu = vec![FabrikSolved::default(); n];
+        FabrikJob::new(&chains, &mut cpu).run().unwrap();
+        let mut out = vec![FabrikSolved::default(); n];
+        gpu.solve(&chains, &mut out).unwrap();
+        let what = format!("fabrik frame {f}");
+        assert_matches(&what, &cpu, &out, |i| fabrik_length(&chains[i]), |i| format!("{:?}", chains[i]));
+        for (i, o) in out.iter().enumerate() {
+            assert_eq!(o.joints_written(), (count(i) as usize).min(16), "{what}, chain {i}");
+        }
+    }
+}
+
 #[test]
 fn mixed_frame_in_one_encoder_equals_each_kind_alone() {
     let Some(mut gpu) = solver() else { return };

@@ -31,7 +31,7 @@ pub(crate) fn write_fk<const N: usize>(
         out.rotations_ms[i] = finite_rotation(rotations_ms[i]);
         out.corrections[i] = Quat::IDENTITY.to_array();
     }
-    out.status = [0, error, info, 0];
+    out.status = [0, error, info, n.min(N) as u32];
 }
 
 /// Checks that the first `n` joints are finite and their rotations are unit quaternions.
@@ -105,7 +105,7 @@ pub(crate) fn finish_chain<const N: usize>(
         out.rotations_ms[i] = r.to_array();
         out.corrections[i] = c.to_array();
     }
-    out.status = [u32::from(reached && weight >= 1.0), 0, info, 0];
+    out.status = [u32::from(reached && weight >= 1.0), 0, info, n as u32];
 }
 
 /// Total delta → relative delta: `E_i = D_{i-1}⁻¹ D_i`.

@@ -188,7 +188,9 @@ fn fabrik_variant(joints: usize) -> usize {
 /// upload, as an array of solved records (`TwoBoneSolved`, ...) at offset 0 of `buffer`.
 #[derive(Clone, Copy, Debug)]
 pub struct OutputSegment<'a> {
-    /// Storage buffer holding the solved records (usage `STORAGE | COPY_SRC`).
+    /// Storage buffer holding the solved records (usage `STORAGE | COPY_SRC`). Bind it
+    /// read-only: the kernels read each record's `status.w` (joints written) back to zero
+    /// only the slots that need it, so they must be the only writers.
     pub buffer: &'a wgpu::Buffer,
     /// Index of the segment's first chain in the uploaded batch.
     pub first: usize,

@@ -44,7 +44,8 @@ fn quat_angle(a: Quat, b: Quat) -> f32 {
 }
 
 /// Compares CPU and GPU results: positions within `1e-4 × length(i)`, rotations and
-/// corrections within `1e-3` rad, identical status words, no NaN anywhere. On failure
+/// corrections within `1e-3` rad, identical status words (joints written included), slots
+/// past the joints written exactly zero on both sides, no NaN anywhere. On failure
 /// panics with the worst chain's input (`describe(i)`) and both outputs.
 pub fn assert_matches<const N: usize>(
     what: &str,
@@ -64,6 +65,23 @@ pub fn assert_matches<const N: usize>(
         }
         if c.status != g.status {
             bad.push(format!("status cpu {:?} gpu {:?}", c.status, g.status));
+        }
+        // Slots past the joints written are exactly zero on both sides.
+        for k in c.joints_written().min(N)..N {
+            if [
+                c.positions_ms[k],
+                c.rotations_ms[k],
+                c.corrections[k],
+                g.positions_ms[k],
+                g.rotations_ms[k],
+                g.corrections[k],
+            ]
+            .iter()
+            .flatten()
+            .any(|x| x.to_bits() != 0)
+            {
+                bad.push(format!("slot {k} past the {} joints written is not zero", c.joints_written()));
+            }
         }
         for k in 0..N {
             let dp = Vec3::from_slice(&c.positions_ms[k][..3]).distance(Vec3::from_slice(&g.positions_ms[k][..3])) / l;

@@ -326,7 +326,8 @@ pub(crate) fn finish_chain(
         }
     }
     let zero = F::splat(0.0);
-    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), zero];
+    let written = F::splat(f32::from_bits(n as u32)); // a u32 word: joints written
+    let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), written];
     put(out, 12 * cap, &status);
 }
 
