@@ -49,24 +49,36 @@ fn write_fk(i: u32, n: u32, err: u32) {
 
 // Solves chain i, whose joint count is N. Returns its error code (0: solved).
 fn solve(i: u32) -> u32 {
+    // The record's N joints and settings, each field read once (not the whole record: its
+    // 16 joint slots are 512 of its 560 bytes).
+    var fk: array<vec4<f32>, N>;
+    var rot: array<vec4<f32>, N>;
     // unroll
     for (var k = 0u; k < N; k++) {
-        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+        fk[k] = chains[i].joints_ms[k];
+        rot[k] = chains[i].rotations_ms[k];
+    }
+    let target_ms = chains[i].target_ms;
+    let params = chains[i].params;
+    let mode = chains[i].mode;
+    // unroll
+    for (var k = 0u; k < N; k++) {
+        if (!finite4(fk[k]) || !finite4(rot[k])) {
             return ERR_NON_FINITE;
         }
     }
     // unroll
     for (var k = 0u; k < N; k++) {
-        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+        if (!is_unit_quat(rot[k])) {
             return ERR_NOT_NORMALIZED;
         }
     }
-    if (!finite4(chains[i].target_ms) || !finite4(chains[i].params)) {
+    if (!finite4(target_ms) || !finite4(params)) {
         return ERR_NON_FINITE;
     }
-    let iterations = chains[i].mode.y;
-    let tip_precision = chains[i].params.x; // `precision` is reserved in WGSL
-    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (chains[i].mode.z & ~OPT_KEEP_END_ROTATION) != 0u) {
+    let iterations = mode.y;
+    let tip_precision = params.x; // `precision` is reserved in WGSL
+    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~OPT_KEEP_END_ROTATION) != 0u) {
         return ERR_INVALID_PARAMETER;
     }
     // Setup: bone lengths and FK directions.
@@ -75,7 +87,7 @@ fn solve(i: u32) -> u32 {
     var total = 0.0;
     // unroll
     for (var k = 0u; k < N - 1u; k++) {
-        let bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
+        let bone = fk[k + 1u].xyz - fk[k].xyz;
         len[k] = length(bone);
         dir_fk[k] = bone / len[k];
         total += len[k];
@@ -86,13 +98,13 @@ fn solve(i: u32) -> u32 {
             return ERR_ZERO_LENGTH_BONE;
         }
     }
-    let base = chains[i].joints_ms[0].xyz;
-    let target_pos = chains[i].target_ms.xyz;
+    let base = fk[0].xyz;
+    let target_pos = target_ms.xyz;
     let c = length(target_pos - base);
     if (!(c > ON_ROOT * total)) {
         return ERR_TARGET_ON_ROOT;
     }
-    let weight = chains[i].target_ms.w;
+    let weight = target_ms.w;
     if (weight <= 0.0) {
         write_fk(i, N, 0u);
         return 0u;
@@ -101,7 +113,7 @@ fn solve(i: u32) -> u32 {
     var p: array<vec3<f32>, N>;
     // unroll
     for (var k = 0u; k < N; k++) {
-        p[k] = chains[i].joints_ms[k].xyz;
+        p[k] = fk[k].xyz;
     }
     let eps2 = 1e-12 * total * total;
     var flags = 0u;
@@ -143,18 +155,18 @@ fn solve(i: u32) -> u32 {
         let total_delta = rotation_arc(dir_fk[k], new_dir);
         let rel = relative(parent, total_delta);
         parent = total_delta;
-        let bone = chains[i].joints_ms[k + 1u].xyz - chains[i].joints_ms[k].xyz;
-        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel, weight, bone, 1.0);
+        let bone = fk[k + 1u].xyz - fk[k].xyz;
+        let j = finish_joint(&walk, rot[k], rel, weight, bone, 1.0);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;
     }
     // The end joint has no bone; it keeps its model-space rotation when asked.
     var rel_end = Q_IDENTITY;
-    if ((chains[i].mode.z & OPT_KEEP_END_ROTATION) != 0u) {
+    if ((mode.z & OPT_KEEP_END_ROTATION) != 0u) {
         rel_end = quat_conj(parent);
     }
-    let end = finish_joint(&walk, chains[i].rotations_ms[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0);
+    let end = finish_joint(&walk, rot[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0);
     solved[i].positions_ms[N - 1u] = end.position;
     solved[i].rotations_ms[N - 1u] = end.rotation;
     solved[i].corrections[N - 1u] = end.correction;

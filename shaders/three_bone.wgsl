@@ -18,34 +18,35 @@ fn write_fk(i: u32, err: u32) {
 }
 
 fn solve(i: u32) -> u32 {
+    let c = chains[i]; // the record, read once (every field of it is used)
     // unroll
     for (var k = 0u; k < 4u; k++) {
-        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+        if (!finite4(c.joints_ms[k]) || !finite4(c.rotations_ms[k])) {
             return ERR_NON_FINITE;
         }
     }
     // unroll
     for (var k = 0u; k < 4u; k++) {
-        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+        if (!is_unit_quat(c.rotations_ms[k])) {
             return ERR_NOT_NORMALIZED;
         }
     }
-    if (!finite4(chains[i].blend)) {
+    if (!finite4(c.blend)) {
         return ERR_NON_FINITE;
     }
-    let l = chains[i].limb;
+    let l = c.limb;
     let settings_err = check_limb_settings(l);
     if (settings_err != 0u) {
         return settings_err;
     }
-    let ratio = chains[i].blend.x;
+    let ratio = c.blend.x;
     if (!(ratio >= 0.0 && ratio <= 1.0)) {
         return ERR_INVALID_PARAMETER;
     }
-    let p0 = chains[i].joints_ms[0].xyz;
+    let p0 = c.joints_ms[0].xyz;
     let copy_mid = (l.mode.z & OPT_COPY_MID_ROTATION) != 0u;
-    let sol = solve_three_bone_core(p0, chains[i].joints_ms[1].xyz, chains[i].joints_ms[2].xyz, chains[i].joints_ms[3].xyz,
-        chains[i].rotations_ms[1], chains[i].rotations_ms[2], l.target_ms.xyz, ratio, copy_mid, l);
+    let sol = solve_three_bone_core(p0, c.joints_ms[1].xyz, c.joints_ms[2].xyz, c.joints_ms[3].xyz,
+        c.rotations_ms[1], c.rotations_ms[2], l.target_ms.xyz, ratio, copy_mid, l);
     if (sol.err != 0u) {
         return sol.err;
     }
@@ -55,15 +56,15 @@ fn solve(i: u32) -> u32 {
         return 0u;
     }
     var rel = array<vec4<f32>, 4>(sol.e0, sol.e1, sol.e2, Q_IDENTITY);
-    let p1 = chains[i].joints_ms[1].xyz;
-    let p2 = chains[i].joints_ms[2].xyz;
-    let p3 = chains[i].joints_ms[3].xyz;
+    let p1 = c.joints_ms[1].xyz;
+    let p2 = c.joints_ms[2].xyz;
+    let p3 = c.joints_ms[3].xyz;
     let bones = array<vec3<f32>, 4>(p1 - p0, p2 - p1, p3 - p2, vec3<f32>(0.0));
     var walk = Walk(Q_IDENTITY, p0);
     // unroll
     for (var k = 0u; k < 4u; k++) {
         let scale = select(1.0, sol.scale, k < 2u);
-        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bones[k], scale);
+        let j = finish_joint(&walk, c.rotations_ms[k], rel[k], weight, bones[k], scale);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;

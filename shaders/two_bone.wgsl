@@ -19,34 +19,35 @@ fn write_fk(i: u32, err: u32) {
 
 // Returns 0 when solved (output written), else the ChainError code.
 fn solve(i: u32) -> u32 {
+    let c = chains[i]; // the record, read once (every field of it is used)
     // unroll
     for (var k = 0u; k < 3u; k++) {
-        if (!finite4(chains[i].joints_ms[k]) || !finite4(chains[i].rotations_ms[k])) {
+        if (!finite4(c.joints_ms[k]) || !finite4(c.rotations_ms[k])) {
             return ERR_NON_FINITE;
         }
     }
     // unroll
     for (var k = 0u; k < 3u; k++) {
-        if (!is_unit_quat(chains[i].rotations_ms[k])) {
+        if (!is_unit_quat(c.rotations_ms[k])) {
             return ERR_NOT_NORMALIZED;
         }
     }
-    if (!finite4(chains[i].effector_offset)) {
+    if (!finite4(c.effector_offset)) {
         return ERR_NON_FINITE;
     }
-    let l = chains[i].limb;
+    let l = c.limb;
     let settings_err = check_limb_settings(l);
     if (settings_err != 0u) {
         return settings_err;
     }
     let weight = l.target_ms.w;
-    let p0 = chains[i].joints_ms[0].xyz;
-    let p1 = chains[i].joints_ms[1].xyz;
-    let p2 = chains[i].joints_ms[2].xyz;
-    let r2 = chains[i].rotations_ms[2];
+    let p0 = c.joints_ms[0].xyz;
+    let p1 = c.joints_ms[1].xyz;
+    let p2 = c.joints_ms[2].xyz;
+    let r2 = c.rotations_ms[2];
     // End-effector offset: put the contact point, not the end joint, on the target.
-    let target_pos = l.target_ms.xyz - quat_rotate(r2, chains[i].effector_offset.xyz);
-    let sol = solve_limb(p0, p1, p2, chains[i].rotations_ms[1], target_pos, l);
+    let target_pos = l.target_ms.xyz - quat_rotate(r2, c.effector_offset.xyz);
+    let sol = solve_limb(p0, p1, p2, c.rotations_ms[1], target_pos, l);
     if (sol.err != 0u) {
         return sol.err;
     }
@@ -65,7 +66,7 @@ fn solve(i: u32) -> u32 {
     // unroll
     for (var k = 0u; k < 3u; k++) {
         let scale = select(1.0, sol.scale, k < 2u);
-        let j = finish_joint(&walk, chains[i].rotations_ms[k], rel[k], weight, bones[k], scale);
+        let j = finish_joint(&walk, c.rotations_ms[k], rel[k], weight, bones[k], scale);
         solved[i].positions_ms[k] = j.position;
         solved[i].rotations_ms[k] = j.rotation;
         solved[i].corrections[k] = j.correction;
