@@ -172,15 +172,20 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
     if (!is_unit_quat(ch.root_rotation)) {
         return ERR_NOT_NORMALIZED;
     }
+    // One pass over the pose, each joint read once; a non-finite joint anywhere wins over a
+    // non-unit rotation anywhere (the CPU checks them in two passes, in that order).
+    var non_finite = false;
+    var not_unit = false;
     for (var j = 0u; j < n; j++) {
-        if (!(finite4(pose_in[base + j].position_ms) && finite4(pose_in[base + j].rotation_ms))) {
-            return ERR_NON_FINITE;
-        }
+        let p = pose_in[base + j];
+        non_finite = non_finite || !(finite4(p.position_ms) && finite4(p.rotation_ms));
+        not_unit = not_unit || !is_unit_quat(p.rotation_ms);
     }
-    for (var j = 0u; j < n; j++) {
-        if (!is_unit_quat(pose_in[base + j].rotation_ms)) {
-            return ERR_NOT_NORMALIZED;
-        }
+    if (non_finite) {
+        return ERR_NON_FINITE;
+    }
+    if (not_unit) {
+        return ERR_NOT_NORMALIZED;
     }
     return 0u;
 }
@@ -352,8 +357,10 @@ fn solve_character(c: u32) {
             pos = fk.position_ms.xyz;
             delta = e;
         } else {
-            let dp = quat_mul(pose_out[base + parent].rotation_ms, quat_conj(pose_in[base + parent].rotation_ms));
-            pos = pose_out[base + parent].position_ms.xyz + quat_rotate(dp, fk.position_ms.xyz - pose_in[base + parent].position_ms.xyz);
+            let parent_out = pose_out[base + parent];
+            let parent_in = pose_in[base + parent];
+            let dp = quat_mul(parent_out.rotation_ms, quat_conj(parent_in.rotation_ms));
+            pos = parent_out.position_ms.xyz + quat_rotate(dp, fk.position_ms.xyz - parent_in.position_ms.xyz);
             delta = quat_mul(dp, e);
         }
         pose_out[base + j] = JointPose(vec4<f32>(pos, 1.0), normalize(quat_mul(delta, fk.rotation_ms)));

@@ -139,10 +139,16 @@ fn caller_hits_and_bad_characters_match_the_cpu() {
     chars[7].root_ws[1] = f32::INFINITY;
     chars[8].root_ws[3] = 0.0;
     poses[9 * 12 + 3].position_ms[0] = f32::NAN;
+    // A non-unit rotation before a NaN joint: the NaN wins, as on the CPU; alone: NotNormalized.
+    poses[10 * 12 + 2].rotation_ms = [0.0, 0.0, 0.0, 2.0];
+    poses[10 * 12 + 5].position_ms[1] = f32::NAN;
+    poses[11 * 12 + 4].rotation_ms = [0.0, 0.0, 0.0, 2.0];
     let Some(res) = compare("biped, caller hits", &rig, &Ground::Hits, &chars, &hits, &poses, LEG_LENGTH) else {
         return;
     };
     assert!(res[7].error(0).is_some() && res[8].error(0).is_some() && res[9].error(0).is_some());
+    assert_eq!(res[10].error(0), Some(crowd_ik::ChainError::NonFinite));
+    assert_eq!(res[11].error(0), Some(crowd_ik::ChainError::NotNormalized));
 }
 
 #[test]
