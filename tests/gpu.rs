@@ -35,6 +35,16 @@ fn check_two_bone(gpu: &mut GpuSolver, chains: &[TwoBoneChain], what: &str) {
     assert_matches(what, &cpu, &out, |i| two_bone_length(&chains[i]), |i| format!("{:?}", chains[i]));
 }
 
+/// Solves `chains` on the CPU and the GPU, asserts they match, returns the GPU's results.
+fn check_fabrik(gpu: &mut GpuSolver, chains: &[FabrikChain], what: &str) -> Vec<FabrikSolved> {
+    let mut cpu = vec![FabrikSolved::default(); chains.len()];
+    FabrikJob::new(chains, &mut cpu).run_par().unwrap();
+    let mut out = vec![FabrikSolved::default(); chains.len()];
+    gpu.solve(chains, &mut out).unwrap();
+    assert_matches(what, &cpu, &out, |i| fabrik_length(&chains[i]), |i| format!("{:?}", chains[i]));
+    out
+}
+
 #[test]
 fn two_bone_kernel_matches_cpu() {
     let Some(mut gpu) = solver() else { return };
@@ -76,17 +86,7 @@ fn fabrik_kernel_matches_cpu() {
                 random_fabrik(&mut rng, iterations)
             })
             .collect();
-        let mut cpu = vec![FabrikSolved::default(); n];
-        FabrikJob::new(&chains, &mut cpu).run_par().unwrap();
-        let mut out = vec![FabrikSolved::default(); n];
-        gpu.solve(&chains, &mut out).unwrap();
-        assert_matches(
-            &format!("fabrik N={n}"),
-            &cpu,
-            &out,
-            |i| fabrik_length(&chains[i]),
-            |i| format!("{:?}", chains[i]),
-        );
+        check_fabrik(&mut gpu, &chains, &format!("fabrik N={n}"));
     }
 }
 
@@ -109,26 +109,12 @@ fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     }
     let counts: std::collections::BTreeSet<u32> = chains.iter().map(|c| c.mode[0]).collect();
     assert!((2..=MAX_FABRIK_JOINTS as u32).all(|n| counts.contains(&n)), "every joint count present");
-    let mut cpu = vec![FabrikSolved::default(); chains.len()];
-    FabrikJob::new(&chains, &mut cpu).run().unwrap();
-    let mut out = vec![FabrikSolved::default(); chains.len()];
-    gpu.solve(&chains, &mut out).unwrap();
-    assert_matches("fabrik every count", &cpu, &out, |i| fabrik_length(&chains[i]), |i| format!("{:?}", chains[i]));
+    let out = check_fabrik(&mut gpu, &chains, "fabrik every count");
     let bad: Vec<usize> = (0..out.len()).filter(|&i| out[i].status[1] == ChainError::JointCount as u32).collect();
     assert_eq!(bad, (0..40).map(|i| i * 71).collect::<Vec<_>>(), "exactly the chains with a bad count");
 
     let four: Vec<FabrikChain> = crowd_ik::workload::fabrik(500, 4, 8, 11);
-    let mut cpu = vec![FabrikSolved::default(); four.len()];
-    FabrikJob::new(&four, &mut cpu).run().unwrap();
-    let mut out = vec![FabrikSolved::default(); four.len()];
-    gpu.solve(&four, &mut out).unwrap();
-    assert_matches(
-        "fabrik 4 joints after a mixed batch",
-        &cpu,
-        &out,
-        |i| fabrik_length(&four[i]),
-        |i| format!("{:?}", four[i]),
-    );
+    check_fabrik(&mut gpu, &four, "fabrik 4 joints after a mixed batch");
 }
 
 /// A FABRIK kernel zeroes only the output slots a record held past its new joint count
@@ -151,8 +137,8 @@ fn fabrik_slots_past_the_joint_count_are_zero_when_counts_change() {
             .map(|(i, c)| {
                 let mut c = *c;
                 c.mode[0] = count(i);
-                if (2..=16).contains(&c.mode[0]) {
-                    // Joints up to the count along the random chain's last bone direction.
+                if (2..=MAX_FABRIK_JOINTS as u32).contains(&c.mode[0]) {
+                    // Joints up to the count along the random chain's first bone, zigzagging.
                     let (a, b) = (c.joints_ms[0], c.joints_ms[1]);
                     for k in 0..c.mode[0] as usize {
                         c.joints_ms[k] = std::array::from_fn(|w| a[w] + (b[w] - a[w]) * k as f32 * 0.5);
@@ -166,14 +152,10 @@ fn fabrik_slots_past_the_joint_count_are_zero_when_counts_change() {
                 c
             })
             .collect();
-        let mut cpu = vec![FabrikSolved::default(); n];
-        FabrikJob::new(&chains, &mut cpu).run().unwrap();
-        let mut out = vec![FabrikSolved::default(); n];
-        gpu.solve(&chains, &mut out).unwrap();
         let what = format!("fabrik frame {f}");
-        assert_matches(&what, &cpu, &out, |i| fabrik_length(&chains[i]), |i| format!("{:?}", chains[i]));
+        let out = check_fabrik(&mut gpu, &chains, &what);
         for (i, o) in out.iter().enumerate() {
-            assert_eq!(o.joints_written(), (count(i) as usize).min(16), "{what}, chain {i}");
+            assert_eq!(o.joints_written(), (count(i) as usize).min(MAX_FABRIK_JOINTS), "{what}, chain {i}");
         }
     }
 }
