@@ -44,11 +44,32 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         }
         return;
     }
-    // Words: joints 0..64, rotations 64..128, target 128..132, params 132..136, mode 136..140.
+    // Lane arrays sized for the group's joint count (4, 8 or 16 joints), so short chains
+    // do not initialise, copy and store the lane values of 16 joints.
+    match n {
+        ..=4 => group_of::<4, 16, 52>(c, out, n, iterations),
+        ..=8 => group_of::<8, 32, 100>(c, out, n, iterations),
+        _ => group_of::<J, { 4 * J }, { 12 * J + 4 }>(c, out, n, iterations),
+    }
+}
+
+/// [`group`] for chains of `n ≤ N` joints, `N` the capacity of the lane arrays (`W` =
+/// `4N` words of N joints, `S` = `12N + 4` words of N solved joints and the status).
+#[inline(always)]
+fn group_of<const N: usize, const W: usize, const S: usize>(
+    c: &[FabrikChain; L],
+    out: &mut [FabrikSolved; L],
+    n: usize,
+    iterations: u32,
+) {
+    const { assert!(W == 4 * N && S == 12 * N + 4 && N <= J) };
+    debug_assert!((2..=N).contains(&n));
+    // Record words: joints 0..64, rotations 64..128, target 128..132, params 132..136,
+    // mode 136..140.
     let nw = 4 * n; // the words of n joints
     let zero = F::splat(0.0);
-    let mut jw = [MaybeUninit::new(zero); 4 * J];
-    let mut rw = [MaybeUninit::new(zero); 4 * J];
+    let mut jw = [MaybeUninit::new(zero); W];
+    let mut rw = [MaybeUninit::new(zero); W];
     let mut tail = [MaybeUninit::new(zero); 16];
     load_words_at(c, 0, &mut jw[..nw]);
     load_words_at(c, 64, &mut rw[..nw]);
@@ -56,8 +77,8 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     load_words_at(c, 132, &mut tail[8..]);
     // SAFETY: all three were initialised (zeros, then loaded words).
     let (jw, rw, tail) = unsafe { (assume_init(&jw), assume_init(&rw), assume_init(&tail)) };
-    let fk: [V3; J] = build(|j| V3::at(jw, 4 * j));
-    let r: [Q; J] = build(|j| Q::at(rw, 4 * j));
+    let fk: [V3; N] = build(|j| V3::at(jw, 4 * j));
+    let r: [Q; N] = build(|j| Q::at(rw, 4 * j));
     let target = V3::at(tail, 0);
     let weight = tail[3];
     let precision = tail[4];
@@ -75,8 +96,8 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     for q in &r[..n] {
         eligible = eligible & is_unit_quat(*q);
     }
-    let mut len = [zero; J];
-    let mut dir_fk = [fk[0]; J];
+    let mut len = [zero; N];
+    let mut dir_fk = [fk[0]; N];
     let mut total = zero;
     for i in 0..n - 1 {
         let bone = fk[i + 1] - fk[i];
@@ -124,7 +145,7 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     }
     let reached = (p[n - 1] - target).length().le(precision);
 
-    let mut rel = [None; J];
+    let mut rel = [None; N];
     let mut parent = Q::identity();
     for i in 0..n - 1 {
         let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
@@ -137,20 +158,22 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         rel[n - 1] = Some((parent.conjugate(), !keep_end));
     }
 
-    // Words of FabrikSolved: positions 0..64, rotations 64..128, corrections 128..192,
-    // status 192..196; joints past n stay zero.
-    let mut words = [MaybeUninit::new(zero); 12 * J + 4];
-    finish_chain(&fk[..n], &r[..n], &rel[..n], J, &[F::splat(1.0); J], weight, reached, info, &mut words);
+    // Words of the solved joints, packed for capacity N: positions 0..4N, rotations
+    // 4N..8N, corrections 8N..12N, status 12N..12N+4. FabrikSolved holds them at 0, 4J,
+    // 8J and 12J; its slots past n are zero.
+    let mut words = [MaybeUninit::new(zero); S];
+    finish_chain(&fk[..n], &r[..n], &rel[..n], N, &[F::splat(1.0); N], weight, reached, info, &mut words);
     // SAFETY: initialised with zeros, then written.
     let words = unsafe { assume_init(&words) };
-    for region in [0, 4 * J, 8 * J] {
-        store_words_at(&words[region..region + nw], out, region);
+    for k in 0..3 {
+        let (from, region) = (k * 4 * N, k * 4 * J);
+        store_words_at(&words[from..from + nw], out, region);
         for o in out.iter_mut() {
             let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
             w[region + nw..region + 4 * J].fill(0.0);
         }
     }
-    store_words_at(&words[12 * J..], out, 12 * J);
+    store_words_at(&words[12 * N..], out, 12 * J);
     let mut scalar = (!solve).bits();
     while scalar != 0 {
         let i = scalar.trailing_zeros() as usize;
