@@ -56,8 +56,8 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     // Lane arrays sized for the group's joint count (4, 8 or 16 joints), so short chains
     // do not initialise, copy and store the lane values of 16 joints.
     match n {
-        ..=4 => group_of::<4, 16, 52>(c, out, n, iterations),
-        ..=8 => group_of::<8, 32, 100>(c, out, n, iterations),
+        2..=4 => group_of::<4, 16, 52>(c, out, n, iterations),
+        5..=8 => group_of::<8, 32, 100>(c, out, n, iterations),
         _ => group_of::<J, { 4 * J }, { 12 * J + 4 }>(c, out, n, iterations),
     }
 }
