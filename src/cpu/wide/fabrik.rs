@@ -2,11 +2,10 @@
 //! (its `setup` and `solve`), line for line. A group's chains share one joint count and
 //! iteration count (a batch that mixes them is grouped by both first).
 
-use std::mem::MaybeUninit;
-
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_finite, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc, store_words_at, Kernel, Q, V3,
+    all_finite, assume_init_slice, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc,
+    store_words_at, words, Kernel, Q, V3,
 };
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{ON_ROOT, ZERO_BONE};
@@ -31,16 +30,6 @@ impl Kernel for Fabrik {
 #[inline(always)]
 fn div(v: V3, s: F) -> V3 {
     V3 { x: v.x / s, y: v.y / s, z: v.z / s }
-}
-
-/// `words` as lane values.
-///
-/// # Safety
-/// Every word of `words` was written.
-#[inline(always)]
-unsafe fn written(words: &[MaybeUninit<F>]) -> &[F] {
-    // SAFETY: `MaybeUninit<F>` has `F`'s layout; the caller wrote every word.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<F>(), words.len()) }
 }
 
 #[inline(always)]
@@ -78,15 +67,16 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     let nw = 4 * n; // the words of n joints
     let zero = F::splat(0.0);
     // Only the words of the n joints are loaded (and read); lanes past n hold zeros.
-    let mut jw = [MaybeUninit::uninit(); W];
-    let mut rw = [MaybeUninit::uninit(); W];
-    let mut tail = [MaybeUninit::uninit(); 16];
+    let mut jw = words::<W>();
+    let mut rw = words::<W>();
+    let mut tail = words::<16>();
     load_words_at(c, 0, &mut jw[..nw]);
     load_words_at(c, 64, &mut rw[..nw]);
     load_words_at(c, 128, &mut tail[..8]);
     load_words_at(c, 132, &mut tail[8..]);
     // SAFETY: the words of the n joints and all 16 words of `tail` were loaded just above.
-    let (jw, rw, tail) = unsafe { (written(&jw[..nw]), written(&rw[..nw]), written(&tail)) };
+    let (jw, rw, tail) =
+        unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
     let fk: [V3; N] = build(|j| if j < n { V3::at(jw, 4 * j) } else { V3 { x: zero, y: zero, z: zero } });
     let r: [Q; N] = build(|j| if j < n { Q::at(rw, 4 * j) } else { Q { x: zero, y: zero, z: zero, w: zero } });
     let target = V3::at(tail, 0);
@@ -170,22 +160,21 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
 
     // Words of the solved joints, packed for capacity N: positions 0..4N, rotations
     // 4N..8N, corrections 8N..12N, status 12N..12N+4. FabrikSolved holds them at 0, 4J,
-    // 8J and 12J; its slots past n are zero.
-    // Left uninitialised: only the words finish_chain writes (joints 0..n of each region and
-    // the status) are read back.
-    let mut words = [MaybeUninit::uninit(); S];
-    finish_chain(&fk[..n], &r[..n], &rel[..n], N, &[F::splat(1.0); N], weight, reached, info, &mut words);
+    // 8J and 12J; its slots past n are zero. Only the words finish_chain writes (joints
+    // 0..n of each region and the status) are read back.
+    let mut solved = words::<S>();
+    finish_chain(&fk[..n], &r[..n], &rel[..n], N, &[F::splat(1.0); N], weight, reached, info, &mut solved);
     for k in 0..3 {
         let (from, region) = (k * 4 * N, k * 4 * J);
         // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
-        store_words_at(unsafe { written(&words[from..from + nw]) }, out, region);
+        store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
         for o in out.iter_mut() {
             let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
             w[region + nw..region + 4 * J].fill(0.0);
         }
     }
     // SAFETY: finish_chain wrote the status words.
-    store_words_at(unsafe { written(&words[12 * N..]) }, out, 12 * J);
+    store_words_at(unsafe { assume_init_slice(&solved[12 * N..]) }, out, 12 * J);
     let mut scalar = (!solve).bits();
     while scalar != 0 {
         let i = scalar.trailing_zeros() as usize;

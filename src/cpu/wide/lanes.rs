@@ -377,6 +377,16 @@ pub(crate) unsafe fn assume_init<const W: usize>(out: &Words<W>) -> &[F; W] {
     unsafe { &*(&raw const *out).cast::<[F; W]>() }
 }
 
+/// [`assume_init`] for part of a [`Words`] (e.g. the words of the joints a chain has).
+///
+/// # Safety
+/// Every word of `out` must have been written.
+#[inline(always)]
+pub(crate) unsafe fn assume_init_slice(out: &[MaybeUninit<F>]) -> &[F] {
+    // SAFETY: the caller wrote every word; `MaybeUninit<F>` has `F`'s layout.
+    unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<F>(), out.len()) }
+}
+
 /// The `W` 32-bit words of [`L`] records, transposed into `out` and viewed in place:
 /// word `w` lane `i` = word `w` of `src[i]`. `T` must be exactly `W` words.
 #[inline(always)]
