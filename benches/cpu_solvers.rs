@@ -1,11 +1,11 @@
-//! CPU solver throughput on the shared workloads (`crowd_ik::workload`), one thread and all
+//! CPU solver throughput on the shared workloads (`crowd_ik_tools::workload`), one thread and all
 //! threads, and two-bone and FABRIK one thread on every CPU path this CPU has (`CpuPath`).
 //! `cargo bench --bench cpu_solvers`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use crowd_ik::cpu::CpuPath;
 use crowd_ik::prelude::*;
-use crowd_ik::workload;
+use crowd_ik_tools::workload;
 
 const N: usize = 16 * 1024;
 

@@ -4,17 +4,18 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use crowd_ik::cpu::foot_ik::FootIkJob;
-use crowd_ik::crowd::{FootResult, Ground, Heightfield, JointPose};
+use crowd_ik::crowd::{FootResult, Ground, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuSolver, Kind};
-use crowd_ik::scene::{biped_rig, WalkingCrowd};
-use crowd_ik::{wgpu, workload};
+use crowd_ik::wgpu;
+use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
+use crowd_ik_tools::workload;
 use glam::Vec2;
 
 const CHARACTERS: usize = 10_000;
 
 fn crowd(c: &mut Criterion) {
-    let terrain = Heightfield::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
     let rig = biped_rig();
     let (mut chars, mut poses) = (Vec::new(), Vec::new());

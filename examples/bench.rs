@@ -5,19 +5,20 @@
 //!     [--cpu-path auto|scalar|avx2|avx512] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. Every workload has ~10 % unreachable or
-//! near-singular targets (`crowd_ik::workload`). Times are the best of several runs.
+//! near-singular targets (`crowd_ik_tools::workload`). Times are the best of several runs.
 
 use std::time::Instant;
 
 use std::sync::OnceLock;
 
 use crowd_ik::cpu::{BatchJob, Chain, CpuPath, FabrikMode};
-use crowd_ik::crowd::{CharacterInput, FootResult, Ground, Heightfield, JointPose};
+use crowd_ik::crowd::{CharacterInput, FootResult, Ground, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuChain, GpuSolver, Kind};
 use crowd_ik::prelude::*;
-use crowd_ik::scene::{biped_rig, WalkingCrowd};
-use crowd_ik::{wgpu, workload};
+use crowd_ik::wgpu;
+use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
+use crowd_ik_tools::workload;
 use glam::Vec2;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -430,7 +431,7 @@ fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
 
 /// The crowd foot-IK frame: `n` walking bipeds over hills.
 fn crowd(own: &GpuSolver, n: usize) -> Res<Row> {
-    let terrain = Heightfield::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
     let rig = biped_rig();
     let walkers = WalkingCrowd::new(n, 90.0, 1);

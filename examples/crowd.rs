@@ -8,17 +8,17 @@
 use std::time::Instant;
 
 use crowd_ik::cpu::foot_ik::FootIkJob;
-use crowd_ik::crowd::{foot, FootResult, Ground, Heightfield, JointPose};
+use crowd_ik::crowd::{foot, FootResult, Ground, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::GpuSolver;
-use crowd_ik::scene::{biped_rig, WalkingCrowd};
+use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
 use glam::Vec2;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(10_000);
     let frames: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(10);
-    let terrain = Heightfield::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
     let rig = biped_rig();
     let mut crowd = WalkingCrowd::new(n, 90.0, 1);

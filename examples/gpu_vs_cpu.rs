@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use crowd_ik::cpu::BatchJob;
 use crowd_ik::gpu::{GpuChain, GpuSolver};
-use crowd_ik::{wgpu, workload, SolvedChain};
+use crowd_ik::{wgpu, SolvedChain};
+use crowd_ik_tools::workload;
 use glam::{Quat, Vec3};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

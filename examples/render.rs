@@ -9,12 +9,13 @@
 //! `--compare` renders the same frame with IK off (left) beside IK on (right).
 
 use crowd_ik::cpu::palette::inverse_bind;
-use crowd_ik::crowd::{Ground, Heightfield};
+use crowd_ik::crowd::Ground;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
-use crowd_ik::gpu::preview::{png, Camera, Preview};
 use crowd_ik::gpu::GpuSolver;
-use crowd_ik::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
+use crowd_ik_tools::image::png;
+use crowd_ik_tools::preview::{Camera, Preview};
+use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 use glam::{Vec2, Vec3};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = (own.device(), own.queue());
     println!("adapter: {}", own.adapter_info().map_or("?".into(), |i| i.name.clone()));
     // Hills plus short bumps (slopes up to ~25°), so planted feet visibly need IK.
-    let mut terrain = Heightfield::hills(Vec2::new(-60.0, -60.0), 0.25, 481, 481, 1.2);
+    let mut terrain = crowd_ik_tools::terrain::hills(Vec2::new(-60.0, -60.0), 0.25, 481, 481, 1.2);
     for j in 0..terrain.nz {
         for i in 0..terrain.nx {
             let (x, z) = (terrain.origin.x + i as f32 * terrain.cell, terrain.origin.y + j as f32 * terrain.cell);

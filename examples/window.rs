@@ -11,9 +11,9 @@ use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::{Ground, Heightfield};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
-use crowd_ik::gpu::preview::{Camera, Preview};
-use crowd_ik::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 use crowd_ik::wgpu;
+use crowd_ik_tools::preview::{Camera, Preview};
+use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 use glam::{Vec2, Vec3};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -230,7 +230,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_frames,
         frames: 0,
         gpu: None,
-        terrain: Heightfield::hills(Vec2::new(-60.0, -60.0), 0.25, 481, 481, 1.2),
+        terrain: crowd_ik_tools::terrain::hills(Vec2::new(-60.0, -60.0), 0.25, 481, 481, 1.2),
         crowd: WalkingCrowd::new(characters, HALF, 7),
         yaw: 0.3,
         pitch: 0.35,

@@ -1,5 +1,7 @@
 // Stages shared by every kernel: the WGSL twin of src/cpu/chain.rs.
 
+#import math
+
 // Running state of finish_joint down a chain.
 struct Walk {
     delta: vec4<f32>,

@@ -1,9 +1,10 @@
 // GPU pose source: one invocation per character samples a looping motion clip at
 // time + its offset and writes model-space joints. The WGSL twin of src/cpu/clip_sample.rs.
-// Prepended at build time: records.wgsl, math.wgsl.
+
+#import records
+#import math
 
 const WORKGROUP_SIZE: u32 = 64u;
-const NONE: u32 = 0xffffffffu;
 
 // Keep in sync with ClipParams in src/gpu/pose_source.rs.
 struct ClipParams {
@@ -13,8 +14,8 @@ struct ClipParams {
     frames: u32,
     time: f32,          // seconds
     frame_time: f32,
-    pad0: f32,
-    pad1: f32,
+    reserved0: f32,     // 0
+    reserved1: f32,     // 0
 }
 
 @group(0) @binding(0) var<storage, read> clip_local: array<JointPose>;   // frames × joints, local

@@ -1,5 +1,4 @@
 // Fixed-iteration FABRIK kernel: the WGSL twin of src/cpu/fabrik.rs (FabrikMode::Fixed).
-// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl.
 //
 // A template over the joint count: build.rs compiles one variant per `N` in
 // 2..=MAX_FABRIK_JOINTS (prepending `const N: u32 = ..;`) and expands every `for` loop
@@ -17,9 +16,10 @@
 // buffers start zeroed (wgpu) and only these kernels write them, so a record always holds
 // exactly `status.w` joints.
 
+#import records
+#import chain
+
 const WORKGROUP_SIZE: u32 = 64u;
-const ZERO_BONE: f32 = 1e-6;
-const ON_ROOT: f32 = 1e-5;
 
 @group(0) @binding(0) var<storage, read> chains: array<FabrikChain>;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;

@@ -1,51 +1,9 @@
 // Crowd foot IK, one invocation per character: the WGSL twin of src/cpu/foot_ik.rs.
-// Prepended at build time: records.wgsl, math.wgsl, limb.wgsl.
-// Records: keep in sync with src/crowd.rs (tests/layout.rs checks them).
+
+#import crowd
+#import limb
 
 const WORKGROUP_SIZE: u32 = 64u;
-const MAX_LEGS: u32 = 4u;
-const NONE: u32 = 0xffffffffu;
-
-const FOOT_HIT: u32 = 1u;
-const FOOT_SOLVED: u32 = 2u;
-const FOOT_REACHED: u32 = 4u;
-const FOOT_ANGLE_LIMITED: u32 = 8u;
-const FOOT_KNEE_LIMITED: u32 = 16u;
-
-struct CharacterInput {
-    root_ws: vec4<f32>,       // translation; w = uniform scale
-    root_rotation: vec4<f32>,
-    foot_weights: vec4<f32>,
-}
-
-struct GroundHit {
-    point_ws: vec4<f32>,      // w = 1 hit, 0 none
-    normal_ws: vec4<f32>,
-}
-
-struct FootResult {
-    pelvis: vec4<f32>,        // x = drop
-    sole_before: vec4<f32>,
-    sole_after: vec4<f32>,
-    status: vec4<u32>,
-}
-
-struct LegRecord {
-    joints: vec4<u32>,        // hip, knee, ankle, toe
-    mode: vec4<u32>,          // kind, option bits, knee pole rule (0 FK knee, 1 FK plane, 2 direction)
-    knee_axis: vec4<f32>,     // w = foot height
-    limits: vec4<f32>,        // cos θmin, cos θmax, cos/sin max foot angle
-    foot_up: vec4<f32>,       // w = three-bone blend
-    pole: vec4<f32>,          // model-space knee pole direction (rule 2)
-}
-
-struct RigRecord {
-    header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
-    grid: vec4<u32>,
-    ground: vec4<f32>,        // origin x, origin z, cell
-    params: vec4<f32>,        // max drop, max step up, max step down
-    legs: array<LegRecord, 4>,
-}
 
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
@@ -115,7 +73,7 @@ fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
         return out;
     }
     let n = hit.normal_ws.xyz;
-    if (!(n.y > 1e-3 * length(n))) {
+    if (!(n.y > MIN_GROUND_NORMAL_Y * length(n))) {
         return out;
     }
     out.found = true;

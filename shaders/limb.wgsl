@@ -1,10 +1,9 @@
 // The two-bone limb core: the WGSL twin of src/cpu/limb.rs (read them side by side).
 
-const ZERO_BONE: f32 = 1e-6;
-const ON_ROOT: f32 = 1e-5;
-const POLE_ON_AXIS2: f32 = 1e-8;
-const MIN_HINGE: f32 = 1e-3;
-const STRAIGHT: f32 = 1e-6;
+// Thresholds (ZERO_BONE, ON_ROOT, ...) come from `constants` (src/constants.rs).
+
+#import records
+#import math
 
 struct LimbSolution {
     e0: vec4<f32>,

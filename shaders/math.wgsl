@@ -1,6 +1,8 @@
 // Vector and quaternion helpers: the WGSL twin of src/cpu/math.rs (read them side by side).
 // Quaternions are vec4<f32>(x, y, z, w).
 
+#import constants
+
 const Q_IDENTITY: vec4<f32> = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 
 // True when no lane is NaN or ±inf (exponent bits not all ones). Bit test, because WGSL
@@ -26,7 +28,7 @@ fn finite_rotation(q: vec4<f32>) -> vec4<f32> {
 }
 
 fn is_unit_quat(q: vec4<f32>) -> bool {
-    return abs(dot(q, q) - 1.0) <= 1e-3;
+    return abs(dot(q, q) - 1.0) <= UNIT_QUAT_TOLERANCE;
 }
 
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {

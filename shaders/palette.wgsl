@@ -1,13 +1,15 @@
 // Skinning palette: one invocation per (character, joint) writes
 // palette = model-space joint matrix × inverse bind matrix. The WGSL twin of src/cpu/palette.rs.
-// Prepended at build time: records.wgsl, math.wgsl.
+
+#import records
+#import math
 
 const WORKGROUP_SIZE: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> poses: array<JointPose>;              // characters × joints
 @group(0) @binding(1) var<storage, read> inverse_bind: array<mat4x4<f32>>;     // joints
 @group(0) @binding(2) var<storage, read_write> palette: array<mat4x4<f32>>;    // characters × joints
-@group(0) @binding(3) var<uniform> dispatch: DispatchParams;                   // pad0 = joint count
+@group(0) @binding(3) var<uniform> dispatch: DispatchParams;                   // joints = per character
 
 // Rotation and translation as a column-major matrix (glam's Mat4::from_rotation_translation).
 fn rotation_translation(q: vec4<f32>, t: vec3<f32>) -> mat4x4<f32> {
@@ -37,7 +39,7 @@ fn palette_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     if (i >= dispatch.count) {
         return;
     }
-    let joint = i % dispatch.pad0;
+    let joint = i % dispatch.joints;
     let p = poses[i];
     palette[i] = rotation_translation(finite_rotation(p.rotation_ms), finite_point(p.position_ms).xyz) * inverse_bind[joint];
 }

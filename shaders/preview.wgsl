@@ -1,18 +1,15 @@
-// Preview renderer (src/gpu/preview.rs): a lit heightfield and characters drawn as one box
+// Preview renderer (crates/crowd-ik-tools/src/preview.rs): a lit heightfield and characters drawn as one box
 // per bone, rigidly skinned through the skinning palette written by palette.wgsl. This is a
 // render shader, not a solver kernel: it has no CPU twin. It doubles as the reference for the
 // skinning snippet in README.md.
 
+#import crowd
+
+// Keep in sync with CameraUniform in crates/crowd-ik-tools/src/preview.rs (tests/layout.rs).
 struct Camera {
     view_proj: mat4x4<f32>,
-    light_dir: vec4<f32>,       // xyz toward the light; w = joints per character
-}
-
-// Keep in sync with CharacterInput in src/crowd.rs.
-struct CharacterInput {
-    root_ws: vec4<f32>,         // translation; w = uniform scale
-    root_rotation: vec4<f32>,
-    foot_weights: vec4<f32>,
+    light_dir: vec4<f32>,       // xyz toward the light; w = 0
+    joints: vec4<u32>,          // x = joints per character; yzw = 0
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -55,7 +52,7 @@ fn vs_character(
     @location(3) color: vec4<f32>,
     @builtin(instance_index) character: u32,
 ) -> VertexOut {
-    let joints = u32(camera.light_dir.w);
+    let joints = camera.joints.x;
     let skin = palette[character * joints + joint];
     let model = (skin * vec4<f32>(position, 1.0)).xyz;
     let model_normal = (skin * vec4<f32>(normal, 0.0)).xyz;

@@ -1,5 +1,8 @@
-// Chain records, status codes and option bits shared with the CPU.
-// Keep in sync with src/records.rs and src/error.rs (tests/layout.rs checks the layouts).
+// Chain records shared with the CPU, byte for byte.
+// Keep in sync with src/records.rs (tests/layout.rs checks every layout with naga).
+// Status codes, option and info bits come from `constants` (generated from src/constants.rs).
+
+#import constants
 
 struct LimbSettings {
     target_ms: vec4<f32>,   // w = weight
@@ -52,42 +55,16 @@ struct FabrikSolved {
     status: vec4<u32>,
 }
 
-// One joint of a model-space pose. Keep in sync with JointPose in src/crowd.rs.
+// One joint of a model-space pose. Keep in sync with JointPose in src/crowd/records.rs.
 struct JointPose {
     position_ms: vec4<f32>,
     rotation_ms: vec4<f32>,
 }
 
-// Per-dispatch parameters. Keep in sync with DispatchParams in src/gpu/mod.rs.
+// Per-dispatch parameters. Keep in sync with DispatchParams in src/gpu/buffers.rs.
 struct DispatchParams {
-    count: u32,     // chains in this segment
+    count: u32,     // records in this segment
     groups_x: u32,  // workgroups along x of the 2-D dispatch
-    pad0: u32,
-    pad1: u32,
+    joints: u32,    // joints per character (palette); 0 for the chain kernels
+    reserved: u32,  // 0
 }
-
-// ChainError codes (src/error.rs).
-const ERR_NON_FINITE: u32 = 1u;
-const ERR_ZERO_LENGTH_BONE: u32 = 2u;
-const ERR_TARGET_ON_ROOT: u32 = 3u;
-const ERR_POLE_ON_AXIS: u32 = 4u;
-const ERR_DEGENERATE_MID_AXIS: u32 = 5u;
-const ERR_INVALID_PARAMETER: u32 = 6u;
-const ERR_JOINT_COUNT: u32 = 7u;
-const ERR_NOT_NORMALIZED: u32 = 8u;
-
-// records::option bits.
-const OPT_KNEE_LIMITS: u32 = 1u;
-const OPT_KEEP_END_ROTATION: u32 = 2u;
-const OPT_COPY_MID_ROTATION: u32 = 4u;
-const OPT_ALL: u32 = 7u;
-
-// records::info bits.
-const INFO_SOFTENED: u32 = 1u;
-const INFO_KNEE_LIMITED: u32 = 2u;
-const INFO_STRETCHED: u32 = 4u;
-const INFO_OUT_OF_REACH: u32 = 8u;
-const INFO_SWIVEL_FALLBACK: u32 = 16u;
-
-const MAX_FABRIK_JOINTS: u32 = 16u;
-const MAX_FABRIK_ITERATIONS: u32 = 4096u;

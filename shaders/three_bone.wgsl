@@ -1,5 +1,8 @@
 // Pseudo three-bone IK kernel: the WGSL twin of src/cpu/three_bone.rs.
-// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl, limb.wgsl.
+
+#import records
+#import chain
+#import limb
 
 const WORKGROUP_SIZE: u32 = 64u;
 

@@ -1,5 +1,8 @@
 // Two-bone IK kernel: the WGSL twin of src/cpu/two_bone.rs. One invocation per chain.
-// Prepended at build time: records.wgsl, math.wgsl, chain.wgsl, limb.wgsl.
+
+#import records
+#import chain
+#import limb
 
 const WORKGROUP_SIZE: u32 = 64u;
 

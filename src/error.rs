@@ -2,33 +2,35 @@
 
 use std::fmt;
 
+use crate::constants as c;
+
 /// Why one chain could not be solved. Inside a batch such a chain gets a flagged fallback:
 /// its FK pose, identity corrections, `reached = false` and this code in `status[1]`; no
 /// other chain is affected. At the API boundary `validate()` reports it as
 /// [`IkError::InvalidChain`].
 ///
-/// The codes are shared with the WGSL kernels (`shaders/records.wgsl`, `ERR_*`).
+/// The codes are shared with the WGSL kernels (`ERR_*` in [`crate::constants`]).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChainError {
     /// A position, rotation, target, pole or parameter is NaN or infinite.
-    NonFinite = 1,
+    NonFinite = c::ERR_NON_FINITE,
     /// A bone is shorter than `1e-6` (relative to the chain's extent).
-    ZeroLengthBone = 2,
+    ZeroLengthBone = c::ERR_ZERO_LENGTH_BONE,
     /// The target is on the start joint (closer than `1e-5 ×` chain length): no direction.
-    TargetOnRoot = 3,
+    TargetOnRoot = c::ERR_TARGET_ON_ROOT,
     /// The pole position or direction lies on the start→target axis: no bend plane.
-    PoleOnAxis = 4,
+    PoleOnAxis = c::ERR_POLE_ON_AXIS,
     /// The hinge axis lies in the plane of the bones (or along a straight limb).
-    DegenerateMidAxis = 5,
+    DegenerateMidAxis = c::ERR_DEGENERATE_MID_AXIS,
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
     /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, negative
     /// precision, or more than 4096 FABRIK iterations.
-    InvalidParameter = 6,
+    InvalidParameter = c::ERR_INVALID_PARAMETER,
     /// A FABRIK chain has fewer than 2 or more than 16 joints.
-    JointCount = 7,
+    JointCount = c::ERR_JOINT_COUNT,
     /// A rotation is not a unit quaternion (`| |q|² − 1 | > 1e-3`).
-    NotNormalized = 8,
+    NotNormalized = c::ERR_NOT_NORMALIZED,
 }
 
 impl ChainError {
@@ -36,14 +38,14 @@ impl ChainError {
     #[must_use]
     pub fn from_code(code: u32) -> Option<Self> {
         Some(match code {
-            1 => Self::NonFinite,
-            2 => Self::ZeroLengthBone,
-            3 => Self::TargetOnRoot,
-            4 => Self::PoleOnAxis,
-            5 => Self::DegenerateMidAxis,
-            6 => Self::InvalidParameter,
-            7 => Self::JointCount,
-            8 => Self::NotNormalized,
+            c::ERR_NON_FINITE => Self::NonFinite,
+            c::ERR_ZERO_LENGTH_BONE => Self::ZeroLengthBone,
+            c::ERR_TARGET_ON_ROOT => Self::TargetOnRoot,
+            c::ERR_POLE_ON_AXIS => Self::PoleOnAxis,
+            c::ERR_DEGENERATE_MID_AXIS => Self::DegenerateMidAxis,
+            c::ERR_INVALID_PARAMETER => Self::InvalidParameter,
+            c::ERR_JOINT_COUNT => Self::JointCount,
+            c::ERR_NOT_NORMALIZED => Self::NotNormalized,
             _ => return None,
         })
     }

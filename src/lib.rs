@@ -8,11 +8,14 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`records`] | chain and solved records, byte-for-byte the GPU layout |
-//! | [`cpu`] | the CPU reference solvers and batch jobs (twins of the WGSL kernels), aim, foot IK, palette, clip sampling |
-//! | [`gpu`] | `GpuSolver` (chain kernels), `crowd::CrowdSolver` (foot IK), `palette::PaletteBuilder`, `pose_source::ClipPoseSource`, `preview::Preview`, timestamps |
-//! | [`crowd`] | foot-IK rig, crowd, ground (heightfield, caller hits) and result records |
+//! | [`constants`] | status codes, option/info bits and thresholds, shared with the WGSL kernels |
+//! | [`cpu`] | the CPU reference solvers and batch jobs (twins of the WGSL kernels), aim, foot IK ([`cpu::FootIkJob`]), palette, clip sampling, [`cpu::CpuPath`] |
+//! | [`gpu`] | [`gpu::GpuContext`], [`gpu::GpuSolver`] (chain kernels), [`gpu::CrowdSolver`] (foot IK), [`gpu::PaletteBuilder`], [`gpu::ClipPoseSource`], timestamps |
+//! | [`crowd`] | foot-IK rig, ground (heightfield and its loaders, caller hits) and the records both twins read |
 //! | [`bvh`] | BVH skeleton and motion loader |
-//! | [`scene`], [`workload`] | procedural biped, walk cycle and crowd; deterministic benchmark inputs |
+//!
+//! Everything a caller usually needs, CPU and GPU, is in [`prelude`]. The algorithms, their
+//! parameters and conventions are described in `docs/ALGORITHMS.md`.
 //!
 //! ```
 //! use crowd_ik::prelude::*;
@@ -31,21 +34,32 @@
 //! # Ok::<(), crowd_ik::IkError>(())
 //! ```
 //!
-//! See `README.md` for the data layout, every parameter and the tolerance contract.
+//! See `README.md` for the data layout, every parameter and the tolerance contract, and
+//! `docs/ALGORITHMS.md` for the math.
 
 #![warn(missing_docs)]
 // `!(x > eps)` is deliberate throughout the solvers: NaN must fail a check, and the WGSL
 // twins read the same way.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+/// Declares each entry of `src/constants.rs` as a documented `pub const` (build.rs reads
+/// the same file to generate the WGSL module `constants`).
+macro_rules! shared_constants {
+    ($( $(#[$meta:meta])* $name:ident : $ty:ty = $value:expr; )*) => {
+        $( $(#[$meta])* pub const $name: $ty = $value; )*
+    };
+}
+
 pub mod bvh;
+/// Constants shared by the CPU solvers and the WGSL kernels (status codes, option and info
+/// bits, thresholds, limits), written once in `src/constants.rs`: `build.rs` generates the
+/// kernels' `constants` module from the same file.
+pub mod constants;
 pub mod cpu;
 pub mod crowd;
 mod error;
 pub mod gpu;
 pub mod records;
-pub mod scene;
-pub mod workload;
 
 pub use error::{ChainError, IkError};
 pub use records::{
@@ -57,7 +71,11 @@ pub use wgpu;
 
 /// Everything a caller usually needs.
 pub mod prelude {
-    pub use crate::cpu::{AimJob, AimMethod, BatchJob, BatchSummary, FabrikJob, FabrikMode, ThreeBoneJob, TwoBoneJob};
+    pub use crate::cpu::{
+        AimJob, AimMethod, BatchJob, BatchSummary, CpuPath, FabrikJob, FabrikMode, FootIkJob, ThreeBoneJob, TwoBoneJob,
+    };
+    pub use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose};
+    pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option};
     pub use crate::{
         BendMode, ChainError, FabrikChain, FabrikSolved, IkError, LimbBuilder, PoleMode, ThreeBoneChain,

@@ -16,7 +16,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
 
 /// Most joints a FABRIK chain may have (the fixed size of [`FabrikChain`]).
-pub const MAX_FABRIK_JOINTS: usize = 16;
+pub const MAX_FABRIK_JOINTS: usize = crate::constants::MAX_FABRIK_JOINTS as usize;
 
 /// How the plane the limb bends in is chosen (two-bone and pseudo three-bone).
 #[repr(u32)]
@@ -81,30 +81,30 @@ impl BendMode {
 /// Option bits stored in `mode[2]` of a chain record.
 pub mod option {
     /// Knee limits (`params.z`, `params.w` = cos θmin, cos θmax) are on.
-    pub const KNEE_LIMITS: u32 = 1;
+    pub const KNEE_LIMITS: u32 = crate::constants::OPT_KNEE_LIMITS;
     /// The last joint keeps its FK model-space rotation instead of following its parent
     /// (ozz-animation's default is to follow). Makes an end-effector offset exact.
-    pub const KEEP_END_ROTATION: u32 = 2;
+    pub const KEEP_END_ROTATION: u32 = crate::constants::OPT_KEEP_END_ROTATION;
     /// Pseudo three-bone only: blend the third joint toward the second joint's new
     /// orientation itself rather than toward "new second joint × recorded local rotation".
-    pub const COPY_MID_ROTATION: u32 = 4;
+    pub const COPY_MID_ROTATION: u32 = crate::constants::OPT_COPY_MID_ROTATION;
     /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
-    pub const ALL: u32 = KNEE_LIMITS | KEEP_END_ROTATION | COPY_MID_ROTATION;
+    pub const ALL: u32 = crate::constants::OPT_ALL;
 }
 
 /// Informational bits in `status[2]` of a solved record: what the solver had to do.
 pub mod info {
     /// The target was further than `soften × chain length` and was eased (ozz's soften).
-    pub const SOFTENED: u32 = 1;
+    pub const SOFTENED: u32 = crate::constants::INFO_SOFTENED;
     /// The solved reach was clamped by the knee limits.
-    pub const KNEE_LIMITED: u32 = 2;
+    pub const KNEE_LIMITED: u32 = crate::constants::INFO_KNEE_LIMITED;
     /// The bones were stretched toward the target.
-    pub const STRETCHED: u32 = 4;
+    pub const STRETCHED: u32 = crate::constants::INFO_STRETCHED;
     /// The target is out of reach: too far, or closer than the bones can fold.
-    pub const OUT_OF_REACH: u32 = 8;
+    pub const OUT_OF_REACH: u32 = crate::constants::INFO_OUT_OF_REACH;
     /// The zero-plane map was at its singular point (start→target axis along the north
     /// axis) and used its fixed fallback axis.
-    pub const SWIVEL_FALLBACK: u32 = 16;
+    pub const SWIVEL_FALLBACK: u32 = crate::constants::INFO_SWIVEL_FALLBACK;
 }
 
 macro_rules! assert_layout {

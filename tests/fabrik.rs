@@ -219,11 +219,11 @@ fn records_hold_their_joint_count_and_zeros_past_it_on_every_path() {
         }
     }
     // Two-bone and three-bone records hold 3 and 4 joints, solved or not.
-    let two = crowd_ik::workload::two_bone(64, 5);
+    let two = crowd_ik_tools::workload::two_bone(64, 5);
     let mut out = vec![TwoBoneSolved::default(); two.len()];
     TwoBoneJob::new(&two, &mut out).run().unwrap();
     assert!(out.iter().all(|o| o.joints_written() == 3));
-    let three = crowd_ik::workload::three_bone(64, 5);
+    let three = crowd_ik_tools::workload::three_bone(64, 5);
     let mut out = vec![ThreeBoneSolved::default(); three.len()];
     ThreeBoneJob::new(&three, &mut out).run().unwrap();
     assert!(out.iter().all(|o| o.joints_written() == 4));

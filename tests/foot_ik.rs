@@ -76,7 +76,7 @@ fn planted_feet_land_on_the_ground_aligned_within_the_limits() {
 #[test]
 fn lifted_feet_holes_cliffs_and_walls_keep_their_fk_pose() {
     let rig = biped_rig();
-    let mut hf = Heightfield::hills(Vec2::new(-5.0, -5.0), 0.25, 41, 41, 0.0); // flat at 0
+    let mut hf = crowd_ik_tools::terrain::hills(Vec2::new(-5.0, -5.0), 0.25, 41, 41, 0.0); // flat at 0
     let pose = random_pose(&mut Rng(71));
     let place = |x: f32| CharacterInput::new(Vec3::new(x, 0.0, 0.0), Quat::IDENTITY);
     // Hole under x ≈ 2.1 (left foot of a character at x = 2), cliff far below x ≈ -1.9,
@@ -209,7 +209,7 @@ fn rigs_heightfields_and_frames_are_validated() {
 
 #[test]
 fn heightfields_load_from_npy_and_raw() {
-    let hf = Heightfield::hills(Vec2::new(1.0, 2.0), 0.5, 7, 5, 1.0);
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(1.0, 2.0), 0.5, 7, 5, 1.0);
     let back = Heightfield::from_npy(&hf.to_npy(), hf.origin, hf.cell).unwrap();
     assert_eq!(back, hf);
     let raw: Vec<u8> = hf.heights.iter().flat_map(|h| h.to_le_bytes()).collect();
@@ -243,7 +243,7 @@ fn cmu_motion_capture_over_hills() {
         BipedSettings::default(),
     )
     .unwrap();
-    let hf = Heightfield::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
     let ground = Ground::Heightfield(hf.clone());
     // The clip's floor: a low percentile of the sole heights (ankle less foot height), robust
     // to the odd tilted foot.

@@ -113,7 +113,7 @@ fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     let bad: Vec<usize> = (0..out.len()).filter(|&i| out[i].status[1] == ChainError::JointCount as u32).collect();
     assert_eq!(bad, (0..40).map(|i| i * 71).collect::<Vec<_>>(), "exactly the chains with a bad count");
 
-    let four: Vec<FabrikChain> = crowd_ik::workload::fabrik(500, 4, 8, 11);
+    let four: Vec<FabrikChain> = crowd_ik_tools::workload::fabrik(500, 4, 8, 11);
     check_fabrik(&mut gpu, &four, "fabrik 4 joints after a mixed batch");
 }
 
@@ -224,7 +224,7 @@ fn four_million_chains_on_a_device_with_default_limits() {
     drop(own);
     let mut gpu = GpuSolver::new(&device, &queue).unwrap();
     let n = 4 * 1024 * 1024;
-    let chains = crowd_ik::workload::two_bone(n, 7);
+    let chains = crowd_ik_tools::workload::two_bone(n, 7);
     assert!(gpu.chains_per_segment(Kind::TwoBone) < n, "this batch must be split");
     check_two_bone(&mut gpu, &chains, "two_bone 4M, default limits");
     assert!(gpu.outputs(Kind::TwoBone).count() > 1);
@@ -239,7 +239,7 @@ fn empty_batches_are_a_no_op_and_mismatches_are_errors() {
     let mut encoder = gpu.device().create_command_encoder(&Default::default());
     gpu.encode(&mut encoder); // nothing uploaded at all for two kinds: still valid
     gpu.queue().submit([encoder.finish()]);
-    let chains = crowd_ik::workload::two_bone(10, 1);
+    let chains = crowd_ik_tools::workload::two_bone(10, 1);
     let mut short = vec![TwoBoneSolved::default(); 9];
     assert_eq!(gpu.solve(&chains, &mut short), Err(GpuError::LengthMismatch { chains: 10, outputs: 9 }));
     gpu.upload(&chains).unwrap();

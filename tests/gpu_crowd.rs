@@ -181,7 +181,7 @@ fn quadrupeds_with_pseudo_three_bone_hind_legs_match_the_cpu() {
 fn crowd_solver_rejects_bad_frames() {
     let Some((device, queue)) = device() else { return };
     let rig = biped_rig();
-    let ground = Ground::Heightfield(Heightfield::hills(Vec2::ZERO, 1.0, 8, 8, 1.0));
+    let ground = Ground::Heightfield(crowd_ik_tools::terrain::hills(Vec2::ZERO, 1.0, 8, 8, 1.0));
     let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
     let chars = [CharacterInput::new(Vec3::ZERO, Quat::IDENTITY)];
     assert!(matches!(gpu.upload(&chars, &[JointPose::default(); 11], &[]), Err(GpuError::Input(_))));
@@ -213,7 +213,7 @@ fn fixed_knee_pole_directions_match_the_cpu() {
 fn poses_from_a_gpu_buffer_feed_foot_ik() {
     use crowd_ik::cpu::clip_sample::sample_clip;
     use crowd_ik::gpu::pose_source::ClipPoseSource;
-    use crowd_ik::scene::{biped_parents, walk_pose};
+    use crowd_ik_tools::scene::{biped_parents, walk_pose};
     let Some((device, queue)) = device() else { return };
     let parents = biped_parents();
     // The walk cycle as a 32-frame clip of local transforms.

@@ -1,5 +1,6 @@
 //! The WGSL records (parsed by naga) have exactly the Rust records' sizes and member offsets,
-//! and the WGSL status/option/info constants equal the Rust ones.
+//! the WGSL status/option/info constants equal the Rust ones, no shader declares a shared
+//! constant by hand, and the source tree keeps its layering (no import cycle).
 
 use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
@@ -8,9 +9,9 @@ use crowd_ik::prelude::*;
 use crowd_ik::records::LimbSettings;
 use crowd_ik::ChainError;
 
+/// `shaders/records.wgsl` with its imports (the generated `constants` module).
 fn module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/records.wgsl")).unwrap();
-    naga::front::wgsl::parse_str(&source).expect("records.wgsl parses")
+    naga::front::wgsl::parse_str(crowd_ik::gpu::shaders::RECORDS_WGSL).expect("records.wgsl parses")
 }
 
 /// name → (size, [(member, offset)]) for every WGSL struct, with naga's layout.
@@ -57,8 +58,28 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
     check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
-    check_struct!(s, "LegRecord", LegRecord, [joints, mode, knee_axis, limits, foot_up, pole]);
-    check_struct!(s, "RigRecord", RigRecord, [header, grid, ground, params, legs]);
+    check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole]);
+    check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, legs]);
+}
+
+/// Every uniform struct a shader declares has its Rust twin's size and member offsets.
+#[test]
+fn wgsl_uniforms_match_rust_uniforms() {
+    use crowd_ik::gpu::buffers::DispatchParams;
+    use crowd_ik::gpu::pose_source::ClipParams;
+    use crowd_ik::gpu::shaders::{CLIP_SAMPLE_WGSL, PREVIEW_WGSL};
+    use crowd_ik_tools::preview::CameraUniform;
+    let s = wgsl_structs(&module());
+    check_struct!(s, "DispatchParams", DispatchParams, [count, groups_x, joints, reserved]);
+    let s = wgsl_structs(&naga::front::wgsl::parse_str(CLIP_SAMPLE_WGSL).unwrap());
+    check_struct!(
+        s,
+        "ClipParams",
+        ClipParams,
+        [count, groups_x, joints, frames, time, frame_time, reserved0, reserved1]
+    );
+    let s = wgsl_structs(&naga::front::wgsl::parse_str(PREVIEW_WGSL).unwrap());
+    check_struct!(s, "Camera", CameraUniform, [view_proj, light_dir, joints]);
 }
 
 #[test]
@@ -157,4 +178,127 @@ fn the_readme_skinning_snippet_is_valid_wgsl() {
         .validate(&module)
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(snippet)));
     assert!(module.functions.iter().any(|(_, f)| f.name.as_deref() == Some("skin_to_world")));
+}
+
+/// Each shared constant is written once, in `src/constants.rs`: the generated WGSL module
+/// holds the same values as the Rust constants (f32 bit for bit), and no file under
+/// `shaders/` declares one by hand.
+#[test]
+fn shared_constants_have_one_source() {
+    use crowd_ik::gpu::shaders::{CONSTANTS_WGSL, CONSTANT_NAMES};
+    let m = naga::front::wgsl::parse_str(CONSTANTS_WGSL).unwrap();
+    let mut wgsl = HashMap::new();
+    for (_, c) in m.constants.iter() {
+        let value = match &m.global_expressions[c.init] {
+            naga::Expression::Literal(naga::Literal::U32(v)) => f64::from(*v),
+            naga::Expression::Literal(naga::Literal::F32(v)) => f64::from(*v),
+            other => panic!("{:?}: unexpected {other:?}", c.name),
+        };
+        wgsl.insert(c.name.clone().unwrap(), value);
+    }
+    use crowd_ik::constants as c;
+    let rust: &[(&str, f64)] = &[
+        ("ZERO_BONE", f64::from(c::ZERO_BONE)),
+        ("ON_ROOT", f64::from(c::ON_ROOT)),
+        ("POLE_ON_AXIS2", f64::from(c::POLE_ON_AXIS2)),
+        ("MIN_HINGE", f64::from(c::MIN_HINGE)),
+        ("STRAIGHT", f64::from(c::STRAIGHT)),
+        ("UNIT_QUAT_TOLERANCE", f64::from(c::UNIT_QUAT_TOLERANCE)),
+        ("MIN_GROUND_NORMAL_Y", f64::from(c::MIN_GROUND_NORMAL_Y)),
+        ("MAX_LEGS", crowd_ik::crowd::MAX_LEGS as f64),
+        ("NONE", f64::from(crowd_ik::crowd::NONE)),
+        ("FOOT_HIT", f64::from(crowd_ik::crowd::foot::HIT)),
+        ("FOOT_SOLVED", f64::from(crowd_ik::crowd::foot::SOLVED)),
+        ("FOOT_REACHED", f64::from(crowd_ik::crowd::foot::REACHED)),
+        ("FOOT_ANGLE_LIMITED", f64::from(crowd_ik::crowd::foot::ANGLE_LIMITED)),
+        ("FOOT_KNEE_LIMITED", f64::from(crowd_ik::crowd::foot::KNEE_LIMITED)),
+    ];
+    for (name, value) in rust {
+        assert_eq!(wgsl[*name], *value, "{name}");
+    }
+    assert_eq!(wgsl.len(), CONSTANT_NAMES.len());
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            if let Some(rest) = line.trim().strip_prefix("const ") {
+                let name = rest.split(':').next().unwrap().trim();
+                assert!(!CONSTANT_NAMES.contains(&name), "{}: declares {name}; import `constants`", path.display());
+            }
+        }
+    }
+}
+
+/// The crate's modules form layers with no import cycle: `constants`, `records`, `error` at
+/// the bottom, `crowd` (rig, ground, records) above them, the solvers (`cpu`) above that, the
+/// GPU objects (`gpu`) and loaders (`bvh`) on top. Read from the `use crate::…` and
+/// `crate::…` paths of every file under `src/`.
+#[test]
+fn source_modules_have_no_import_cycle() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(src)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    // Top-level module of each file (`src/cpu/wide/isa.rs` → `cpu`, `src/error.rs` → `error`).
+    let module_of = |path: &std::path::Path| -> String {
+        let rel = path.strip_prefix(src).unwrap();
+        let first = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = files.iter().map(|p| module_of(p)).filter(|m| m != "lib").collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in &files {
+        let from = module_of(path);
+        if from == "lib" {
+            continue; // the crate root re-exports; it is not a layer
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        for (at, _) in text.match_indices("crate::") {
+            let rest = &text[at + "crate::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let preceded = text[..at].chars().last().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !preceded && modules.contains(&name) && name != from {
+                edges.entry(from.clone()).or_default().insert(name);
+            }
+        }
+    }
+    // `error` names `cpu::CpuPath` in one variant; the error types are the crate's vocabulary,
+    // not a layer, so only edges out of `error` are left out.
+    edges.remove("error");
+    assert!(!edges.get("crowd").is_some_and(|e| e.contains("cpu")), "crowd imports cpu: {edges:?}");
+    // Depth-first search for a cycle.
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) {
+        match state.get(m) {
+            Some(2) => return,
+            Some(1) => panic!("import cycle: {} -> {m}", path.join(" -> ")),
+            _ => {}
+        }
+        state.insert(m.to_string(), 1);
+        path.push(m.to_string());
+        for next in edges.get(m).into_iter().flatten() {
+            visit(next, edges, state, path);
+        }
+        path.pop();
+        state.insert(m.to_string(), 2);
+    }
+    let mut state = BTreeMap::new();
+    for m in &modules {
+        visit(m, &edges, &mut state, &mut Vec::new());
+    }
 }

@@ -11,8 +11,8 @@ use crowd_ik::crowd::*;
 use crowd_ik::gpu::adapter_from_env;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
-use crowd_ik::gpu::preview::{Camera, Preview};
-use crowd_ik::scene::{biped_boxes, biped_rig, walk_pose, FOOT_HEIGHT};
+use crowd_ik_tools::preview::{Camera, Preview};
+use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, FOOT_HEIGHT};
 use glam::{Mat4, Quat, Vec2, Vec3};
 
 const W: u32 = 400;
@@ -97,8 +97,8 @@ fn rendered_soles_rest_on_the_terrain_with_ik_and_not_without() {
     let (off, _, _) = render(&device, &queue, false);
     assert_eq!(on, on_again, "rendering is deterministic");
     if let Ok(dir) = std::env::var("CROWD_IK_SAVE_RENDERS") {
-        std::fs::write(format!("{dir}/render_ik_on.png"), crowd_ik::gpu::preview::png(W, H, &on)).unwrap();
-        std::fs::write(format!("{dir}/render_ik_off.png"), crowd_ik::gpu::preview::png(W, H, &off)).unwrap();
+        std::fs::write(format!("{dir}/render_ik_on.png"), crowd_ik_tools::image::png(W, H, &on)).unwrap();
+        std::fs::write(format!("{dir}/render_ik_off.png"), crowd_ik_tools::image::png(W, H, &off)).unwrap();
     }
     let shoes = on.chunks(4).filter(|p| is_shoe(p)).count();
     let body = on.chunks(4).filter(|p| !is_shoe(p) && f32::from(p[0]) > 2.5 * f32::from(p[2]) && p[0] > p[1]).count();
@@ -175,7 +175,7 @@ fn gpu_pose_source_matches_the_cpu_twin() {
         Err(_) => {
             assert!(!in_ci(), "CI=true but the CMU clip is missing: install assimp-testmodels");
             // Local transforms of the procedural walk (model = local for its flat hierarchy use).
-            let parents = crowd_ik::scene::biped_parents();
+            let parents = crowd_ik_tools::scene::biped_parents();
             let local: Vec<JointPose> = (0..32)
                 .flat_map(|f| -> Vec<JointPose> {
                     let (model, _) = walk_pose(f as f32 / 32.0 * std::f32::consts::TAU);

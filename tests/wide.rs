@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use crowd_ik::cpu::{three_bone, two_bone, CpuPath};
 use crowd_ik::prelude::*;
-use crowd_ik::workload;
+use crowd_ik_tools::workload;
 
 /// The SIMD paths this CPU runs (printed, so a log shows what was tested).
 fn simd_paths() -> Vec<CpuPath> {

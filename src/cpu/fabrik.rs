@@ -9,7 +9,7 @@ use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOI
 use crate::ChainError;
 
 /// Most iterations a chain may ask for.
-pub const MAX_FABRIK_ITERATIONS: u32 = 4096;
+pub const MAX_FABRIK_ITERATIONS: u32 = crate::constants::MAX_FABRIK_ITERATIONS;
 
 /// How many iterations FABRIK runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

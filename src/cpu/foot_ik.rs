@@ -16,38 +16,11 @@ use super::math::{
     quat_from_axis_cos_sin, reject, rotation_arc,
 };
 use crate::crowd::{
-    foot, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS, NONE,
+    foot, sample_heightfield, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, SolverLeg, SolverRig,
+    MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
 use crate::{ChainError, IkError};
-
-/// Bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
-/// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
-/// `ground` = origin X, origin Z, cell size.
-#[must_use]
-pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<(f32, Vec3)> {
-    let (nx, nz) = (grid[0], grid[1]);
-    let u = (x - ground[0]) / ground[2];
-    let v = (z - ground[1]) / ground[2];
-    if !(u >= 0.0 && v >= 0.0 && u <= (nx - 1) as f32 && v <= (nz - 1) as f32) {
-        return None;
-    }
-    let i = (u.floor() as u32).min(nx - 2);
-    let j = (v.floor() as u32).min(nz - 2);
-    let fx = u - i as f32;
-    let fz = v - j as f32;
-    let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
-    let (h00, h10, h01, h11) = (at(i, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1));
-    if !finite4([h00, h10, h01, h11]) {
-        return None;
-    }
-    let h0 = h00 + (h10 - h00) * fx;
-    let h1 = h01 + (h11 - h01) * fx;
-    let h = h0 + (h1 - h0) * fz;
-    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / ground[2];
-    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / ground[2];
-    Some((h, Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
-}
 
 /// What the kernel needs of the ground.
 pub(crate) struct GroundData<'a> {
@@ -57,7 +30,7 @@ pub(crate) struct GroundData<'a> {
 
 /// Ground under leg `leg` of a character at world `(x, z)`: `(point, normal)`.
 fn ground_query(
-    rig: &RigRecord,
+    rig: &SolverRig,
     g: &GroundData,
     hits: &[GroundHit],
     leg: usize,
@@ -79,7 +52,7 @@ fn ground_query(
         return None;
     }
     let n = v3(hit.normal_ws);
-    if !(n.y > 1e-3 * n.length()) {
+    if !(n.y > crate::constants::MIN_GROUND_NORMAL_Y * n.length()) {
         return None; // not ground: a wall or an overhang
     }
     Some((v3(hit.point_ws), n.normalize()))
@@ -87,7 +60,7 @@ fn ground_query(
 
 /// Height of the ground at `(x, z)` for reporting sole errors: the heightfield where it has
 /// a sample, else the plane of the foot's hit.
-fn ground_height(rig: &RigRecord, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
+fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
     if rig.header[3] == 0 {
         if let Some((h, _)) = sample_heightfield(
             g.heights,
@@ -105,7 +78,7 @@ fn ground_height(rig: &RigRecord, g: &GroundData, point: Vec3, normal: Vec3, x: 
 /// How far the hip must drop (world up) for `target_ws` to come within the leg's reach:
 /// `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b`), less 1e-4 so the solve stays inside the
 /// knee limit; at most the hip's height above the target.
-fn reach_drop(pose: &[JointPose], leg: &crate::crowd::LegRecord, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
+fn reach_drop(pose: &[JointPose], leg: &SolverLeg, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
     let p = |k: usize| pose[leg.joints[k] as usize].position();
     let a = (p(1) - p(0)).length() * s;
     let b = (p(2) - p(1)).length() * s;
@@ -121,7 +94,7 @@ fn reach_drop(pose: &[JointPose], leg: &crate::crowd::LegRecord, s: f32, hip_ws:
 }
 
 /// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
-fn reference_joint(leg: &crate::crowd::LegRecord) -> usize {
+fn reference_joint(leg: &SolverLeg) -> usize {
     (if leg.mode[0] == 1 { leg.joints[3] } else { leg.joints[2] }) as usize
 }
 
@@ -152,7 +125,7 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
 /// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode).
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's bindings
 pub(crate) fn foot_ik(
-    rig: &RigRecord,
+    rig: &SolverRig,
     table: &[u32],
     g: &GroundData,
     ch: &CharacterInput,
@@ -386,7 +359,7 @@ impl FootIkJob<'_> {
     fn solve(&mut self, par: bool) -> Result<(), IkError> {
         self.validate()?;
         let n = self.rig.joint_count();
-        let rig = self.rig.gpu_rig(self.ground);
+        let rig = self.rig.solver_rig(self.ground);
         let table = self.rig.joint_table();
         let heights: &[f32] = match self.ground {
             Ground::Heightfield(h) => &h.heights,

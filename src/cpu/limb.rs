@@ -15,16 +15,7 @@ use super::math::{
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
 
-/// A bone shorter than this fraction of the limb's total length is "zero length".
-pub(crate) const ZERO_BONE: f32 = 1e-6;
-/// A target closer to the start joint than this fraction of the limb length is "on the root".
-pub(crate) const ON_ROOT: f32 = 1e-5;
-/// Squared sine of the smallest angle between a pole and the start→target axis.
-pub(crate) const POLE_ON_AXIS2: f32 = 1e-8;
-/// Smallest length of the hinge axis once made perpendicular to both bones (unit input).
-pub(crate) const MIN_HINGE: f32 = 1e-3;
-/// Sine of the bend below which a limb counts as straight when picking its bend side.
-pub(crate) const STRAIGHT: f32 = 1e-6;
+pub(crate) use crate::constants::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 
 /// Result of the limb core.
 #[derive(Clone, Copy, Debug)]

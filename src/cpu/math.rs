@@ -39,7 +39,7 @@ pub(crate) fn finite_rotation(q: [f32; 4]) -> [f32; 4] {
 /// `true` when `| |q|² − 1 | ≤ 1e-3`.
 #[inline]
 pub(crate) fn is_unit_quat(q: Quat) -> bool {
-    (q.length_squared() - 1.0).abs() <= 1e-3
+    (q.length_squared() - 1.0).abs() <= crate::constants::UNIT_QUAT_TOLERANCE
 }
 
 /// Component of `v` perpendicular to the unit vector `n`.

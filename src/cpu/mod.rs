@@ -25,6 +25,7 @@ use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved,
 use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
+pub use foot_ik::FootIkJob;
 pub use three_bone::{three_bone, validate_three_bone};
 pub use two_bone::{two_bone, validate_two_bone};
 

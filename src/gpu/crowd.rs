@@ -1,11 +1,14 @@
 //! Crowd foot IK on the GPU: one dispatch for the whole crowd, poses in and out of GPU
 //! buffers (the twin of [`crate::cpu::foot_ik::FootIkJob`]).
 
-use super::{
-    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, uniform_buffer, DispatchParams, ErrorScopes,
-    GpuError, LostFlag,
+use super::buffers::{
+    compute_pipeline, dispatch_size, map_read, staging_buffer, storage_buffer as storage, uniform_buffer,
+    DispatchParams,
 };
-use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, RigRecord, MAX_LEGS};
+use super::context::{GpuContext, PassTimer};
+use super::error::GpuError;
+use super::shaders;
+use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, SolverRig, MAX_LEGS};
 
 /// Rounds the characters one storage binding holds (the largest per-character array
 /// decides) down to a multiple of 16, which keeps every segment offset 256-byte aligned.
@@ -22,8 +25,7 @@ fn segment_size(max_binding: u64, per_character: [u64; 4]) -> usize {
 /// corrected poses stay in [`CrowdSolver::pose_output`] (`JointPose` per joint,
 /// character-major) for skinning; [`CrowdSolver::read`] reads them back for tools and tests.
 pub struct CrowdSolver {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
+    context: GpuContext,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     joint_count: usize,
@@ -34,11 +36,8 @@ pub struct CrowdSolver {
     frame: Option<Frame>,
     external_poses: Option<wgpu::Buffer>,
     count: usize,
-    max_groups: u32,
-    max_buffer: u64,
     segment_characters: usize,
-    lost: LostFlag,
-    timer: Option<super::timer::GpuTimer>,
+    timer: PassTimer,
 }
 
 /// One buffer per array for the whole crowd; each segment of at most
@@ -71,32 +70,27 @@ fn per_character(joints: usize, hits_mode: bool) -> [u64; 4] {
     ]
 }
 
-fn storage(device: &wgpu::Device, label: &str, size: u64, extra: wgpu::BufferUsages) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size.max(16),
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
-        mapped_at_creation: false,
-    })
-}
-
 impl CrowdSolver {
     /// Builds the pipeline and uploads the rig and ground. The rig and heightfield are
     /// validated first.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, rig: &FootRig, ground: &Ground) -> Result<Self, GpuError> {
+        Self::with_context(&GpuContext::new(device, queue), rig, ground)
+    }
+
+    /// [`CrowdSolver::new`] on a shared context.
+    pub fn with_context(context: &GpuContext, rig: &FootRig, ground: &Ground) -> Result<Self, GpuError> {
+        let (device, queue) = (context.device(), context.queue());
         rig.validate().map_err(GpuError::Input)?;
         if let Ground::Heightfield(h) = ground {
             h.validate().map_err(GpuError::Input)?;
         }
-        let lost = LostFlag::install(device);
-        let limits = device.limits();
-        let scope = ErrorScopes::push(device);
+        let scope = context.error_scopes();
         let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
         let rig_buf =
-            storage(device, "foot_ik rig", std::mem::size_of::<RigRecord>() as u64, wgpu::BufferUsages::empty());
+            storage(device, "foot_ik rig", std::mem::size_of::<SolverRig>() as u64, wgpu::BufferUsages::empty());
         let table = rig.joint_table();
         let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
-        queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.gpu_rig(ground)));
+        queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.solver_rig(ground)));
         queue.write_buffer(&table_buf, 0, bytemuck::cast_slice(&table));
         let heights: &[f32] = match ground {
             Ground::Heightfield(h) => &h.heights,
@@ -106,8 +100,7 @@ impl CrowdSolver {
         queue.write_buffer(&heights_buf, 0, bytemuck::cast_slice(heights));
         scope.pop()?;
         Ok(Self {
-            device: device.clone(),
-            queue: queue.clone(),
+            context: context.clone(),
             pipeline,
             layout,
             joint_count: rig.joint_count(),
@@ -118,14 +111,11 @@ impl CrowdSolver {
             frame: None,
             external_poses: None,
             count: 0,
-            max_groups: limits.max_compute_workgroups_per_dimension,
-            max_buffer: limits.max_buffer_size,
             segment_characters: segment_size(
-                limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+                context.max_binding_bytes(),
                 per_character(rig.joint_count(), matches!(ground, Ground::Hits)),
             ),
-            lost,
-            timer: None,
+            timer: PassTimer::default(),
         })
     }
 
@@ -136,7 +126,7 @@ impl CrowdSolver {
         per_character(self.joint_count, self.hits_mode)
             .iter()
             .filter(|b| **b > 0)
-            .map(|b| (self.max_buffer / b) as usize)
+            .map(|b| (self.context.limits().max_buffer_size / b) as usize)
             .min()
             .unwrap_or(0)
     }
@@ -172,7 +162,7 @@ impl CrowdSolver {
         poses: &[JointPose],
         hits: &[GroundHit],
     ) -> Result<(), GpuError> {
-        self.lost.check()?;
+        self.context.check_lost()?;
         let c = characters.len();
         let mismatch = |m: String| Err(GpuError::Input(crate::IkError::FrameMismatch(m)));
         let want_poses = if self.external_poses.is_some() { 0 } else { c * self.joint_count };
@@ -191,33 +181,34 @@ impl CrowdSolver {
                 return mismatch(format!("the pose source holds {} bytes, {c} characters need more", ext.size()));
             }
         }
-        let scope = ErrorScopes::push(&self.device);
+        let scope = self.context.error_scopes();
+        let queue = self.context.queue();
         if self.frame.as_ref().is_none_or(|f| f.capacity < c) {
             let capacity = c.next_power_of_two().max(64).min(self.max_characters().max(1));
             self.frame = Some(self.make_frame(capacity));
         }
         let frame = self.frame.as_ref().expect("just made");
-        self.queue.write_buffer(&frame.characters, 0, bytemuck::cast_slice(characters));
+        queue.write_buffer(&frame.characters, 0, bytemuck::cast_slice(characters));
         if self.external_poses.is_none() {
-            self.queue.write_buffer(&frame.poses_in, 0, bytemuck::cast_slice(poses));
+            queue.write_buffer(&frame.poses_in, 0, bytemuck::cast_slice(poses));
         }
         if self.hits_mode {
-            self.queue.write_buffer(&frame.hits, 0, bytemuck::cast_slice(hits));
+            queue.write_buffer(&frame.hits, 0, bytemuck::cast_slice(hits));
         }
+        let max_groups = self.context.max_workgroups_per_dimension();
         let frame = self.frame.as_mut().expect("just made");
         for (k, seg) in frame.segments.iter_mut().enumerate() {
             let Some(seg) = seg else { continue };
             seg.count = c.saturating_sub(k * self.segment_characters).min(self.segment_characters);
-            let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
-            let params = DispatchParams { count: seg.count as u32, groups_x: groups[0], pad0: 0, pad1: 0 };
-            self.queue.write_buffer(&seg.params, 0, bytemuck::bytes_of(&params));
+            let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], max_groups);
+            queue.write_buffer(&seg.params, 0, bytemuck::bytes_of(&DispatchParams::new(seg.count, groups)));
         }
         self.count = c;
         scope.pop()
     }
 
     fn make_frame(&self, capacity: usize) -> Frame {
-        let d = &self.device;
+        let d = self.context.device();
         let pose_bytes = (capacity * self.joint_count * std::mem::size_of::<JointPose>()) as u64;
         let characters = storage(
             d,
@@ -309,33 +300,29 @@ impl CrowdSolver {
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         let Some(frame) = self.frame.as_ref().filter(|_| self.count > 0) else { return };
         {
-            let timestamp_writes = self.timer.as_ref().map(super::timer::GpuTimer::writes);
+            let timestamp_writes = self.timer.writes();
+            let max_groups = self.context.max_workgroups_per_dimension();
             let mut pass =
                 encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("foot_ik"), timestamp_writes });
             pass.set_pipeline(&self.pipeline);
             for seg in frame.segments.iter().flatten().filter(|s| s.count > 0) {
-                let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], self.max_groups);
+                let groups = dispatch_size(seg.count, shaders::FOOT_IK_WORKGROUP_SIZE[0], max_groups);
                 pass.set_bind_group(0, &seg.bind_group, &[]);
                 pass.dispatch_workgroups(groups[0], groups[1], 1);
             }
         }
-        if let Some(t) = &self.timer {
-            t.resolve(encoder);
-        }
+        self.timer.resolve(encoder);
     }
 
     /// Times the foot-IK pass with timestamp queries from now on, when the device has
     /// `Features::TIMESTAMP_QUERY`. Returns whether timing is on.
     pub fn enable_timestamps(&mut self) -> bool {
-        if self.timer.is_none() {
-            self.timer = super::timer::GpuTimer::new(&self.device, &self.queue);
-        }
-        self.timer.is_some()
+        self.timer.enable(&self.context)
     }
 
     /// Blocking: device time of the last submitted foot-IK pass (ms), when timing is on.
     pub fn device_time_ms(&self) -> Result<Option<f64>, GpuError> {
-        self.timer.as_ref().map(|t| t.read_ms(&self.device)).transpose()
+        self.timer.read_ms(&self.context)
     }
 
     /// The corrected poses of the last frame (`JointPose` per joint, character-major), for
@@ -370,21 +357,27 @@ impl CrowdSolver {
         self.count
     }
 
+    /// The context (device, queue) the solver runs on.
+    #[must_use]
+    pub fn context(&self) -> &GpuContext {
+        &self.context
+    }
+
     /// The device.
     #[must_use]
     pub fn device(&self) -> &wgpu::Device {
-        &self.device
+        self.context.device()
     }
 
     /// The queue.
     #[must_use]
     pub fn queue(&self) -> &wgpu::Queue {
-        &self.queue
+        self.context.queue()
     }
 
     /// Blocking: reads back the corrected poses and results of the last submitted frame.
     pub fn read(&mut self, poses: &mut [JointPose], results: &mut [FootResult]) -> Result<(), GpuError> {
-        self.lost.check()?;
+        self.context.check_lost()?;
         let c = self.count;
         if poses.len() != c * self.joint_count || results.len() != c {
             return Err(GpuError::LengthMismatch { chains: c, outputs: results.len() });
@@ -397,21 +390,19 @@ impl CrowdSolver {
             let cap = (frame.capacity
                 * (self.joint_count * std::mem::size_of::<JointPose>() + std::mem::size_of::<FootResult>()))
                 as u64;
-            frame.staging = Some(staging_buffer(&self.device, cap));
+            frame.staging = Some(staging_buffer(self.context.device(), cap));
         }
+        let frame = &*frame;
         let staging = frame.staging.as_ref().expect("just made");
-        let scope = ErrorScopes::push(&self.device);
-        let mut encoder =
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("foot_ik readback") });
-        encoder.copy_buffer_to_buffer(&frame.poses_out, 0, staging, 0, pose_bytes);
-        encoder.copy_buffer_to_buffer(&frame.results, 0, staging, pose_bytes, result_bytes);
-        self.queue.submit([encoder.finish()]);
-        scope.pop()?;
+        self.context.submit("foot_ik readback", |encoder| {
+            encoder.copy_buffer_to_buffer(&frame.poses_out, 0, staging, 0, pose_bytes);
+            encoder.copy_buffer_to_buffer(&frame.results, 0, staging, pose_bytes, result_bytes);
+        })?;
         let mut bytes = vec![0u8; need as usize];
-        map_read(&self.device, staging, &mut bytes)?;
+        map_read(self.context.device(), staging, &mut bytes)?;
         bytemuck::cast_slice_mut(poses).copy_from_slice(&bytes[..pose_bytes as usize]);
         bytemuck::cast_slice_mut(results).copy_from_slice(&bytes[pose_bytes as usize..]);
-        self.lost.check()
+        self.context.check_lost()
     }
 
     /// Blocking convenience: upload, dispatch, submit, read back.
@@ -424,12 +415,7 @@ impl CrowdSolver {
         results: &mut [FootResult],
     ) -> Result<(), GpuError> {
         self.upload(characters, poses, hits)?;
-        let scope = ErrorScopes::push(&self.device);
-        let mut encoder =
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("foot_ik") });
-        self.encode(&mut encoder);
-        self.queue.submit([encoder.finish()]);
-        scope.pop()?;
+        self.context.submit("foot_ik", |encoder| self.encode(encoder))?;
         self.read(poses_out, results)
     }
 }

@@ -4,10 +4,10 @@
 
 use glam::Mat4;
 
-use super::{
-    compute_pipeline, dispatch_size, map_read, shaders, staging_buffer, uniform_buffer, DispatchParams, ErrorScopes,
-    GpuError,
-};
+use super::buffers::{compute_pipeline, dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
+use super::context::GpuContext;
+use super::error::GpuError;
+use super::shaders;
 use crate::crowd::JointPose;
 
 /// Builds a skinning palette from a pose buffer (`JointPose` per joint, character-major,
@@ -18,8 +18,7 @@ use crate::crowd::JointPose;
 /// per frame (its dispatch parameters are written by the queue before the submit): use two
 /// builders for two palettes in the same frame (e.g. IK on and IK off).
 pub struct PaletteBuilder {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
+    context: GpuContext,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     inverse_bind: wgpu::Buffer,
@@ -28,7 +27,6 @@ pub struct PaletteBuilder {
     palette: Option<(wgpu::Buffer, usize)>,
     bound: Option<(wgpu::Buffer, wgpu::BindGroup)>,
     count: usize,
-    max_groups: u32,
     staging: Option<wgpu::Buffer>,
 }
 
@@ -36,12 +34,18 @@ impl PaletteBuilder {
     /// A builder for a skeleton with these inverse bind matrices (one per joint; see
     /// [`crate::cpu::palette::inverse_bind`]).
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, inverse_bind: &[Mat4]) -> Result<Self, GpuError> {
+        Self::with_context(&GpuContext::new(device, queue), inverse_bind)
+    }
+
+    /// [`PaletteBuilder::new`] on a shared context.
+    pub fn with_context(context: &GpuContext, inverse_bind: &[Mat4]) -> Result<Self, GpuError> {
+        let (device, queue) = (context.device(), context.queue());
         if inverse_bind.is_empty() || !inverse_bind.iter().all(|m| m.is_finite()) {
             return Err(GpuError::Input(crate::IkError::InvalidRig(
                 "inverse bind matrices must be non-empty and finite".into(),
             )));
         }
-        let scope = ErrorScopes::push(device);
+        let scope = context.error_scopes();
         let (pipeline, layout) = compute_pipeline(device, "palette", shaders::PALETTE_WGSL, shaders::PALETTE_ENTRY);
         let inverse_bind_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("inverse bind"),
@@ -53,8 +57,7 @@ impl PaletteBuilder {
         let params = uniform_buffer(device, "palette dispatch", std::mem::size_of::<DispatchParams>() as u64);
         scope.pop()?;
         Ok(Self {
-            device: device.clone(),
-            queue: queue.clone(),
+            context: context.clone(),
             pipeline,
             layout,
             inverse_bind: inverse_bind_buf,
@@ -63,7 +66,6 @@ impl PaletteBuilder {
             palette: None,
             bound: None,
             count: 0,
-            max_groups: device.limits().max_compute_workgroups_per_dimension,
             staging: None,
         })
     }
@@ -84,10 +86,11 @@ impl PaletteBuilder {
                 poses.size()
             ))));
         }
-        let scope = ErrorScopes::push(&self.device);
+        let scope = self.context.error_scopes();
+        let device = self.context.device();
         if self.palette.as_ref().is_none_or(|(_, cap)| *cap < entries.max(1)) {
             let cap = entries.max(1).next_power_of_two();
-            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("skinning palette"),
                 size: (cap * 64) as u64,
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_SRC,
@@ -98,7 +101,7 @@ impl PaletteBuilder {
         }
         let (palette, _) = self.palette.as_ref().expect("just made");
         if self.bound.as_ref().is_none_or(|(b, _)| b != poses) {
-            let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("palette"),
                 layout: &self.layout,
                 entries: &[
@@ -110,9 +113,10 @@ impl PaletteBuilder {
             });
             self.bound = Some((poses.clone(), bind_group));
         }
-        let groups = dispatch_size(entries, shaders::PALETTE_WORKGROUP_SIZE[0], self.max_groups);
-        let params = DispatchParams { count: entries as u32, groups_x: groups[0], pad0: self.joints as u32, pad1: 0 };
-        self.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        let groups =
+            dispatch_size(entries, shaders::PALETTE_WORKGROUP_SIZE[0], self.context.max_workgroups_per_dimension());
+        let params = DispatchParams { joints: self.joints as u32, ..DispatchParams::new(entries, groups) };
+        self.context.queue().write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
         if entries > 0 {
             let mut pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("palette"), timestamp_writes: None });
@@ -145,13 +149,12 @@ impl PaletteBuilder {
         }
         let Some((palette, cap)) = self.palette.as_ref().filter(|_| entries > 0) else { return Ok(()) };
         if self.staging.as_ref().is_none_or(|s| s.size() < (entries * 64) as u64) {
-            self.staging = Some(staging_buffer(&self.device, (*cap * 64) as u64));
+            self.staging = Some(staging_buffer(self.context.device(), (*cap * 64) as u64));
         }
         let staging = self.staging.as_ref().expect("just made");
-        let mut encoder =
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("palette readback") });
-        encoder.copy_buffer_to_buffer(palette, 0, staging, 0, (entries * 64) as u64);
-        self.queue.submit([encoder.finish()]);
-        map_read(&self.device, staging, bytemuck::cast_slice_mut(out))
+        self.context.submit("palette readback", |encoder| {
+            encoder.copy_buffer_to_buffer(palette, 0, staging, 0, (entries * 64) as u64);
+        })?;
+        map_read(self.context.device(), staging, bytemuck::cast_slice_mut(out))
     }
 }

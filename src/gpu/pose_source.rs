@@ -5,22 +5,34 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::{compute_pipeline, dispatch_size, shaders, uniform_buffer, ErrorScopes, GpuError};
+use super::buffers::{compute_pipeline, dispatch_size, storage_buffer, uniform_buffer};
+use super::context::GpuContext;
+use super::error::GpuError;
+use super::shaders;
 use crate::bvh::Clip;
 use crate::crowd::{JointPose, NONE};
 
-/// Per-dispatch parameters. Keep in sync with `ClipParams` in `shaders/clip_sample.wgsl`.
+/// Per-dispatch parameters of the clip sampler (a uniform). Keep in sync with `ClipParams`
+/// in `shaders/clip_sample.wgsl` (`tests/layout.rs` checks it).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct ClipParams {
-    count: u32,
-    groups_x: u32,
-    joints: u32,
-    frames: u32,
-    time: f32,
-    frame_time: f32,
-    pad0: f32,
-    pad1: f32,
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ClipParams {
+    /// Characters.
+    pub count: u32,
+    /// Workgroups along x of the 2-D dispatch.
+    pub groups_x: u32,
+    /// Joints per character.
+    pub joints: u32,
+    /// Frames in the clip.
+    pub frames: u32,
+    /// Seconds into the clip (each character adds its offset).
+    pub time: f32,
+    /// Seconds per frame.
+    pub frame_time: f32,
+    /// Always 0.
+    pub reserved0: f32,
+    /// Always 0.
+    pub reserved1: f32,
 }
 
 /// Samples one looping clip for a whole crowd on the GPU.
@@ -46,6 +58,18 @@ impl ClipPoseSource {
         frame_time: f32,
         offsets: &[f32],
     ) -> Result<Self, GpuError> {
+        Self::with_context(&GpuContext::new(device, queue), local, parents, frame_time, offsets)
+    }
+
+    /// [`ClipPoseSource::new`] on a shared context.
+    pub fn with_context(
+        context: &GpuContext,
+        local: &[JointPose],
+        parents: &[Option<usize>],
+        frame_time: f32,
+        offsets: &[f32],
+    ) -> Result<Self, GpuError> {
+        let (device, queue) = (context.device(), context.queue());
         let joints = parents.len();
         let bad = |m: &str| Err(GpuError::Input(crate::IkError::Parse(format!("clip: {m}"))));
         if joints == 0 || local.is_empty() || !local.len().is_multiple_of(joints) || !(frame_time > 0.0) {
@@ -54,16 +78,11 @@ impl ClipPoseSource {
         if parents.iter().enumerate().any(|(j, p)| p.is_some_and(|p| p >= j)) {
             return bad("parents must come first");
         }
-        let scope = ErrorScopes::push(device);
+        let scope = context.error_scopes();
         let (pipeline, layout) =
             compute_pipeline(device, "clip_sample", shaders::CLIP_SAMPLE_WGSL, shaders::CLIP_SAMPLE_ENTRY);
         let storage = |label, bytes: &[u8], extra| {
-            let b = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: (bytes.len() as u64).max(16),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
-                mapped_at_creation: false,
-            });
+            let b = storage_buffer(device, label, bytes.len() as u64, extra);
             queue.write_buffer(&b, 0, bytes);
             b
         };
@@ -93,7 +112,7 @@ impl ClipPoseSource {
         let groups = dispatch_size(
             offsets.len(),
             shaders::CLIP_SAMPLE_WORKGROUP_SIZE[0],
-            device.limits().max_compute_workgroups_per_dimension,
+            context.max_workgroups_per_dimension(),
         );
         let params = ClipParams {
             count: offsets.len() as u32,
@@ -102,8 +121,8 @@ impl ClipPoseSource {
             frames: (local.len() / joints) as u32,
             time: 0.0,
             frame_time,
-            pad0: 0.0,
-            pad1: 0.0,
+            reserved0: 0.0,
+            reserved1: 0.0,
         };
         Ok(Self { queue: queue.clone(), pipeline, bind_group, params_buf, poses, params, groups })
     }

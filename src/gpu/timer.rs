@@ -1,7 +1,8 @@
 //! GPU device time of a compute pass from timestamp queries (adapters with
 //! `Features::TIMESTAMP_QUERY`), for benchmarks.
 
-use super::{map_read, staging_buffer, GpuError};
+use super::buffers::{map_read, staging_buffer};
+use super::error::GpuError;
 
 /// Two timestamps around a compute pass, resolved into a buffer and read back on demand.
 pub struct GpuTimer {

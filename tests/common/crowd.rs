@@ -86,7 +86,7 @@ pub fn hits_under_ankles(hf: &Heightfield, chars: &[CharacterInput], poses: &[Jo
 }
 
 pub fn hills() -> Heightfield {
-    Heightfield::hills(Vec2::new(-60.0, -60.0), 0.5, 241, 241, 0.6)
+    crowd_ik_tools::terrain::hills(Vec2::new(-60.0, -60.0), 0.5, 241, 241, 0.6)
 }
 
 /// `n` characters standing at random places on `ground`, random heading and scale, their

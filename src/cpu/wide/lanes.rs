@@ -334,7 +334,7 @@ pub(crate) fn finish_chain(
 /// Lanes whose `|q|² − 1| ≤ 1e-3` (`cpu::math::is_unit_quat`).
 #[inline(always)]
 pub(crate) fn is_unit_quat(q: Q) -> M {
-    (q.dot(q) - 1.0).abs().le(1e-3)
+    (q.dot(q) - 1.0).abs().le(crate::constants::UNIT_QUAT_TOLERANCE)
 }
 
 /// Lanes whose words are all finite as `f32`: `Σ x·0` is 0 exactly then (fused or not).

@@ -3,8 +3,8 @@
 
 use glam::{Quat, Vec2, Vec3};
 
-use crate::crowd::{CharacterInput, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};
 use crate::workload::Rng;
+use crowd_ik::crowd::{CharacterInput, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};
 
 /// Joint names of [`biped_parents`].
 pub const BIPED_JOINTS: [&str; 12] =
@@ -164,8 +164,8 @@ impl WalkingCrowd {
 /// (unlit) shoes under both ankles whose soles sit exactly at the foot height, so planted
 /// feet show as blue on the ground. `bind` is the bind pose (e.g. `walk_pose(0.0).0`).
 #[must_use]
-pub fn biped_boxes(bind: &[JointPose]) -> Vec<crate::gpu::preview::BoneBox> {
-    use crate::gpu::preview::{bone_boxes, BoneBox};
+pub fn biped_boxes(bind: &[JointPose]) -> Vec<crate::preview::BoneBox> {
+    use crate::preview::{bone_boxes, BoneBox};
     let mut boxes = bone_boxes(bind, &biped_parents(), 0.045, [0.85, 0.45, 0.2, 1.0]);
     boxes.retain(|b| b.joint != 6 && b.joint != 10); // ankle → toe: replaced by shoes
     let head = bind[3].position();

@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::records::{FabrikChain, LimbBuilder, ThreeBoneChain, TwoBoneChain};
+use crowd_ik::records::{FabrikChain, LimbBuilder, ThreeBoneChain, TwoBoneChain};
 
 /// SplitMix64: tiny deterministic generator for workloads.
 #[derive(Clone, Debug)]

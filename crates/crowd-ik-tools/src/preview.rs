@@ -1,13 +1,14 @@
 //! A minimal headless crowd renderer (works on lavapipe): a lit heightfield and characters
 //! drawn as one box per bone, rigidly skinned through a skinning palette
-//! ([`super::palette::PaletteBuilder`]). It shows how a renderer consumes the crate's GPU
+//! ([`crowd_ik::gpu::PaletteBuilder`]). It shows how a renderer consumes the crate's GPU
 //! outputs, and lets tests check rendered feet against the terrain. Shader:
-//! `shaders/preview.wgsl`.
+//! `shaders/preview.wgsl` of `crowd-ik` (validated by its build, `gpu::shaders::PREVIEW_WGSL`).
 
+use crowd_ik::crowd::{Heightfield, JointPose};
+use crowd_ik::gpu::buffers::{map_read, staging_buffer};
+use crowd_ik::gpu::{ErrorScopes, GpuError};
+use crowd_ik::wgpu;
 use glam::{Mat4, Vec2, Vec3};
-
-use super::{map_read, staging_buffer, ErrorScopes, GpuError};
-use crate::crowd::{Heightfield, JointPose};
 
 /// Colour format of the preview target (bytes come back as RGBA8).
 pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
@@ -79,11 +80,17 @@ impl Camera {
     }
 }
 
+/// The camera as the preview shader reads it (a uniform). Keep in sync with `Camera` in
+/// `shaders/preview.wgsl` (`tests/layout.rs` checks it).
 #[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct CameraUniform {
-    view_proj: [[f32; 4]; 4],
-    light_dir: [f32; 4],
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CameraUniform {
+    /// World → clip, column-major.
+    pub view_proj: [[f32; 4]; 4],
+    /// Direction toward the light (world); `w` = 0.
+    pub light_dir: [f32; 4],
+    /// `x` = joints per character; `yzw` = 0.
+    pub joints: [u32; 4],
 }
 
 #[repr(C)]
@@ -243,7 +250,7 @@ impl Preview {
         let scope = ErrorScopes::push(device);
         let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("preview"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/preview.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(crowd_ik::gpu::shaders::PREVIEW_WGSL.into()),
         });
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("preview"),
@@ -361,7 +368,7 @@ impl Preview {
     }
 
     /// Records a frame into `encoder`: terrain, then `characters` characters skinned by
-    /// `palette` (from [`super::palette::PaletteBuilder`]) and placed by `roots` (the
+    /// `palette` (from [`crowd_ik::gpu::PaletteBuilder`]) and placed by `roots` (the
     /// `CharacterInput` buffer), then the copy of the image to the readback buffer.
     pub fn encode(
         &self,
@@ -405,7 +412,8 @@ impl Preview {
     ) {
         let uniform = CameraUniform {
             view_proj: camera.view_proj.to_cols_array_2d(),
-            light_dir: camera.light_dir.extend(self.joints as f32).to_array(),
+            light_dir: camera.light_dir.extend(0.0).to_array(),
+            joints: [self.joints as u32, 0, 0, 0],
         };
         self.queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
         let mut bound = self.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -489,56 +497,4 @@ fn buffer_entry(
 
 fn padded_row(width: u32) -> u32 {
     (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
-}
-
-/// Encodes RGBA8 pixels as a PNG (stored deflate blocks: no compression dependency).
-#[must_use]
-pub fn png(width: u32, height: u32, rgba: &[u8]) -> Vec<u8> {
-    fn crc32(bytes: &[u8]) -> u32 {
-        let mut c = 0xffff_ffffu32;
-        for &b in bytes {
-            c ^= u32::from(b);
-            for _ in 0..8 {
-                c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
-            }
-        }
-        !c
-    }
-    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let start = out.len();
-        out.extend_from_slice(kind);
-        out.extend_from_slice(data);
-        let crc = crc32(&out[start..]);
-        out.extend_from_slice(&crc.to_be_bytes());
-    }
-    let mut raw = Vec::with_capacity((width as usize * 4 + 1) * height as usize);
-    for row in rgba.chunks(width as usize * 4) {
-        raw.push(0); // filter: none
-        raw.extend_from_slice(row);
-    }
-    let mut z = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        z.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        z.extend_from_slice(&len.to_le_bytes());
-        z.extend_from_slice(&(!len).to_le_bytes());
-        z.extend_from_slice(block);
-    }
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in &raw {
-        a = (a + u32::from(byte)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    z.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&width.to_be_bytes());
-    ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
-    chunk(&mut out, b"IHDR", &ihdr);
-    chunk(&mut out, b"IDAT", &z);
-    chunk(&mut out, b"IEND", &[]);
-    out
 }

@@ -1,0 +1,83 @@
+// Constants shared by the CPU solvers and the WGSL kernels: the one place each is written.
+//
+// The crate reads this file as `crate::constants` (each entry a `pub const`); `build.rs`
+// includes the same file and generates the WGSL module `constants` from it, which a shader
+// pulls in with `#import constants`. So a value changed here changes on both sides, and no
+// shader declares any of these by hand (`tests/layout.rs` checks that no shader does).
+//
+// Only `u32` and `f32` entries, each `NAME: type = value;` where the value may use the
+// entries above it. Plain `//` comments only at the top: build.rs `include!`s this file.
+
+shared_constants! {
+    /// `ChainError::NonFinite`: a position, rotation, target, pole or parameter is NaN or ±inf.
+    ERR_NON_FINITE: u32 = 1;
+    /// `ChainError::ZeroLengthBone`.
+    ERR_ZERO_LENGTH_BONE: u32 = 2;
+    /// `ChainError::TargetOnRoot`.
+    ERR_TARGET_ON_ROOT: u32 = 3;
+    /// `ChainError::PoleOnAxis`.
+    ERR_POLE_ON_AXIS: u32 = 4;
+    /// `ChainError::DegenerateMidAxis`.
+    ERR_DEGENERATE_MID_AXIS: u32 = 5;
+    /// `ChainError::InvalidParameter`.
+    ERR_INVALID_PARAMETER: u32 = 6;
+    /// `ChainError::JointCount`.
+    ERR_JOINT_COUNT: u32 = 7;
+    /// `ChainError::NotNormalized`.
+    ERR_NOT_NORMALIZED: u32 = 8;
+
+    /// `records::option::KNEE_LIMITS`.
+    OPT_KNEE_LIMITS: u32 = 1;
+    /// `records::option::KEEP_END_ROTATION`.
+    OPT_KEEP_END_ROTATION: u32 = 2;
+    /// `records::option::COPY_MID_ROTATION`.
+    OPT_COPY_MID_ROTATION: u32 = 4;
+    /// `records::option::ALL`: every option bit a solver knows.
+    OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION;
+
+    /// `records::info::SOFTENED`.
+    INFO_SOFTENED: u32 = 1;
+    /// `records::info::KNEE_LIMITED`.
+    INFO_KNEE_LIMITED: u32 = 2;
+    /// `records::info::STRETCHED`.
+    INFO_STRETCHED: u32 = 4;
+    /// `records::info::OUT_OF_REACH`.
+    INFO_OUT_OF_REACH: u32 = 8;
+    /// `records::info::SWIVEL_FALLBACK`.
+    INFO_SWIVEL_FALLBACK: u32 = 16;
+
+    /// Most joints in a FABRIK chain record.
+    MAX_FABRIK_JOINTS: u32 = 16;
+    /// Most fixed FABRIK iterations a record may ask for.
+    MAX_FABRIK_ITERATIONS: u32 = 4096;
+
+    /// A bone shorter than this fraction of the chain's total length is "zero length".
+    ZERO_BONE: f32 = 1e-6;
+    /// A target closer to the start joint than this fraction of the chain length is "on the root".
+    ON_ROOT: f32 = 1e-5;
+    /// Squared sine of the smallest angle between a pole and the start→target axis.
+    POLE_ON_AXIS2: f32 = 1e-8;
+    /// Smallest length of the hinge axis once made perpendicular to both bones (unit input).
+    MIN_HINGE: f32 = 1e-3;
+    /// Sine of the bend below which a limb counts as straight when picking its bend side.
+    STRAIGHT: f32 = 1e-6;
+    /// `| |q|² − 1 |` above this is a non-unit rotation (`ChainError::NotNormalized`).
+    UNIT_QUAT_TOLERANCE: f32 = 1e-3;
+
+    /// Most legs of a foot-IK rig.
+    MAX_LEGS: u32 = 4;
+    /// "No joint" / "no parent" in joint tables.
+    NONE: u32 = 0xffff_ffff;
+    /// `crowd::foot::HIT`: ground was found under the foot within the step window.
+    FOOT_HIT: u32 = 1;
+    /// `crowd::foot::SOLVED`: IK was applied to the leg.
+    FOOT_SOLVED: u32 = 2;
+    /// `crowd::foot::REACHED`: the leg reached its target.
+    FOOT_REACHED: u32 = 4;
+    /// `crowd::foot::ANGLE_LIMITED`: the foot's tilt was clamped to the max foot angle.
+    FOOT_ANGLE_LIMITED: u32 = 8;
+    /// `crowd::foot::KNEE_LIMITED`: the knee limits clamped the leg.
+    FOOT_KNEE_LIMITED: u32 = 16;
+    /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
+    MIN_GROUND_NORMAL_Y: f32 = 1e-3;
+}

@@ -1,0 +1,183 @@
+//! The ground under the crowd: a heightfield (with its `.npy` and raw loaders) or hits the
+//! caller supplies, and the heightfield sampling both foot-IK twins use.
+
+use glam::{Vec2, Vec3};
+
+use crate::IkError;
+
+/// The ground under the crowd.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ground {
+    /// A heightfield sampled bilinearly (kept in a GPU buffer).
+    Heightfield(Heightfield),
+    /// Hits the caller supplies per character and leg each frame ([`GroundHit`](super::GroundHit)).
+    Hits,
+}
+
+/// A regular grid of heights over the XZ plane, sampled bilinearly with the exact normal of
+/// the bilinear patch. Non-finite heights are holes (no ground there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heightfield {
+    /// World X and Z of sample (0, 0).
+    pub origin: Vec2,
+    /// Distance between samples.
+    pub cell: f32,
+    /// Samples along X.
+    pub nx: usize,
+    /// Samples along Z.
+    pub nz: usize,
+    /// Heights, row-major: sample (i, j) at `heights[j * nx + i]`, world X = origin.x + i·cell.
+    pub heights: Vec<f32>,
+}
+
+impl Heightfield {
+    /// A heightfield from its parts. Rules: `nx, nz ≥ 2`, `heights.len() == nx·nz`,
+    /// `cell > 0` and finite, origin finite. Non-finite heights are allowed (holes).
+    pub fn new(origin: Vec2, cell: f32, nx: usize, nz: usize, heights: Vec<f32>) -> Result<Self, IkError> {
+        let h = Self { origin, cell, nx, nz, heights };
+        h.validate()?;
+        Ok(h)
+    }
+
+    /// Checks the rules of [`Heightfield::new`].
+    pub fn validate(&self) -> Result<(), IkError> {
+        let bad = |m: String| Err(IkError::InvalidHeightfield(m));
+        if self.nx < 2 || self.nz < 2 {
+            return bad(format!("{}x{} samples; at least 2x2", self.nx, self.nz));
+        }
+        if self.heights.len() != self.nx * self.nz {
+            return bad(format!("{} heights for {}x{} samples", self.heights.len(), self.nx, self.nz));
+        }
+        if !(self.cell > 0.0 && self.cell.is_finite() && self.origin.is_finite()) {
+            return bad("cell size must be > 0 and the origin finite".into());
+        }
+        if self.nx > u32::MAX as usize / self.nz.max(1) {
+            return bad("too many samples".into());
+        }
+        Ok(())
+    }
+
+    /// Loads a `.npy` file holding a 2-D little-endian `float32` (`<f4`) or `float64` (`<f8`)
+    /// array in C order, shape `(nz, nx)`.
+    pub fn from_npy(bytes: &[u8], origin: Vec2, cell: f32) -> Result<Self, IkError> {
+        let bad = |m: &str| IkError::Parse(format!("npy: {m}"));
+        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+            return Err(bad("not a .npy file"));
+        }
+        let (header_len, start) = match bytes[6] {
+            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+            _ => return Err(bad("unsupported version")),
+        };
+        let header = bytes.get(start..start + header_len).ok_or_else(|| bad("truncated header"))?;
+        let header = std::str::from_utf8(header).map_err(|_| bad("header is not text"))?;
+        let field = |key: &str| -> Option<&str> {
+            let at = header.find(key)? + key.len();
+            let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
+            Some(rest)
+        };
+        let descr = field("'descr'").ok_or_else(|| bad("no descr"))?;
+        let width = if descr.starts_with("'<f4'") {
+            4
+        } else if descr.starts_with("'<f8'") {
+            8
+        } else {
+            return Err(bad("only little-endian float32/float64 supported"));
+        };
+        if field("'fortran_order'").is_some_and(|f| f.starts_with("True")) {
+            return Err(bad("Fortran order not supported"));
+        }
+        let shape = field("'shape'").ok_or_else(|| bad("no shape"))?;
+        let inner = shape.strip_prefix('(').and_then(|s| s.split(')').next()).ok_or_else(|| bad("bad shape"))?;
+        let dims: Vec<usize> = inner
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().parse())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad("bad shape"))?;
+        let [nz, nx] = dims[..] else { return Err(bad("expected a 2-D array")) };
+        let data = &bytes[start + header_len..];
+        if data.len() < nx * nz * width {
+            return Err(bad("truncated data"));
+        }
+        let heights = data
+            .chunks_exact(width)
+            .take(nx * nz)
+            .map(|c| {
+                if width == 4 {
+                    f32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                } else {
+                    f64::from_le_bytes(c.try_into().unwrap()) as f32
+                }
+            })
+            .collect();
+        Self::new(origin, cell, nx, nz, heights)
+    }
+
+    /// Loads a raw grid of little-endian `f32`, `nx × nz`, row-major (rows along X).
+    pub fn from_raw_f32(bytes: &[u8], nx: usize, nz: usize, origin: Vec2, cell: f32) -> Result<Self, IkError> {
+        if bytes.len() != nx * nz * 4 {
+            return Err(IkError::Parse(format!("raw heightfield: {} bytes for {nx}x{nz} f32", bytes.len())));
+        }
+        let heights = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        Self::new(origin, cell, nx, nz, heights)
+    }
+
+    /// Writes the heightfield as a `.npy` file (`<f4`, shape `(nz, nx)`).
+    #[must_use]
+    pub fn to_npy(&self) -> Vec<u8> {
+        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", self.nz, self.nx);
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        for h in &self.heights {
+            out.extend_from_slice(&h.to_le_bytes());
+        }
+        out
+    }
+
+    /// Height and unit normal at world `(x, z)`, or `None` outside the grid or over a hole.
+    /// The CPU twin of `sample_heightfield` in `shaders/foot_ik.wgsl`.
+    #[must_use]
+    pub fn sample(&self, x: f32, z: f32) -> Option<(f32, Vec3)> {
+        sample_heightfield(
+            &self.heights,
+            [self.nx as u32, self.nz as u32],
+            [self.origin.x, self.origin.y, self.cell],
+            x,
+            z,
+        )
+    }
+}
+
+/// The CPU twin of `sample_heightfield` in `shaders/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
+/// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
+/// `ground` = origin X, origin Z, cell size.
+#[must_use]
+pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<(f32, Vec3)> {
+    let (nx, nz) = (grid[0], grid[1]);
+    let u = (x - ground[0]) / ground[2];
+    let v = (z - ground[1]) / ground[2];
+    if !(u >= 0.0 && v >= 0.0 && u <= (nx - 1) as f32 && v <= (nz - 1) as f32) {
+        return None;
+    }
+    let i = (u.floor() as u32).min(nx - 2);
+    let j = (v.floor() as u32).min(nz - 2);
+    let fx = u - i as f32;
+    let fz = v - j as f32;
+    let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
+    let (h00, h10, h01, h11) = (at(i, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1));
+    if !(h00.is_finite() && h10.is_finite() && h01.is_finite() && h11.is_finite()) {
+        return None;
+    }
+    let h0 = h00 + (h10 - h00) * fx;
+    let h1 = h01 + (h11 - h01) * fx;
+    let h = h0 + (h1 - h0) * fz;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / ground[2];
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / ground[2];
+    Some((h, Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
+}

@@ -1,0 +1,26 @@
+//! Crowd foot IK: the rig, the crowd and the ground (docs/ALGORITHMS.md, "Crowd foot IK").
+//!
+//! | file | what |
+//! | --- | --- |
+//! | [`rig`] | [`FootRig`], [`LegRig`]: which joints are the pelvis and legs, and each leg's settings |
+//! | [`ground`] | [`Ground`], [`Heightfield`] (sampling, `.npy` and raw loaders), [`GroundHit`] from the caller |
+//! | [`records`] | the records both twins read: [`CharacterInput`], [`JointPose`], [`FootResult`], [`SolverRig`] |
+//!
+//! This module depends on none of the solvers: `cpu::foot_ik` and `gpu::crowd` read it.
+//! World space is Y-up; a character's model space maps to world by its root:
+//! `world = root_rotation · (model · scale) + root_translation`.
+
+pub mod ground;
+pub mod records;
+pub mod rig;
+
+pub use ground::{sample_heightfield, Ground, Heightfield};
+pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
+pub use rig::{FootRig, KneePole, LegKind, LegRig};
+
+/// Most legs per rig.
+pub const MAX_LEGS: usize = crate::constants::MAX_LEGS as usize;
+/// Most joints per skeleton.
+pub const MAX_SKELETON_JOINTS: usize = 1024;
+/// "No parent" / "no role" in the GPU joint table.
+pub const NONE: u32 = crate::constants::NONE;

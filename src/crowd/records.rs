@@ -1,0 +1,182 @@
+//! The crowd's records, shared byte for byte by the CPU foot-IK job and the WGSL kernel
+//! (`shaders/crowd.wgsl`; `tests/layout.rs` checks every layout with naga).
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Quat, Vec3};
+
+use super::MAX_LEGS;
+use crate::records::v3;
+
+/// One joint of a model-space pose (as an animation system's local-to-model pass writes it).
+/// 32 bytes. Keep in sync with `JointPose` in `shaders/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct JointPose {
+    /// Model-space position (`.w` = 1).
+    pub position_ms: [f32; 4],
+    /// Model-space rotation.
+    pub rotation_ms: [f32; 4],
+}
+
+impl JointPose {
+    /// A joint pose from a position and a rotation.
+    #[must_use]
+    pub fn new(position_ms: Vec3, rotation_ms: Quat) -> Self {
+        Self { position_ms: position_ms.extend(1.0).to_array(), rotation_ms: rotation_ms.to_array() }
+    }
+    /// Model-space position.
+    #[must_use]
+    pub fn position(&self) -> Vec3 {
+        v3(self.position_ms)
+    }
+    /// Model-space rotation.
+    #[must_use]
+    pub fn rotation(&self) -> Quat {
+        Quat::from_array(self.rotation_ms)
+    }
+}
+
+/// One character of the crowd this frame. 48 bytes.
+/// Keep in sync with `CharacterInput` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CharacterInput {
+    /// World translation of the character's root; `.w` = uniform scale (> 0).
+    pub root_ws: [f32; 4],
+    /// World rotation of the root.
+    pub root_rotation: [f32; 4],
+    /// Weight per leg (rig order): 0 = keep FK (a lifted foot), 1 = full IK.
+    pub foot_weights: [f32; 4],
+}
+
+impl CharacterInput {
+    /// A character at `translation` with `rotation`, scale 1, every foot weight 1.
+    #[must_use]
+    pub fn new(translation: Vec3, rotation: Quat) -> Self {
+        Self { root_ws: translation.extend(1.0).to_array(), root_rotation: rotation.to_array(), foot_weights: [1.0; 4] }
+    }
+    /// Sets the per-leg weights.
+    #[must_use]
+    pub fn with_foot_weights(mut self, weights: [f32; 4]) -> Self {
+        self.foot_weights = weights;
+        self
+    }
+    /// Sets the uniform scale.
+    #[must_use]
+    pub fn with_scale(mut self, scale: f32) -> Self {
+        self.root_ws[3] = scale;
+        self
+    }
+    /// Model space → world space.
+    #[must_use]
+    pub fn to_world(&self, p_ms: Vec3) -> Vec3 {
+        Quat::from_array(self.root_rotation) * (p_ms * self.root_ws[3]) + v3(self.root_ws)
+    }
+}
+
+/// A ground hit the caller found with its own physics ray cast, one per character and leg
+/// (`characters × MAX_LEGS`, leg-major within a character). 32 bytes.
+/// Keep in sync with `GroundHit` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GroundHit {
+    /// World-space hit point; `.w` = 1 for a hit, 0 for none.
+    pub point_ws: [f32; 4],
+    /// World-space ground normal (unit, pointing up).
+    pub normal_ws: [f32; 4],
+}
+
+impl GroundHit {
+    /// A hit at `point` with `normal`.
+    #[must_use]
+    pub fn hit(point: Vec3, normal: Vec3) -> Self {
+        Self { point_ws: point.extend(1.0).to_array(), normal_ws: normal.extend(0.0).to_array() }
+    }
+    /// No ground under that foot.
+    #[must_use]
+    pub fn miss() -> Self {
+        Self::default()
+    }
+}
+
+/// Per-character result of a foot-IK frame. 64 bytes.
+/// Keep in sync with `FootResult` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FootResult {
+    /// `x` = pelvis drop in world units (≥ 0, downward), `yzw` = 0.
+    pub pelvis: [f32; 4],
+    /// Per leg: height of the FK sole above the ground (world units; negative = below).
+    pub sole_before: [f32; 4],
+    /// Per leg: height of the solved sole above the ground.
+    pub sole_after: [f32; 4],
+    /// Per leg: [`foot`] bits, and a [`crate::ChainError`] code in bits 8..16.
+    pub status: [u32; 4],
+}
+
+impl FootResult {
+    /// The error code of leg `leg` (0 = none).
+    #[must_use]
+    pub fn error(&self, leg: usize) -> Option<crate::ChainError> {
+        crate::ChainError::from_code((self.status[leg] >> 8) & 0xff)
+    }
+}
+
+/// Per-leg status bits in [`FootResult::status`].
+pub mod foot {
+    /// Ground was found under the foot within the step window.
+    pub const HIT: u32 = crate::constants::FOOT_HIT;
+    /// IK was applied (hit, weight > 0, no error).
+    pub const SOLVED: u32 = crate::constants::FOOT_SOLVED;
+    /// The target was reached (two-bone/three-bone contract, weight ≥ 1).
+    pub const REACHED: u32 = crate::constants::FOOT_REACHED;
+    /// The foot's alignment to the ground was clamped to the max foot angle.
+    pub const ANGLE_LIMITED: u32 = crate::constants::FOOT_ANGLE_LIMITED;
+    /// The knee limits clamped the leg.
+    pub const KNEE_LIMITED: u32 = crate::constants::FOOT_KNEE_LIMITED;
+}
+
+/// One leg of [`SolverRig`]. 96 bytes. Keep in sync with `SolverLeg` in
+/// `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SolverLeg {
+    /// Hip, knee, ankle, toe joint indices.
+    pub joints: [u32; 4],
+    /// Kind (0 two-bone, 1 pseudo three-bone), option bits (knee limits), knee pole rule
+    /// (0 FK knee, 1 FK plane, 2 direction), 0.
+    pub mode: [u32; 4],
+    /// Knee-local hinge axis (unit); `.w` = foot height.
+    pub knee_axis: [f32; 4],
+    /// cos θmin, cos θmax, cos and sin of the max foot angle.
+    pub limits: [f32; 4],
+    /// Ankle-local foot up axis (unit); `.w` = three-bone blend ratio.
+    pub foot_up: [f32; 4],
+    /// Model-space knee pole direction for rule 2 (unit), else zero.
+    pub pole: [f32; 4],
+}
+
+/// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
+/// the CPU job from memory. 448 bytes. Keep in sync with `SolverRig` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct SolverRig {
+    /// Joint count, pelvis, leg count, ground mode (0 heightfield, 1 caller hits).
+    pub header: [u32; 4],
+    /// Heightfield samples along x and z, 0, 0.
+    pub grid: [u32; 4],
+    /// Heightfield origin x, origin z, cell size, 0.
+    pub ground: [f32; 4],
+    /// Max pelvis drop, max step up, max step down, 0.
+    pub params: [f32; 4],
+    /// The legs (unused entries zero).
+    pub legs: [SolverLeg; MAX_LEGS],
+}
+
+const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
+const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
+const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
+const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
+const _: () = assert!(std::mem::size_of::<SolverLeg>() == 96);
+const _: () = assert!(std::mem::size_of::<SolverRig>() == 448);
+const _: () = assert!(std::mem::offset_of!(SolverRig, legs) == 64);

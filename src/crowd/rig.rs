@@ -1,0 +1,219 @@
+//! The foot-IK rig: which joints form the pelvis and legs, and the settings of each leg.
+
+use bytemuck::Zeroable;
+use glam::Vec3;
+
+use super::ground::Ground;
+use super::records::{SolverLeg, SolverRig};
+use super::{MAX_LEGS, MAX_SKELETON_JOINTS, NONE};
+use crate::IkError;
+
+/// How a leg is solved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LegKind {
+    /// Hip, knee, ankle two-bone IK; the ankle is placed foot-height above the ground and the
+    /// foot aligned to the ground normal (bipeds).
+    TwoBone,
+    /// Hip, knee, hock, hoof-tip pseudo three-bone IK; the tip (`toe`) is placed foot-height
+    /// above the ground (quadruped hind legs). `blend` is the hock's blend ratio
+    /// (0 = follow the limb, 1 = keep FK).
+    PseudoThreeBone {
+        /// Hock blend ratio in [0, 1].
+        blend: f32,
+    },
+}
+
+/// How a leg's knee pole (the side the knee points to) is chosen each frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum KneePole {
+    /// Toward the FK knee: the knee's offset from the FK hip→ankle line, so the knee keeps
+    /// pointing where the animation pointed it; a straight FK leg keeps its FK plane.
+    #[default]
+    FkKnee,
+    /// Keep the FK bend plane: the hip turns the shortest way (`PoleMode::FkPlane`).
+    FkPlane,
+    /// Toward a fixed direction in the character's model space (e.g. forward, +Z).
+    Direction(Vec3),
+}
+
+/// One leg of a rig.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LegRig {
+    /// Two-bone or pseudo three-bone.
+    pub kind: LegKind,
+    /// Joint indices in the skeleton: hip (thigh start), knee, ankle (hock), toe (hoof tip).
+    pub joints: [usize; 4],
+    /// Height of the reference joint above the sole: the ankle (two-bone) or the toe tip
+    /// (pseudo three-bone).
+    pub foot_height: f32,
+    /// Knee hinge axis in the knee's local space (see `LimbSettings::mid_axis`).
+    pub knee_axis: Vec3,
+    /// Knee inner-angle limits `[min, max]` radians, if any.
+    pub knee_limits: Option<(f32, f32)>,
+    /// Most the foot may turn to align with the ground normal (radians).
+    pub max_foot_angle: f32,
+    /// The foot's up axis in the ankle's local space (two-bone legs).
+    pub foot_up: Vec3,
+    /// How the knee pole is chosen.
+    pub knee_pole: KneePole,
+}
+
+/// Which joints form the legs and pelvis of a skeleton, and the foot-IK settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FootRig {
+    /// Parent of every joint (`None` for roots), parents before children.
+    pub parents: Vec<Option<usize>>,
+    /// The pelvis joint: lowered as a whole with everything below it.
+    pub pelvis: usize,
+    /// One to [`MAX_LEGS`] legs; their joints must descend from the pelvis.
+    pub legs: Vec<LegRig>,
+    /// Most the pelvis may drop (world units).
+    pub max_pelvis_drop: f32,
+    /// The ground ray starts this far above the foot: higher ground is ignored (a wall,
+    /// ground above the hip).
+    pub max_step_up: f32,
+    /// ...and ends this far below it: deeper ground is ignored (a cliff, a hole).
+    pub max_step_down: f32,
+}
+
+fn rig_error(msg: impl Into<String>) -> IkError {
+    IkError::InvalidRig(msg.into())
+}
+
+impl FootRig {
+    /// Checks the rig. Rules: 1 to 1024 joints, parents before children; 1 to 4 legs; every
+    /// leg joint in range, each descending from the previous (hip from the pelvis); knee axis
+    /// and foot up non-zero and finite; foot height ≥ 0; `0 ≤ θmin ≤ θmax ≤ π`; max foot angle
+    /// in `[0, π]`; blend in `[0, 1]`; max pelvis drop, max step up and down ≥ 0 and finite.
+    pub fn validate(&self) -> Result<(), IkError> {
+        let n = self.parents.len();
+        if n == 0 || n > MAX_SKELETON_JOINTS {
+            return Err(rig_error(format!("{n} joints; 1 to {MAX_SKELETON_JOINTS} supported")));
+        }
+        for (j, p) in self.parents.iter().enumerate() {
+            if let Some(p) = p {
+                if *p >= j {
+                    return Err(rig_error(format!("joint {j} has parent {p}: parents must come first")));
+                }
+            }
+        }
+        if self.pelvis >= n {
+            return Err(rig_error(format!("pelvis {} out of range", self.pelvis)));
+        }
+        if self.legs.is_empty() || self.legs.len() > MAX_LEGS {
+            return Err(rig_error(format!("{} legs; 1 to {MAX_LEGS} supported", self.legs.len())));
+        }
+        let finite = |x: f32| x.is_finite() && x >= 0.0;
+        if !(finite(self.max_pelvis_drop) && finite(self.max_step_up) && finite(self.max_step_down)) {
+            return Err(rig_error("max pelvis drop and step limits must be finite and ≥ 0"));
+        }
+        for (l, leg) in self.legs.iter().enumerate() {
+            let mut above = self.pelvis;
+            for &j in &leg.joints {
+                if j >= n {
+                    return Err(rig_error(format!("leg {l}: joint {j} out of range")));
+                }
+                if !self.descends(j, above) || j == above {
+                    return Err(rig_error(format!("leg {l}: joint {j} does not descend from joint {above}")));
+                }
+                above = j;
+            }
+            let axis_ok = |v: Vec3| v.is_finite() && v.length_squared() > 1e-12;
+            if !axis_ok(leg.knee_axis) || !axis_ok(leg.foot_up) {
+                return Err(rig_error(format!("leg {l}: knee axis and foot up must be non-zero")));
+            }
+            if let KneePole::Direction(d) = leg.knee_pole {
+                if !axis_ok(d) {
+                    return Err(rig_error(format!("leg {l}: knee pole direction must be non-zero and finite")));
+                }
+            }
+            if !finite(leg.foot_height) || !(0.0..=std::f32::consts::PI).contains(&leg.max_foot_angle) {
+                return Err(rig_error(format!("leg {l}: foot height ≥ 0 and max foot angle in [0, π]")));
+            }
+            if let Some((lo, hi)) = leg.knee_limits {
+                if !(0.0 <= lo && lo <= hi && hi <= std::f32::consts::PI) {
+                    return Err(rig_error(format!("leg {l}: knee limits need 0 ≤ min ≤ max ≤ π")));
+                }
+            }
+            if let LegKind::PseudoThreeBone { blend } = leg.kind {
+                if !(0.0..=1.0).contains(&blend) {
+                    return Err(rig_error(format!("leg {l}: blend must be in [0, 1]")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `true` when `j` is `ancestor` or below it.
+    fn descends(&self, mut j: usize, ancestor: usize) -> bool {
+        loop {
+            if j == ancestor {
+                return true;
+            }
+            match self.parents[j] {
+                Some(p) => j = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Number of joints.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.parents.len()
+    }
+
+    /// The joint table the kernel reads: parents (`NONE` for roots) then roles
+    /// (`leg * 4 + slot`, `NONE` for joints IK does not turn).
+    #[must_use]
+    pub fn joint_table(&self) -> Vec<u32> {
+        let n = self.parents.len();
+        let mut t: Vec<u32> = self.parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
+        t.extend(std::iter::repeat_n(NONE, n));
+        for (l, leg) in self.legs.iter().enumerate() {
+            for (slot, &j) in leg.joints.iter().enumerate().take(3) {
+                t[n + j] = (l * 4 + slot) as u32;
+            }
+        }
+        t
+    }
+
+    /// The packed rig both foot-IK twins read, for this rig and ground.
+    #[must_use]
+    pub fn solver_rig(&self, ground: &Ground) -> SolverRig {
+        let mut r = SolverRig::zeroed();
+        let (mode, grid, origin) = match ground {
+            Ground::Heightfield(h) => (0, [h.nx as u32, h.nz as u32], [h.origin.x, h.origin.y, h.cell]),
+            Ground::Hits => (1, [0, 0], [0.0, 0.0, 1.0]),
+        };
+        r.header = [self.parents.len() as u32, self.pelvis as u32, self.legs.len() as u32, mode];
+        r.grid = [grid[0], grid[1], 0, 0];
+        r.ground = [origin[0], origin[1], origin[2], 0.0];
+        r.params = [self.max_pelvis_drop, self.max_step_up, self.max_step_down, 0.0];
+        for (l, leg) in self.legs.iter().enumerate() {
+            let (kind, blend) = match leg.kind {
+                LegKind::TwoBone => (0, 1.0),
+                LegKind::PseudoThreeBone { blend } => (1, blend),
+            };
+            let (limits, cos_min, cos_max) = match leg.knee_limits {
+                Some((lo, hi)) => (crate::records::option::KNEE_LIMITS, lo.cos(), hi.cos()),
+                None => (0, 1.0, -1.0),
+            };
+            let j = leg.joints.map(|j| j as u32);
+            let (pole_rule, pole) = match leg.knee_pole {
+                KneePole::FkKnee => (0, Vec3::ZERO),
+                KneePole::FkPlane => (1, Vec3::ZERO),
+                KneePole::Direction(d) => (2, d.normalize()),
+            };
+            r.legs[l] = SolverLeg {
+                joints: j,
+                mode: [kind, limits, pole_rule, 0],
+                knee_axis: leg.knee_axis.normalize().extend(leg.foot_height).to_array(),
+                limits: [cos_min, cos_max, leg.max_foot_angle.cos(), leg.max_foot_angle.sin()],
+                foot_up: leg.foot_up.normalize().extend(blend).to_array(),
+                pole: pole.extend(0.0).to_array(),
+            };
+        }
+        r
+    }
+}
