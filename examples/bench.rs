@@ -2,9 +2,9 @@
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
 //!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd]
-//!     [--cpu-path auto|scalar|avx2|avx512] [--json bench.json]`
+//!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
-//! Prints one table and writes `bench.json`. Every workload has ~10 % unreachable or
+//! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
 //! near-singular targets (`crowd_ik_tools::workload`). Times are the best of several runs.
 
 use std::time::Instant;
@@ -22,6 +22,24 @@ use crowd_ik_tools::workload;
 use glam::Vec2;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+const HELP: &str = "\
+CPU against GPU against the peer (rebirth-ik), side by side, on the same inputs.
+
+usage: cargo run --release --example bench -- [flags]
+
+  --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
+  --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd
+                       (fabrikJxK: J joints, K iterations; default all)
+  --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
+  --cpu-only           CPU columns and the peer only; no GPU adapter is opened
+  --json FILE          where to write the rows (default bench.json)
+  --help               this text
+
+Every workload has ~10 % unreachable or near-singular targets. Times are the best of several
+runs. GPU results are compared with the CPU's before any GPU time is printed.
+";
 
 /// The instruction set of every CPU chain column (`--cpu-path`; default: the best this CPU has).
 static CPU_PATH: OnceLock<CpuPath> = OnceLock::new();
@@ -63,13 +81,13 @@ struct Row {
 
 impl Row {
     fn json(&self) -> String {
-        let opt = |v: Option<f64>| v.map_or("null".into(), |v| format!("{v:.4}"));
+        let opt = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or("null".into(), |v| format!("{v:.4}"));
         let peer = self.peer.as_ref().map_or("null".into(), |(name, ms, diff)| {
             format!("{{\"name\": \"{name}\", \"ms\": {ms:.4}, \"max_diff\": {diff:e}}}")
         });
         format!(
-            "{{\"workload\": \"{}\", \"chains\": {}, \"cpu_one_thread_ms\": {:.4}, \"cpu_all_threads_ms\": {:.4}, \"gpu_device_ms\": {}, \"gpu_end_to_end_ms\": {:.4}, \"gpu_resident_submit_us\": {:.2}, \"gpu_resident_wall_ms\": {:.4}, \"peer\": {}}}",
-            self.workload, self.n, self.cpu1, self.cpu_all, opt(self.gpu_device), self.gpu_e2e, self.gpu_submit_us, self.gpu_resident, peer
+            "{{\"workload\": \"{}\", \"chains\": {}, \"cpu_one_thread_ms\": {:.4}, \"cpu_all_threads_ms\": {:.4}, \"gpu_device_ms\": {}, \"gpu_end_to_end_ms\": {}, \"gpu_resident_submit_us\": {}, \"gpu_resident_wall_ms\": {}, \"peer\": {}}}",
+            self.workload, self.n, self.cpu1, self.cpu_all, opt(self.gpu_device), opt(Some(self.gpu_e2e)), opt(Some(self.gpu_submit_us)), opt(Some(self.gpu_resident)), peer
         )
     }
 }
@@ -107,8 +125,25 @@ fn check_gpu<S: bytemuck::Pod>(what: &str, cpu: &[S], gpu: &[S]) -> Res<()> {
     Ok(())
 }
 
+impl Row {
+    /// A row with the CPU columns only (`--cpu-only`).
+    fn cpu_only(workload: &str, n: usize, cpu1: f64, cpu_all: f64) -> Self {
+        let nan = f64::NAN;
+        Row {
+            workload: workload.into(),
+            n,
+            cpu1,
+            cpu_all,
+            gpu_e2e: nan,
+            gpu_submit_us: nan,
+            gpu_resident: nan,
+            ..Row::default()
+        }
+    }
+}
+
 /// CPU and GPU timings of one kind of chain.
-fn chains<C>(name: &str, gpu: &mut GpuSolver, chains: &[C]) -> Res<Row>
+fn chains<C>(name: &str, gpu: Option<&mut GpuSolver>, chains: &[C]) -> Res<Row>
 where
     C: GpuChain,
     C::Solved: Default + Clone,
@@ -117,6 +152,7 @@ where
     let mut out = vec![C::Solved::default(); n];
     let cpu1 = best(|| Ok(cpu_job::<C>(chains, &mut out).run().map(|_| ())?))?;
     let cpu_all = best(|| Ok(cpu_job::<C>(chains, &mut out).run_par().map(|_| ())?))?;
+    let Some(gpu) = gpu else { return Ok(Row::cpu_only(name, n, cpu1, cpu_all)) };
     let cpu_out = out.clone();
     let gpu_e2e = best(|| Ok(gpu.solve(chains, &mut out)?))?;
     check_gpu(name, &cpu_out, &out)?;
@@ -253,6 +289,11 @@ fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let cpu_only = args.iter().any(|a| a == "--cpu-only");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let quick = args.iter().any(|a| a == "--quick");
     let sizes: Vec<usize> =
@@ -270,14 +311,23 @@ fn main() -> Res<()> {
     let cpu_path = value("--cpu-path").map_or(Ok(CpuPath::Auto), |p| p.parse::<CpuPath>())?.resolve()?;
     CPU_PATH.set(cpu_path).expect("set once");
 
-    let mut gpu = GpuSolver::new_default()?;
-    let timed = gpu.enable_timestamps();
-    let info = gpu.adapter_info().cloned().expect("own device");
+    let mut gpu = if cpu_only { None } else { Some(GpuSolver::new_default()?) };
     let threads = rayon::current_num_threads();
-    println!(
-        "adapter: {} ({:?}, {:?}), timestamps: {timed}; CPU: {threads} threads, {cpu_path} path",
-        info.name, info.device_type, info.backend
-    );
+    let adapter = match gpu.as_mut() {
+        Some(gpu) => {
+            let timed = gpu.enable_timestamps();
+            let info = gpu.adapter_info().cloned().expect("own device");
+            println!(
+                "adapter: {} ({:?}, {:?}), timestamps: {timed}; CPU: {threads} threads, {cpu_path} path",
+                info.name, info.device_type, info.backend
+            );
+            (info.name, format!("{:?}", info.device_type), format!("{:?}", info.backend))
+        }
+        None => {
+            println!("GPU: off (--cpu-only); CPU: {threads} threads, {cpu_path} path");
+            ("none".into(), "none".into(), "none".into())
+        }
+    };
     println!(
         "{:<12} {:>8} {:>11} {:>11} {:>11} {:>11} {:>10} {:>11} {:>12} {:>12}",
         "workload",
@@ -296,10 +346,10 @@ fn main() -> Res<()> {
         let first_row = rows.len();
         for &n in &sizes {
             let row = match w.as_str() {
-                "two" => chains("two-bone", &mut gpu, &workload::two_bone(n, 1))?,
-                "three" => chains("three-bone", &mut gpu, &workload::three_bone(n, 2))?,
-                "mixed" => mixed(&mut gpu, n)?,
-                "crowd" => match crowd(&gpu, n) {
+                "two" => chains("two-bone", gpu.as_mut(), &workload::two_bone(n, 1))?,
+                "three" => chains("three-bone", gpu.as_mut(), &workload::three_bone(n, 2))?,
+                "mixed" => mixed(gpu.as_mut(), n)?,
+                "crowd" => match crowd(gpu.as_ref(), n) {
                     Ok(row) => row,
                     Err(e) => {
                         println!("{:<12} {n:>8} skipped: {e}", "crowd");
@@ -308,7 +358,7 @@ fn main() -> Res<()> {
                 },
                 f if f.starts_with("fabrik") => {
                     let (j, it) = f[6..].split_once('x').ok_or("fabrikJxK")?;
-                    chains(&format!("fabrik {j}x{it}"), &mut gpu, &workload::fabrik(n, j.parse()?, it.parse()?, 3))?
+                    chains(&format!("fabrik {j}x{it}"), gpu.as_mut(), &workload::fabrik(n, j.parse()?, it.parse()?, 3))?
                 }
                 other => return Err(format!("unknown workload {other}").into()),
             };
@@ -327,6 +377,9 @@ fn main() -> Res<()> {
                 row.n as f64 / gpu_ms / 1e3
             );
             rows.push(row);
+        }
+        if cpu_only {
+            continue;
         }
         match rows[first_row..].iter().find(|r: &&Row| r.gpu_e2e < r.cpu_all) {
             Some(r) => println!("{:<12} GPU end-to-end beats CPU all threads from {} chains", r.workload, r.n),
@@ -371,9 +424,9 @@ fn main() -> Res<()> {
 
     let json = format!(
         "{{\"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"cpu_threads\": {threads}, \"cpu_path\": \"{cpu_path}\", \"rows\": [\n  {}\n]}}\n",
-        info.name,
-        info.device_type,
-        info.backend,
+        adapter.0,
+        adapter.1,
+        adapter.2,
         rows.iter().map(Row::json).collect::<Vec<_>>().join(",\n  ")
     );
     std::fs::write(&json_path, json)?;
@@ -382,7 +435,7 @@ fn main() -> Res<()> {
 }
 
 /// 80 % two-bone, 15 % three-bone, 5 % FABRIK 8x16, solved together in one pass.
-fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
+fn mixed(gpu: Option<&mut GpuSolver>, n: usize) -> Res<Row> {
     let two = workload::two_bone(n * 80 / 100, 1);
     let three = workload::three_bone(n * 15 / 100, 2);
     let fab = workload::fabrik(n - two.len() - three.len(), 8, 16, 3);
@@ -401,6 +454,7 @@ fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
         cpu_job(&fab, &mut of).run_par()?;
         Ok(())
     })?;
+    let Some(gpu) = gpu else { return Ok(Row::cpu_only("mixed", n, cpu1, cpu_all)) };
     let cpu_out = (o2.clone(), o3.clone(), of.clone());
     let gpu_e2e = best(|| {
         gpu.upload(&two)?;
@@ -430,7 +484,7 @@ fn mixed(gpu: &mut GpuSolver, n: usize) -> Res<Row> {
 }
 
 /// The crowd foot-IK frame: `n` walking bipeds over hills.
-fn crowd(own: &GpuSolver, n: usize) -> Res<Row> {
+fn crowd(own: Option<&GpuSolver>, n: usize) -> Res<Row> {
     let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
     let rig = biped_rig();
@@ -459,7 +513,8 @@ fn crowd(own: &GpuSolver, n: usize) -> Res<Row> {
     }
     let cpu1 = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run()?))?;
     let cpu_all = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run_par()?))?;
-    let mut gpu = CrowdSolver::new(own.device(), own.queue(), &rig, &ground)?;
+    let Some(own) = own else { return Ok(Row::cpu_only("crowd", n, cpu1, cpu_all)) };
+    let mut gpu = CrowdSolver::with_context(own.context(), &rig, &ground)?;
     gpu.enable_timestamps();
     let cpu_res = res.clone();
     let gpu_e2e = best(|| Ok(gpu.solve(&chars, &poses, &[], &mut out, &mut res)?))?;

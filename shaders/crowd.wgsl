@@ -22,7 +22,7 @@ struct FootResult {
     status: vec4<u32>,
 }
 
-struct LegRecord {
+struct SolverLeg {
     joints: vec4<u32>,        // hip, knee, ankle, toe
     mode: vec4<u32>,          // kind, option bits, knee pole rule (0 FK knee, 1 FK plane, 2 direction)
     knee_axis: vec4<f32>,     // w = foot height
@@ -31,10 +31,10 @@ struct LegRecord {
     pole: vec4<f32>,          // model-space knee pole direction (rule 2)
 }
 
-struct RigRecord {
+struct SolverRig {
     header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
     grid: vec4<u32>,
     ground: vec4<f32>,        // origin x, origin z, cell
     params: vec4<f32>,        // max drop, max step up, max step down
-    legs: array<LegRecord, MAX_LEGS>,
+    legs: array<SolverLeg, MAX_LEGS>,
 }

@@ -7,7 +7,7 @@ const WORKGROUP_SIZE: u32 = 64u;
 
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
-@group(0) @binding(0) var<storage, read> rig: RigRecord;
+@group(0) @binding(0) var<storage, read> rig: SolverRig;
 @group(0) @binding(1) var<storage, read> joint_table: array<u32>;   // parents, then roles
 @group(0) @binding(2) var<storage, read> characters: array<CharacterInput>;
 @group(0) @binding(3) var<storage, read> pose_in: array<JointPose>;
@@ -92,7 +92,7 @@ fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
     return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
 }
 
-fn reach_drop(base: u32, leg: LegRecord, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
+fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
     let p0 = pose_in[base + leg.joints.x].position_ms.xyz;
     let p1 = pose_in[base + leg.joints.y].position_ms.xyz;
     let p2 = pose_in[base + leg.joints.z].position_ms.xyz;
@@ -112,7 +112,7 @@ fn reach_drop(base: u32, leg: LegRecord, s: f32, hip_ws: vec3<f32>, target_ws: v
 }
 
 // The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
-fn reference_joint(leg: LegRecord) -> u32 {
+fn reference_joint(leg: SolverLeg) -> u32 {
     if (leg.mode.x == 1u) {
         return leg.joints.w;
     }
@@ -148,9 +148,33 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
     return 0u;
 }
 
+// A character's root: world = q * (model * s) + t.
+struct Root {
+    t: vec3<f32>,
+    s: f32,
+    q: vec4<f32>,
+}
+
+fn to_world(root: Root, p_ms: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(root.q, p_ms * root.s) + root.t;
+}
+
+fn to_model(root: Root, p_ws: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(quat_conj(root.q), p_ws - root.t) / root.s;
+}
+
+// What find_ground finds under each foot.
+struct FeetGround {
+    hit: array<bool, MAX_LEGS>,
+    point: array<vec3<f32>, MAX_LEGS>,
+    normal: array<vec3<f32>, MAX_LEGS>,
+    drop: f32,          // the largest weighted drop any foot needs (before the pelvis limit)
+}
+
+// The stages as in src/cpu/foot_ik.rs (same names): find_ground -> drop_pelvis ->
+// solve_legs (align_foot for the feet) -> write_pose -> measure_soles.
 fn solve_character(c: u32) {
     let n = rig.header.x;
-    let pelvis = rig.header.y;
     let legs = rig.header.z;
     let base = c * n;
     var res: FootResult;
@@ -170,57 +194,79 @@ fn solve_character(c: u32) {
         return;
     }
     let ch = characters[c];
-    let t = ch.root_ws.xyz;
-    let s = ch.root_ws.w;
-    let q = ch.root_rotation;
-    let max_drop = rig.params.x;
+    let root = Root(ch.root_ws.xyz, ch.root_ws.w, ch.root_rotation);
+    let ground = find_ground(c, base, ch, root, &res);
+    let drop_ms = drop_pelvis(root, ground.drop, &res);
+    let rel = solve_legs(base, ch, root, ground, drop_ms, &res);
+    write_pose(base, rel, drop_ms);
+    measure_soles(base, root, ground, &res);
+    results[c] = res;
+}
+
+// Ground: the ground under each FK foot inside the step window, the FK sole height above
+// it, and the weighted drop each foot needs.
+fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, res: ptr<function, FootResult>) -> FeetGround {
     let step_up = rig.params.y;
     let step_down = rig.params.z;
-
-    // 1. Ground under each foot, ankle targets, the pelvis drop.
-    var hit = array<bool, 4>(false, false, false, false);
-    var ground_p: array<vec3<f32>, 4>;
-    var ground_n: array<vec3<f32>, 4>;
-    var drop = 0.0;
-    for (var l = 0u; l < legs; l++) {
+    var out: FeetGround;
+    for (var l = 0u; l < MAX_LEGS; l++) {
+        out.hit[l] = false;
+        out.point[l] = vec3<f32>(0.0);
+        out.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
+    }
+    out.drop = 0.0;
+    for (var l = 0u; l < rig.header.z; l++) {
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
-        let reference = reference_joint(leg);
-        let ref_ws = quat_rotate(q, pose_in[base + reference].position_ms.xyz * s) + t;
+        let ref_ws = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
         let h = leg.knee_axis.w;
         let g = ground_query(c, l, ref_ws.x, ref_ws.z);
-        if (g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down) {
-            hit[l] = true;
-            ground_p[l] = g.point;
-            ground_n[l] = g.normal;
-            res.status[l] = res.status[l] | FOOT_HIT;
-            var up_fk = vec3<f32>(0.0, 1.0, 0.0);
-            if (!three) {
-                up_fk = quat_rotate(q, quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
-            }
-            let sole = ref_ws - up_fk * h;
-            res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
-            let target_ws = g.point + g.normal * h;
-            var need = ref_ws.y - target_ws.y;
-            if (!three) {
-                let hip_ws = quat_rotate(q, pose_in[base + leg.joints.x].position_ms.xyz * s) + t;
-                need = max(need, reach_drop(base, leg, s, hip_ws, target_ws));
-            }
-            drop = max(drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
+        if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
+            continue;
         }
+        out.hit[l] = true;
+        out.point[l] = g.point;
+        out.normal[l] = g.normal;
+        (*res).status[l] = (*res).status[l] | FOOT_HIT;
+        var up_fk = vec3<f32>(0.0, 1.0, 0.0);
+        if (!three) {
+            up_fk = quat_rotate(root.q, quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+        }
+        let sole = ref_ws - up_fk * h;
+        (*res).sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
+        let target_ws = g.point + g.normal * h;
+        var need = ref_ws.y - target_ws.y;
+        if (!three) {
+            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+            need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
+        }
+        out.drop = max(out.drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
     }
-    drop = clamp(drop, 0.0, max_drop);
-    let drop_ms = quat_rotate(quat_conj(q), vec3<f32>(0.0, -drop, 0.0)) / s;
-    res.pelvis.x = drop;
+    return out;
+}
 
-    // 2. Leg IK and foot alignment: relative deltas of hip, knee, ankle per leg.
-    var rel: array<vec4<f32>, 12>;
+// Pelvis: the drop clamped to [0, max] (never above FK), as a model-space offset.
+fn drop_pelvis(root: Root, drop_in: f32, res: ptr<function, FootResult>) -> vec3<f32> {
+    let drop = clamp(drop_in, 0.0, rig.params.x);
+    (*res).pelvis.x = drop;
+    return quat_rotate(quat_conj(root.q), vec3<f32>(0.0, -drop, 0.0)) / root.s;
+}
+
+// Weighted relative deltas of hip, knee, ankle per leg (leg * 3 + k).
+struct LegDeltas {
+    e: array<vec4<f32>, 12>,
+}
+
+// Legs: leg IK per leg with ground and weight (two-bone with its foot aligned, or pseudo
+// three-bone), the knee pole from the rig's rule.
+fn solve_legs(base: u32, ch: CharacterInput, root: Root, ground: FeetGround, drop_ms: vec3<f32>, res: ptr<function, FootResult>) -> LegDeltas {
+    var rel: LegDeltas;
     for (var k = 0u; k < 12u; k++) {
-        rel[k] = Q_IDENTITY;
+        rel.e[k] = Q_IDENTITY;
     }
-    for (var l = 0u; l < legs; l++) {
+    for (var l = 0u; l < rig.header.z; l++) {
         let w = ch.foot_weights[l];
-        if (!hit[l] || !(w > 0.0)) {
+        if (!ground.hit[l] || !(w > 0.0)) {
             continue;
         }
         let leg = rig.legs[l];
@@ -230,7 +276,7 @@ fn solve_character(c: u32) {
         let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
         let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
         let h = leg.knee_axis.w;
-        let target_ms = quat_rotate(quat_conj(q), ground_p[l] + ground_n[l] * h - t) / s;
+        let target_ms = to_model(root, ground.point[l] + ground.normal[l] * h);
         // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
         // or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
@@ -264,17 +310,8 @@ fn solve_character(c: u32) {
             let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
             leg_err = sol.err;
             if (sol.err == 0u) {
-                // Align the foot's up axis with the ground normal, within the max angle.
-                let up = quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz);
-                let normal = normalize(quat_rotate(quat_conj(q), ground_n[l]));
-                var align: vec4<f32>;
-                if (dot(up, normal) >= leg.limits.z) {
-                    align = rotation_arc(up, normal);
-                } else {
-                    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
-                    let axis = normalize_or(cross(up, normal), any_orthonormal(up), 1e-12);
-                    align = quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w);
-                }
+                let normal = normalize(quat_rotate(quat_conj(root.q), ground.normal[l]));
+                let align = align_foot(leg, pose_in[base + leg.joints.z].rotation_ms, normal, l, res);
                 let d1 = quat_mul(sol.e0, sol.e1);
                 e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), align));
                 reached = sol.reached;
@@ -283,28 +320,46 @@ fn solve_character(c: u32) {
         }
         if (leg_err == 0u) {
             for (var k = 0u; k < 3u; k++) {
-                rel[l * 3u + k] = nlerp_identity(e[k], w);
+                rel.e[l * 3u + k] = nlerp_identity(e[k], w);
             }
-            res.status[l] = res.status[l] | FOOT_SOLVED;
+            (*res).status[l] = (*res).status[l] | FOOT_SOLVED;
             if (reached && w >= 1.0) {
-                res.status[l] = res.status[l] | FOOT_REACHED;
+                (*res).status[l] = (*res).status[l] | FOOT_REACHED;
             }
             if ((info & INFO_KNEE_LIMITED) != 0u) {
-                res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
+                (*res).status[l] = (*res).status[l] | FOOT_KNEE_LIMITED;
             }
         } else {
-            res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
+            (*res).status[l] = ((*res).status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
         }
     }
+    return rel;
+}
 
-    // 3. The corrected pose: the pelvis drops, everything below follows, legs turn.
+// Feet: the model-space turn aligning the foot's up axis with the ground normal, within
+// the leg's max foot angle (flagged when it clamps).
+fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, l: u32, res: ptr<function, FootResult>) -> vec4<f32> {
+    let up = quat_rotate(ankle, leg.foot_up.xyz);
+    if (dot(up, normal) >= leg.limits.z) {
+        return rotation_arc(up, normal);
+    }
+    (*res).status[l] = (*res).status[l] | FOOT_ANGLE_LIMITED;
+    let axis = normalize_or(cross(up, normal), any_orthonormal(up), 1e-12);
+    return quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w);
+}
+
+// Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
+// leg joints turn by their deltas.
+fn write_pose(base: u32, rel: LegDeltas, drop_ms: vec3<f32>) {
+    let n = rig.header.x;
+    let pelvis = rig.header.y;
     for (var j = 0u; j < n; j++) {
         let fk = pose_in[base + j];
         let parent = joint_table[j];
         let role = joint_table[n + j];
         var e = Q_IDENTITY;
         if (role != NONE) {
-            e = rel[(role / 4u) * 3u + (role % 4u)];
+            e = rel.e[(role / 4u) * 3u + (role % 4u)];
         }
         var pos: vec3<f32>;
         var delta: vec4<f32>;
@@ -323,24 +378,24 @@ fn solve_character(c: u32) {
         }
         pose_out[base + j] = JointPose(vec4<f32>(pos, 1.0), normalize(quat_mul(delta, fk.rotation_ms)));
     }
+}
 
-    // 4. Sole height after IK.
-    for (var l = 0u; l < legs; l++) {
-        if (!hit[l]) {
+// The sole height above the ground after IK, per leg with ground.
+fn measure_soles(base: u32, root: Root, ground: FeetGround, res: ptr<function, FootResult>) {
+    for (var l = 0u; l < rig.header.z; l++) {
+        if (!ground.hit[l]) {
             continue;
         }
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
-        let reference = reference_joint(leg);
-        let ref_ws = quat_rotate(q, pose_out[base + reference].position_ms.xyz * s) + t;
+        let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
         var up = vec3<f32>(0.0, 1.0, 0.0);
         if (!three) {
-            up = quat_rotate(q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+            up = quat_rotate(root.q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         }
         let sole = ref_ws - up * leg.knee_axis.w;
-        res.sole_after[l] = sole.y - ground_height(ground_p[l], ground_n[l], sole.x, sole.z);
+        (*res).sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
     }
-    results[c] = res;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

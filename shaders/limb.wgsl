@@ -43,20 +43,56 @@ fn check_limb_settings(l: LimbSettings) -> u32 {
     return 0u;
 }
 
+// The stages as in src/cpu/limb.rs (same names): limb_setup -> limb_reach ->
+// limb_mid_joint -> limb_start_joint; weighting is the chain's finishing stage (chain.wgsl).
 fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target_pos: vec3<f32>, l: LimbSettings) -> LimbSolution {
-    // --- Setup: bones, target axis, hinge. ---
+    let s = limb_setup(p0, p1, p2, r1, target_pos, l);
+    if (s.err != 0u) {
+        return limb_error(s.err);
+    }
+    let reach = limb_reach(s, l);
+    let e1 = limb_mid_joint(s, reach);
+    let start = limb_start_joint(s, p0, e1, l);
+    if (start.err != 0u) {
+        return limb_error(start.err);
+    }
+    return LimbSolution(start.e0, e1, reach.scale, reach.reached, reach.info | start.info, 0u);
+}
+
+// What limb_setup finds: the bones, the target axis and the hinge.
+struct LimbSetup {
+    u: vec3<f32>,       // start -> mid bone
+    v: vec3<f32>,       // mid -> end bone
+    a: f32,             // |u|
+    b: f32,             // |v|
+    limb_len: f32,
+    c: f32,             // |target - start|
+    d: vec3<f32>,       // unit start -> target
+    h: vec3<f32>,       // unit hinge axis, perpendicular to both bones
+    flip: bool,         // the FK limb is bent backwards relative to h
+    err: u32,           // 0, or the ChainError code (the CPU's Err)
+}
+
+fn setup_error(err: u32) -> LimbSetup {
+    var s: LimbSetup;
+    s.err = err;
+    return s;
+}
+
+// Setup: bones, target axis, hinge.
+fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target_pos: vec3<f32>, l: LimbSettings) -> LimbSetup {
     let u = p1 - p0;
     let v = p2 - p1;
     let a = length(u);
     let b = length(v);
     let limb_len = a + b;
     if (!(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len)) {
-        return limb_error(ERR_ZERO_LENGTH_BONE);
+        return setup_error(ERR_ZERO_LENGTH_BONE);
     }
     let st = target_pos - p0;
     let c = length(st);
     if (!(c > ON_ROOT * limb_len)) {
-        return limb_error(ERR_TARGET_ON_ROOT);
+        return setup_error(ERR_TARGET_ON_ROOT);
     }
     let d = st * (1.0 / c);
 
@@ -69,7 +105,7 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     }
     let h_len = length(h);
     if (!(h_len > MIN_HINGE)) {
-        return limb_error(ERR_DEGENERATE_MID_AXIS);
+        return setup_error(ERR_DEGENERATE_MID_AXIS);
     }
     h = h * (1.0 / h_len);
     let straight_eps = STRAIGHT * a * b;
@@ -81,8 +117,24 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
         h = -h;
         flip = dot(cross(u, h), v) < -straight_eps;
     }
+    return LimbSetup(u, v, a, b, limb_len, c, d, h, flip, 0u);
+}
 
-    // --- Reach: stretch, soften, knee limits. ---
+// What limb_reach decides: the stretch and the solved inner angle as 1 +- cos C.
+struct LimbReach {
+    scale: f32,
+    one_plus: f32,
+    one_minus: f32,
+    reached: bool,
+    info: u32,
+}
+
+// Reach: stretch, soften, knee limits.
+fn limb_reach(s: LimbSetup, l: LimbSettings) -> LimbReach {
+    let a = s.a;
+    let b = s.b;
+    let limb_len = s.limb_len;
+    let c = s.c;
     let soften = l.params.x;
     let max_stretch = l.params.y;
     let cos_min = l.params.z;
@@ -152,28 +204,42 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
             info = info | INFO_KNEE_LIMITED;
         }
     }
-    one_plus = clamp(one_plus, 0.0, 2.0);
-    one_minus = clamp(one_minus, 0.0, 2.0);
+    return LimbReach(scale, clamp(one_plus, 0.0, 2.0), clamp(one_minus, 0.0, 2.0), reached, info);
+}
 
-    // --- Mid joint: from (cos, sin) pairs, no acos, no cancellation. ---
+// Mid joint: E1 from (cos, sin) pairs, no acos, no cancellation.
+fn limb_mid_joint(s: LimbSetup, r: LimbReach) -> vec4<f32> {
+    let one_plus = r.one_plus;
+    let one_minus = r.one_minus;
     let cos_new = 0.5 * (one_plus - one_minus);
     let sin_new = sqrt(one_plus * one_minus);
-    let ab = a * b;
-    let cos_old = clamp(-dot(u, v) / ab, -1.0, 1.0);
-    var sin_old = min(length(cross(u, v)) / ab, 1.0);
-    if (flip) {
+    let ab = s.a * s.b;
+    let cos_old = clamp(-dot(s.u, s.v) / ab, -1.0, 1.0);
+    var sin_old = min(length(cross(s.u, s.v)) / ab, 1.0);
+    if (s.flip) {
         sin_old = -sin_old;
     }
     let cos_phi = cos_new * cos_old + sin_new * sin_old;
     let sin_phi = sin_new * cos_old - cos_new * sin_old;
-    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+    return quat_from_axis_cos_sin(s.h, cos_phi, sin_phi);
+}
 
-    // --- Start joint: aim, then the bend plane, then twist. ---
-    let e = u + quat_rotate(e1, v);
-    let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
+// What limb_start_joint returns: E0, info bits it set, or an error.
+struct LimbStart {
+    e0: vec4<f32>,
+    info: u32,
+    err: u32,
+}
+
+// Start joint: aim, then the bend plane, then twist.
+fn limb_start_joint(s: LimbSetup, p0: vec3<f32>, e1: vec4<f32>, l: LimbSettings) -> LimbStart {
+    let d = s.d;
+    let e = s.u + quat_rotate(e1, s.v);
+    let e_dir = normalize_or(e, d, 1e-12 * s.limb_len * s.limb_len);
     let aim = rotation_arc(e_dir, d);
-    let k_now = cross(quat_rotate(aim, h), d);
+    let k_now = cross(quat_rotate(aim, s.h), d);
     let pole = l.pole_ms.xyz;
+    var info = 0u;
     var plane = Q_IDENTITY;
     if (l.mode.x == 1u || l.mode.x == 2u) { // Position / Direction
         var dir = pole;
@@ -182,7 +248,7 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
         }
         let k = reject(dir, d);
         if (!(dot(k, k) > POLE_ON_AXIS2 * dot(dir, dir))) {
-            return limb_error(ERR_POLE_ON_AXIS);
+            return LimbStart(Q_IDENTITY, 0u, ERR_POLE_ON_AXIS);
         }
         plane = quat_from_axis_cos_sin(d, dot(k_now, k), dot(d, cross(k_now, k)));
     } else if (l.mode.x == 3u) { // Swivel
@@ -190,7 +256,7 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
         var n0 = reject(north, d);
         if (!(dot(n0, n0) > POLE_ON_AXIS2)) {
             n0 = reject(any_orthonormal(north), d);
-            info = info | INFO_SWIVEL_FALLBACK;
+            info = INFO_SWIVEL_FALLBACK;
         }
         let k0 = cross(normalize(n0), d);
         let sc = sin_cos(l.pole_ms.w);
@@ -202,7 +268,7 @@ fn solve_limb(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     if (twist != 0.0) {
         start = quat_mul(quat_from_axis_angle(d, twist), start);
     }
-    return LimbSolution(start, e1, scale, reached, info, 0u);
+    return LimbStart(start, info, 0u);
 }
 
 // Result of the pseudo three-bone core (see src/cpu/limb.rs).

@@ -23,7 +23,7 @@ pub const MAX_FABRIK_JOINTS: usize = crate::constants::MAX_FABRIK_JOINTS as usiz
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoleMode {
     /// Keep the plane of the FK pose: the start joint only turns the shortest way that puts
-    /// the end effector on the target (seed 000's default for correcting motion).
+    /// the end effector on the target (the usual choice when correcting motion).
     FkPlane = 0,
     /// `pole` is a model-space position the mid joint (knee) points toward
     /// (Unity's bend goal, Unreal's pole "Location").
@@ -33,7 +33,7 @@ pub enum PoleMode {
     Direction = 2,
     /// `pole` is the north axis `N` of the history-independent zero-plane map (the normal of
     /// the setup solver plane, model space) and the swivel angle turns the bend plane about
-    /// the start→target axis from that zero plane (3ds Max HI solver, ALGORITHMS.md §7).
+    /// the start→target axis from that zero plane (3ds Max HI solver; docs/ALGORITHMS.md, "Swivel angle").
     Swivel = 3,
 }
 
@@ -260,7 +260,7 @@ pub trait LimbBuilder: Sized {
         self
     }
     /// Limits the mid joint's inner angle to `[min, max]` radians, `0 ≤ min ≤ max ≤ π`,
-    /// by clamping the reach distance (ALGORITHMS.md §2), exact whatever the bone ratio.
+    /// by clamping the reach distance (docs/ALGORITHMS.md, "Two-bone IK"), exact whatever the bone ratio.
     #[must_use]
     fn with_knee_limits(mut self, min: f32, max: f32) -> Self {
         let l = self.limb_mut();
@@ -313,7 +313,7 @@ pub struct ThreeBoneChain {
     /// Target (for the tip j3), bend plane, hinge of j1, limits, weight.
     pub limb: LimbSettings,
     /// `x` = blend ratio of the third joint's orientation: 0 = follow the limb,
-    /// 1 = keep its FK orientation (ALGORITHMS.md §3). `yzw` unused.
+    /// 1 = keep its FK orientation (docs/ALGORITHMS.md, "Pseudo three-bone IK"). `yzw` unused.
     pub blend: [f32; 4],
 }
 assert_layout!(ThreeBoneChain, 224, joints_ms == 0, rotations_ms == 64, limb == 128, blend == 208);

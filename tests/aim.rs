@@ -37,7 +37,7 @@ fn the_up_constraint_rolls_the_up_axis_toward_the_up_target_for_every_method() {
         let rot = rng.quat();
         let target = joint + rng.unit();
         let up_target = joint + rng.unit() * 2.0;
-        // The seed's ±Y / ±Z choices of up axis (forward +X).
+        // The classic ±Y / ±Z choices of up axis (forward +X).
         for up in [Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z] {
             let mut rotations = vec![];
             for method in [AimMethod::YawPitch, AimMethod::CrossProduct, AimMethod::ShortestArc] {

@@ -1,4 +1,4 @@
-//! FABRIK behaviour (ALGORITHMS.md §4).
+//! FABRIK behaviour (docs/ALGORITHMS.md, "FABRIK").
 
 mod common;
 
@@ -77,7 +77,7 @@ fn unreachable_targets_lay_the_chain_straight() {
     }
 }
 
-/// Textbook FABRIK positions (ALGORITHMS.md §4) in f64, written independently of the crate.
+/// Textbook FABRIK positions (docs/ALGORITHMS.md, "FABRIK") in f64, written independently of the crate.
 fn reference_positions(j: &[Vec3], target: Vec3, k: u32) -> Vec<Vec3> {
     let n = j.len();
     let j: Vec<DVec3> = j.iter().map(|p| p.as_dvec3()).collect();

@@ -1,4 +1,4 @@
-//! Pseudo three-bone IK behaviour (ALGORITHMS.md §3).
+//! Pseudo three-bone IK behaviour (docs/ALGORITHMS.md, "Pseudo three-bone IK").
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! One-bone (aim) IK with the three constructions of ALGORITHMS.md §1 and the up-vector
+//! One-bone (aim) IK with the three constructions of docs/ALGORITHMS.md ("Aim") and the up-vector
 //! (roll) constraint.
 
 use glam::{Mat3, Quat, Vec3};
@@ -11,7 +11,7 @@ use crate::ChainError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AimMethod {
     /// Yaw about the joint's third axis, then pitch about its up axis, from trigonometric
-    /// ratios of the target in joint space (seed 000). No `acos`/`atan`.
+    /// ratios of the target in joint space No `acos`/`atan`.
     #[default]
     YawPitch,
     /// New forward axis toward the target, the up axis re-orthogonalised against the old
@@ -33,10 +33,10 @@ pub struct AimJob {
     pub rotation_ms: Quat,
     /// Model-space point to aim at.
     pub target_ms: Vec3,
-    /// The joint's forward axis, local space (default +X, as in seed 000).
+    /// The joint's forward axis, local space (default +X).
     pub forward: Vec3,
     /// The joint's up axis, local space, perpendicular to `forward` (default +Y). Choose
-    /// `±Y`/`±Z` of the seed's up-vector constraint by passing that axis here.
+    /// the `±Y`/`±Z` of the classic up-vector constraint by passing that axis here.
     pub up: Vec3,
     /// Model-space point the up axis should point toward after aiming (roll constraint).
     pub up_target_ms: Option<Vec3>,
@@ -103,7 +103,7 @@ impl AimJob {
             return Err(ChainError::InvalidParameter);
         }
         let u = (u - f * f.dot(u)).normalize();
-        // Joint basis: X = forward, Y = up, Z = forward × up (seed 000's frame).
+        // Joint basis: X = forward, Y = up, Z = forward × up (the yaw/pitch frame).
         let basis = Quat::from_mat3(&Mat3::from_cols(f, u, f.cross(u)));
         let frame = self.rotation_ms * basis;
         let p = frame.conjugate() * (self.target_ms - self.joint_ms);

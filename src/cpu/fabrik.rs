@@ -1,4 +1,4 @@
-//! FABRIK (ALGORITHMS.md §4): the CPU twin of `shaders/fabrik.wgsl`.
+//! FABRIK (docs/ALGORITHMS.md, "FABRIK"): the CPU twin of `shaders/fabrik.wgsl`.
 
 use glam::{Quat, Vec3};
 

@@ -1,6 +1,6 @@
 //! Crowd foot IK, one character at a time: the CPU twin of `shaders/foot_ik.wgsl`.
 //!
-//! Per character (ALGORITHMS.md §6): ground under each FK foot (heightfield or caller hit,
+//! Per character (docs/ALGORITHMS.md, "Crowd foot IK"): ground under each FK foot (heightfield or caller hit,
 //! inside the step window) → ankle target = hit + normal × foot height → pelvis drop = the
 //! largest weighted drop any foot needs, clamped to `[0, max]` (never above FK) → leg IK
 //! (two-bone, or pseudo three-bone for quadruped hind legs) with the knee pole from the FK
@@ -121,8 +121,39 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
     0
 }
 
+/// A character's root: `world = q · (model · s) + t`.
+#[derive(Clone, Copy)]
+struct Root {
+    t: Vec3,
+    s: f32,
+    q: Quat,
+}
+
+impl Root {
+    fn to_world(&self, p_ms: Vec3) -> Vec3 {
+        self.q * (p_ms * self.s) + self.t
+    }
+    fn to_model(&self, p_ws: Vec3) -> Vec3 {
+        (self.q.conjugate() * (p_ws - self.t)) / self.s
+    }
+}
+
+/// What [`find_ground`] finds under each foot.
+struct FeetGround {
+    hit: [bool; MAX_LEGS],
+    point: [Vec3; MAX_LEGS],
+    normal: [Vec3; MAX_LEGS],
+    /// The largest weighted drop any foot needs (before the pelvis limit).
+    drop: f32,
+}
+
 /// Solves one character. `table` = [`FootRig::joint_table`], `pose_in`/`pose_out` = this
 /// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode).
+///
+/// The stages, with the same names in `shaders/foot_ik.wgsl`: [`find_ground`] (ground under
+/// each foot, the drop each needs) → [`drop_pelvis`] → [`solve_legs`] (leg IK per leg, with
+/// [`align_foot`] for the feet) → [`write_pose`] (the pelvis drops, everything below follows,
+/// legs turn) → [`measure_soles`].
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's bindings
 pub(crate) fn foot_ik(
     rig: &SolverRig,
@@ -135,7 +166,6 @@ pub(crate) fn foot_ik(
     res: &mut FootResult,
 ) {
     let n = rig.header[0] as usize;
-    let pelvis = rig.header[1] as usize;
     let legs = rig.header[2] as usize;
     *res = FootResult::default();
     let err = check_character(ch, &pose_in[..n]);
@@ -148,54 +178,80 @@ pub(crate) fn foot_ik(
         }
         return;
     }
-    let t = v3(ch.root_ws);
-    let s = ch.root_ws[3];
-    let q = Quat::from_array(ch.root_rotation);
-    let to_ms = |p_ws: Vec3| (q.conjugate() * (p_ws - t)) / s;
-    let [max_drop, step_up, step_down, _] = rig.params;
+    let root = Root { t: v3(ch.root_ws), s: ch.root_ws[3], q: Quat::from_array(ch.root_rotation) };
+    let ground = find_ground(rig, g, hits, ch, &root, pose_in, res);
+    let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
+    let rel = solve_legs(rig, ch, &root, pose_in, &ground, drop_ms, res);
+    write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
+    measure_soles(rig, g, &root, pose_out, &ground, res);
+}
 
-    // 1. Ground under each foot, ankle targets, the pelvis drop.
-    let mut hit = [false; MAX_LEGS];
-    let mut ground_p = [Vec3::ZERO; MAX_LEGS];
-    let mut ground_n = [Vec3::Y; MAX_LEGS];
-    let mut drop = 0.0_f32;
-    for l in 0..legs {
+/// Ground: the ground under each FK foot inside the step window, the FK sole height above
+/// it, and the drop each foot needs: down to its target and (two-bone) enough for the
+/// target to come within the leg's knee-limited reach, weighted by the foot's weight.
+fn find_ground(
+    rig: &SolverRig,
+    g: &GroundData,
+    hits: &[GroundHit],
+    ch: &CharacterInput,
+    root: &Root,
+    pose_in: &[JointPose],
+    res: &mut FootResult,
+) -> FeetGround {
+    let [_, step_up, step_down, _] = rig.params;
+    let mut out =
+        FeetGround { hit: [false; MAX_LEGS], point: [Vec3::ZERO; MAX_LEGS], normal: [Vec3::Y; MAX_LEGS], drop: 0.0 };
+    for l in 0..rig.header[2] as usize {
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
-        let reference = reference_joint(leg);
-        let ref_ws = q * (pose_in[reference].position() * s) + t;
+        let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
         let h = leg.knee_axis[3];
-        if let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) {
-            if gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down {
-                hit[l] = true;
-                ground_p[l] = gp;
-                ground_n[l] = gn;
-                res.status[l] |= foot::HIT;
-                let up_fk =
-                    if three { Vec3::Y } else { q * (pose_in[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
-                let sole = ref_ws - up_fk * h;
-                res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
-                let target_ws = gp + gn * h;
-                // The drop this foot needs: down to its target, and (two-bone) enough for
-                // the target to come within the leg's knee-limited reach.
-                let mut need = ref_ws.y - target_ws.y;
-                if !three {
-                    let hip_ws = q * (pose_in[leg.joints[0] as usize].position() * s) + t;
-                    need = need.max(reach_drop(pose_in, leg, s, hip_ws, target_ws));
-                }
-                drop = drop.max(need * ch.foot_weights[l].clamp(0.0, 1.0));
-            }
+        let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
+        if !(gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down) {
+            continue;
         }
+        out.hit[l] = true;
+        out.point[l] = gp;
+        out.normal[l] = gn;
+        res.status[l] |= foot::HIT;
+        let up_fk =
+            if three { Vec3::Y } else { root.q * (pose_in[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
+        let sole = ref_ws - up_fk * h;
+        res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
+        let target_ws = gp + gn * h;
+        let mut need = ref_ws.y - target_ws.y;
+        if !three {
+            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
+            need = need.max(reach_drop(pose_in, leg, root.s, hip_ws, target_ws));
+        }
+        out.drop = out.drop.max(need * ch.foot_weights[l].clamp(0.0, 1.0));
     }
-    let drop = drop.clamp(0.0, max_drop);
-    let drop_ms = (q.conjugate() * Vec3::new(0.0, -drop, 0.0)) / s;
-    res.pelvis[0] = drop;
+    out
+}
 
-    // 2. Leg IK and foot alignment: relative deltas of hip, knee, ankle per leg.
+/// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.
+fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) -> Vec3 {
+    let drop = drop.clamp(0.0, rig.params[0]);
+    res.pelvis[0] = drop;
+    (root.q.conjugate() * Vec3::new(0.0, -drop, 0.0)) / root.s
+}
+
+/// Legs: per leg with ground and weight, the leg IK (two-bone with its foot aligned, or
+/// pseudo three-bone) toward the ankle target, the knee pole from the rig's rule; returns
+/// the weighted relative deltas of hip, knee and ankle per leg.
+fn solve_legs(
+    rig: &SolverRig,
+    ch: &CharacterInput,
+    root: &Root,
+    pose_in: &[JointPose],
+    ground: &FeetGround,
+    drop_ms: Vec3,
+    res: &mut FootResult,
+) -> [[Quat; 3]; MAX_LEGS] {
     let mut rel = [[Quat::IDENTITY; 3]; MAX_LEGS];
-    for l in 0..legs {
+    for l in 0..rig.header[2] as usize {
         let w = ch.foot_weights[l];
-        if !hit[l] || !(w > 0.0) {
+        if !ground.hit[l] || !(w > 0.0) {
             continue;
         }
         let leg = &rig.legs[l];
@@ -204,7 +260,7 @@ pub(crate) fn foot_ik(
         let jr = |k: usize| pose_in[leg.joints[k] as usize].rotation();
         let (p0, p1, p2, p3) = (jp(0), jp(1), jp(2), jp(3));
         let h = leg.knee_axis[3];
-        let target_ms = to_ms(ground_p[l] + ground_n[l] * h);
+        let target_ms = root.to_model(ground.point[l] + ground.normal[l] * h);
         // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane, hinge-defined),
         // the FK plane, or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
@@ -232,16 +288,8 @@ pub(crate) fn foot_ik(
             .map(|sol| (sol.e, sol.reached, sol.info))
         } else {
             solve_limb(p0, p1, p2, jr(1), target_ms, &limb).map(|sol| {
-                // Align the foot's up axis with the ground normal, within the max angle.
-                let up = jr(2) * v3(leg.foot_up);
-                let normal = (q.conjugate() * ground_n[l]).normalize();
-                let align = if up.dot(normal) >= leg.limits[2] {
-                    rotation_arc(up, normal)
-                } else {
-                    res.status[l] |= foot::ANGLE_LIMITED;
-                    let axis = normalize_or(up.cross(normal), any_orthonormal(up), 1e-12);
-                    quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3])
-                };
+                let normal = (root.q.conjugate() * ground.normal[l]).normalize();
+                let align = align_foot(leg, jr(2), normal, &mut res.status[l]);
                 let d1 = sol.e0 * sol.e1;
                 ([sol.e0, sol.e1, d1.conjugate() * align], sol.reached, sol.info)
             })
@@ -264,8 +312,34 @@ pub(crate) fn foot_ik(
             }
         }
     }
+    rel
+}
 
-    // 3. The corrected pose: the pelvis drops, everything below follows, legs turn.
+/// Feet: the model-space turn that aligns the foot's up axis (ankle rotation `ankle`) with
+/// the ground `normal`, within the leg's max foot angle (flagged when it clamps).
+fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3, status: &mut u32) -> Quat {
+    let up = ankle * v3(leg.foot_up);
+    if up.dot(normal) >= leg.limits[2] {
+        rotation_arc(up, normal)
+    } else {
+        *status |= foot::ANGLE_LIMITED;
+        let axis = normalize_or(up.cross(normal), any_orthonormal(up), 1e-12);
+        quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3])
+    }
+}
+
+/// Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
+/// leg joints turn by their deltas.
+fn write_pose(
+    rig: &SolverRig,
+    table: &[u32],
+    pose_in: &[JointPose],
+    pose_out: &mut [JointPose],
+    rel: &[[Quat; 3]; MAX_LEGS],
+    drop_ms: Vec3,
+) {
+    let n = rig.header[0] as usize;
+    let pelvis = rig.header[1] as usize;
     for j in 0..n {
         let fk = pose_in[j];
         let parent = table[j];
@@ -282,19 +356,27 @@ pub(crate) fn foot_ik(
         };
         pose_out[j] = JointPose::new(pos, (delta * fk.rotation()).normalize());
     }
+}
 
-    // 4. Sole height after IK.
-    for l in 0..legs {
-        if !hit[l] {
+/// The sole height above the ground after IK, per leg with ground.
+fn measure_soles(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    pose_out: &[JointPose],
+    ground: &FeetGround,
+    res: &mut FootResult,
+) {
+    for l in 0..rig.header[2] as usize {
+        if !ground.hit[l] {
             continue;
         }
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
-        let reference = reference_joint(leg);
-        let ref_ws = q * (pose_out[reference].position() * s) + t;
-        let up = if three { Vec3::Y } else { q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
+        let ref_ws = root.to_world(pose_out[reference_joint(leg)].position());
+        let up = if three { Vec3::Y } else { root.q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
         let sole = ref_ws - up * leg.knee_axis[3];
-        res.sole_after[l] = sole.y - ground_height(rig, g, ground_p[l], ground_n[l], sole.x, sole.z);
+        res.sole_after[l] = sole.y - ground_height(rig, g, ground.point[l], ground.normal[l], sole.x, sole.z);
     }
 }
 

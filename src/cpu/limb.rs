@@ -1,10 +1,13 @@
 //! The two-bone limb core shared by two-bone and pseudo three-bone IK: the CPU twin of
 //! `shaders/limb.wgsl`.
 //!
-//! Stages (ozz-animation's, extended): setup → reach (stretch, soften, knee limits,
-//! `reached`) → mid joint (law of cosines, trig-free) → start joint (aim, bend plane from
-//! the pole mode, twist). Everything is in model space (`_ms` is implied); the result is
-//! the relative deltas `E0` (start) and `E1` (mid) of [`super::chain`].
+//! Stages (ozz-animation's, extended), one function each, with the same names in every twin
+//! (`shaders/limb.wgsl`, `cpu/wide/two_bone.rs`): `limb_setup` (bones, target axis, hinge)
+//! → `limb_reach` (stretch, soften, knee limits, `reached`) → `limb_mid_joint` (law of
+//! cosines, trig-free) → `limb_start_joint` (aim, bend plane from the pole mode, twist).
+//! Everything is in model space (`_ms` is implied); the result is the relative deltas `E0`
+//! (start) and `E1` (mid) that the chain's finishing stage ([`super::chain`]) weights and
+//! writes out. See docs/ALGORITHMS.md, "Two-bone IK".
 
 use glam::{Quat, Vec3};
 
@@ -58,6 +61,11 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
 /// Solves the limb `p0 → p1 → p2` for the end joint to reach `target` (already corrected
 /// for any end-effector offset). `r1` is the mid joint's FK model rotation (for `mid_axis`).
 /// Settings must have passed [`check_limb_settings`].
+///
+/// The stages, as in ozz-animation's `IKTwoBoneJob` and with the same names in
+/// `shaders/limb.wgsl` and the SIMD twin `cpu/wide/two_bone.rs`: [`limb_setup`] →
+/// [`limb_reach`] → [`limb_mid_joint`] → [`limb_start_joint`]; weighting and the output
+/// records are the chain's finishing stage (`cpu/chain.rs`).
 pub(crate) fn solve_limb(
     p0: Vec3,
     p1: Vec3,
@@ -66,7 +74,44 @@ pub(crate) fn solve_limb(
     target: Vec3,
     l: &LimbSettings,
 ) -> Result<LimbSolution, ChainError> {
-    // --- Setup: bones, target axis, hinge. ---
+    let s = limb_setup(p0, p1, p2, r1, target, l)?;
+    let mut reach = limb_reach(&s, l);
+    let e1 = limb_mid_joint(&s, &reach);
+    let e0 = limb_start_joint(&s, p0, e1, l, &mut reach.info)?;
+    Ok(LimbSolution { e0, e1, scale: reach.scale, reached: reach.reached, info: reach.info })
+}
+
+/// What [`limb_setup`] finds: the bones, the target axis and the hinge.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LimbSetup {
+    /// Start → mid bone.
+    u: Vec3,
+    /// Mid → end bone.
+    v: Vec3,
+    /// `|u|`, `|v|` and their sum.
+    a: f32,
+    b: f32,
+    limb_len: f32,
+    /// Distance start → target, and the unit direction.
+    c: f32,
+    d: Vec3,
+    /// Unit hinge axis (model space), perpendicular to both bones.
+    h: Vec3,
+    /// The FK limb is bent backwards relative to `h`.
+    flip: bool,
+}
+
+/// Setup: bones, target axis, hinge. Errors: zero-length bone, target on the start joint,
+/// hinge in the plane of the bones.
+#[inline]
+pub(crate) fn limb_setup(
+    p0: Vec3,
+    p1: Vec3,
+    p2: Vec3,
+    r1: Quat,
+    target: Vec3,
+    l: &LimbSettings,
+) -> Result<LimbSetup, ChainError> {
     let u = p1 - p0;
     let v = p2 - p1;
     let a = u.length();
@@ -112,8 +157,24 @@ pub(crate) fn solve_limb(
         }
         _ /* Hinge */ => {}
     }
+    Ok(LimbSetup { u, v, a, b, limb_len, c, d, h, flip })
+}
 
-    // --- Reach: stretch, soften, knee limits. ---
+/// What [`limb_reach`] decides: the stretch and the solved inner angle as `1 ± cos C`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LimbReach {
+    scale: f32,
+    one_plus: f32,
+    one_minus: f32,
+    reached: bool,
+    info: u32,
+}
+
+/// Reach: stretch, soften (ozz's `SoftenTarget`), knee limits; the solved inner angle `C`
+/// at the mid joint as `1 + cos C` and `1 − cos C`.
+#[inline]
+pub(crate) fn limb_reach(s: &LimbSetup, l: &LimbSettings) -> LimbReach {
+    let LimbSetup { a, b, limb_len, c, .. } = *s;
     let [soften, max_stretch, cos_min, cos_max] = l.params;
     let mut info = 0;
     let mut reached = true;
@@ -184,11 +245,16 @@ pub(crate) fn solve_limb(
             info |= info::KNEE_LIMITED;
         }
     }
-    let one_plus = one_plus.clamp(0.0, 2.0);
-    let one_minus = one_minus.clamp(0.0, 2.0);
+    LimbReach { scale, one_plus: one_plus.clamp(0.0, 2.0), one_minus: one_minus.clamp(0.0, 2.0), reached, info }
+}
 
-    // --- Mid joint: turn from the FK inner angle (signed by the bend side) to the solved
-    // one about the hinge, from (cos, sin) pairs: no acos, no cancellation. ---
+/// Mid joint (ozz's `ComputeMidJoint`): the delta `E1` turning the FK inner angle (signed
+/// by the bend side) to the solved one about the hinge, from (cos, sin) pairs: no acos, no
+/// cancellation.
+#[inline]
+pub(crate) fn limb_mid_joint(s: &LimbSetup, r: &LimbReach) -> Quat {
+    let LimbSetup { u, v, a, b, h, flip, .. } = *s;
+    let (one_plus, one_minus) = (r.one_plus, r.one_minus);
     let cos_new = 0.5 * (one_plus - one_minus);
     let sin_new = (one_plus * one_minus).sqrt();
     let ab = a * b;
@@ -197,14 +263,26 @@ pub(crate) fn solve_limb(
     let sin_old = if flip { -sin_old } else { sin_old };
     let cos_phi = cos_new * cos_old + sin_new * sin_old;
     let sin_phi = sin_new * cos_old - cos_new * sin_old;
-    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+    quat_from_axis_cos_sin(h, cos_phi, sin_phi)
+}
 
-    // --- Start joint: aim the new start→end vector at the target... ---
+/// Start joint (ozz's `ComputeStartJoint`): the delta `E0` that aims the new start→end
+/// vector at the target, turns the bend plane about the target axis as the pole mode asks,
+/// then adds the twist. Error: pole on the start→target axis. May set
+/// [`info::SWIVEL_FALLBACK`].
+#[inline]
+pub(crate) fn limb_start_joint(
+    s: &LimbSetup,
+    p0: Vec3,
+    e1: Quat,
+    l: &LimbSettings,
+    info: &mut u32,
+) -> Result<Quat, ChainError> {
+    let LimbSetup { u, v, limb_len, d, h, .. } = *s;
     let e = u + e1 * v;
     let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
     let aim = rotation_arc(e_dir, d);
-    // ...then turn the bend plane about the target axis. The knee lies on the side
-    // cross(hinge, d) of the axis.
+    // The knee lies on the side cross(hinge, d) of the axis.
     let k_now = (aim * h).cross(d); // h ⟂ both bones, so aim·h ⟂ d and |k_now| = 1
     let pole = v3(l.pole_ms);
     let k_want = match l.mode[0] {
@@ -221,7 +299,7 @@ pub(crate) fn solve_limb(
             let mut n0 = reject(north, d);
             if !(n0.length_squared() > POLE_ON_AXIS2) {
                 n0 = reject(any_orthonormal(north), d);
-                info |= info::SWIVEL_FALLBACK;
+                *info |= info::SWIVEL_FALLBACK;
             }
             let k0 = n0.normalize().cross(d);
             let (s, c) = sin_cos(l.pole_ms[3]);
@@ -234,8 +312,7 @@ pub(crate) fn solve_limb(
         None => Quat::IDENTITY,
     };
     let twist = l.mid_axis[3];
-    let start = if twist != 0.0 { quat_from_axis_angle(d, twist) * plane * aim } else { plane * aim };
-    Ok(LimbSolution { e0: start, e1, scale, reached, info })
+    Ok(if twist != 0.0 { quat_from_axis_angle(d, twist) * plane * aim } else { plane * aim })
 }
 
 /// Result of the pseudo three-bone core: relative deltas of j0, j1, j2 (j3 follows j2).
@@ -247,7 +324,7 @@ pub(crate) struct ThreeBoneSolution {
     pub info: u32,
 }
 
-/// The pseudo three-bone procedure (ALGORITHMS.md §3) on joints `p` with FK rotations `r`,
+/// The pseudo three-bone procedure (docs/ALGORITHMS.md, "Pseudo three-bone IK") on joints `p` with FK rotations `r`,
 /// the tip `p[3]` reaching `target`; `ratio` blends j2 between following the limb (0) and
 /// its FK orientation (1); `copy_mid` blends toward j1's new orientation itself.
 pub(crate) fn solve_three_bone_core(

@@ -1,4 +1,4 @@
-//! Pseudo three-bone IK (ALGORITHMS.md §3, seed 000): the CPU twin of
+//! Pseudo three-bone IK (docs/ALGORITHMS.md, "Pseudo three-bone IK"): the CPU twin of
 //! `shaders/three_bone.wgsl`.
 
 use glam::Quat;

@@ -91,11 +91,34 @@ pub(crate) struct LimbLanes {
     pub failed: M,
 }
 
-/// `cpu::limb::solve_limb` over lanes, stage for stage.
+/// `cpu::limb::solve_limb` over lanes, stage for stage (the same stage names).
 #[inline(always)]
 pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) -> LimbLanes {
-    let one = F::splat(1.0);
-    // --- Setup. ---
+    let s = limb_setup(p0, p1, p2, r1, target, l);
+    let mut reach = limb_reach(&s, l);
+    let e1 = limb_mid_joint(&s, &reach);
+    let mut failed = s.failed;
+    let e0 = limb_start_joint(&s, p0, e1, l, &mut reach.info, &mut failed);
+    LimbLanes { e0, e1, scale: reach.scale, reached: reach.reached, info: reach.info, failed }
+}
+
+/// `cpu::limb::LimbSetup` over lanes, plus the lanes that hit an error path.
+pub(crate) struct LimbSetup {
+    u: V3,
+    v: V3,
+    a: F,
+    b: F,
+    limb_len: F,
+    c: F,
+    d: V3,
+    h: V3,
+    flip: M,
+    failed: M,
+}
+
+/// `cpu::limb::limb_setup` over lanes: bones, target axis, hinge.
+#[inline(always)]
+pub(crate) fn limb_setup(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) -> LimbSetup {
     let u = p1 - p0;
     let v = p2 - p1;
     let a = u.length();
@@ -121,8 +144,23 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let flip_reversed = (-side).lt(-straight_eps);
     h = ((l.bend_keep & flip_fk) | l.bend_reversed).sel(-h, h);
     let flip = l.bend_keep.sel(M::splat(false), l.bend_reversed.sel(flip_reversed, flip_fk));
+    LimbSetup { u, v, a, b, limb_len, c, d, h, flip, failed }
+}
 
-    // --- Reach. ---
+/// `cpu::limb::LimbReach` over lanes.
+pub(crate) struct LimbReach {
+    scale: F,
+    one_plus: F,
+    one_minus: F,
+    reached: M,
+    info: U,
+}
+
+/// `cpu::limb::limb_reach` over lanes: stretch, soften, knee limits.
+#[inline(always)]
+pub(crate) fn limb_reach(s: &LimbSetup, l: &Limb) -> LimbReach {
+    let (a, b, limb_len, c) = (s.a, s.b, s.limb_len, s.c);
+    let one = F::splat(1.0);
     let mut info = U::zero();
     let stretch = l.max_stretch.gt(1.0) & c.gt(limb_len);
     info.set(stretch, info::STRETCHED);
@@ -162,28 +200,36 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
         reached = reached & !(below | above);
         info.set(below | above, info::KNEE_LIMITED);
     }
-    let one_plus = one_plus.max(0.0).min(2.0);
-    let one_minus = one_minus.max(0.0).min(2.0);
+    LimbReach { scale, one_plus: one_plus.max(0.0).min(2.0), one_minus: one_minus.max(0.0).min(2.0), reached, info }
+}
 
-    // --- Mid joint. ---
+/// `cpu::limb::limb_mid_joint` over lanes.
+#[inline(always)]
+pub(crate) fn limb_mid_joint(s: &LimbSetup, r: &LimbReach) -> Q {
+    let (u, v) = (s.u, s.v);
+    let (one_plus, one_minus) = (r.one_plus, r.one_minus);
     let cos_new = 0.5 * (one_plus - one_minus);
     let sin_new = (one_plus * one_minus).sqrt();
-    let ab = a * b;
+    let ab = s.a * s.b;
     let cos_old = (-u.dot(v) / ab).max(-1.0).min(1.0);
     let sin_old = (u.cross(v).length() / ab).min(1.0);
-    let sin_old = flip.sel(-sin_old, sin_old);
+    let sin_old = s.flip.sel(-sin_old, sin_old);
     let cos_phi = cos_new * cos_old + sin_new * sin_old;
     let sin_phi = sin_new * cos_old - cos_new * sin_old;
-    let e1 = quat_from_axis_cos_sin(h, cos_phi, sin_phi);
+    quat_from_axis_cos_sin(s.h, cos_phi, sin_phi)
+}
 
-    // --- Start joint. ---
-    let e = u + e1.rotate(v);
-    let e_dir = normalize_or(e, d, 1e-12 * limb_len * limb_len);
+/// `cpu::limb::limb_start_joint` over lanes; lanes whose pole lies on the axis join `failed`.
+#[inline(always)]
+pub(crate) fn limb_start_joint(s: &LimbSetup, p0: V3, e1: Q, l: &Limb, info: &mut U, failed: &mut M) -> Q {
+    let d = s.d;
+    let e = s.u + e1.rotate(s.v);
+    let e_dir = normalize_or(e, d, 1e-12 * s.limb_len * s.limb_len);
     let aim = rotation_arc(e_dir, d);
-    let k_now = aim.rotate(h).cross(d);
+    let k_now = aim.rotate(s.h).cross(d);
     let dir = l.pole_position.sel(l.pole - p0, l.pole);
     let mut k_want = reject(dir, d);
-    failed = failed | (!l.fk_plane & !l.swivel & !k_want.length_squared().gt(POLE_ON_AXIS2 * dir.length_squared()));
+    *failed = *failed | (!l.fk_plane & !l.swivel & !k_want.length_squared().gt(POLE_ON_AXIS2 * dir.length_squared()));
     if l.swivel.any() {
         let north = l.pole.normalize();
         let n0 = reject(north, d);
@@ -201,7 +247,7 @@ pub(crate) fn solve_limb(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     if twisted.any() {
         start = twisted.sel(quat_from_axis_angle(d, l.twist).mul(plane).mul(aim), start);
     }
-    LimbLanes { e0: start, e1, scale, reached, info, failed }
+    start
 }
 
 impl Kernel for TwoBone {
