@@ -14,120 +14,15 @@
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
 use crate::cpu::Chain;
-use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS};
+use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain};
 
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
 use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
-use super::shaders;
+use super::kinds::{fabrik_variant, GpuChain, Kind, OutputSegment};
 
 /// Most chains of one kind per batch (indices are `u32` on the GPU).
 pub const MAX_CHAINS: usize = 1 << 31;
-
-/// The three kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// `shaders/two_bone.wgsl`.
-    TwoBone = 0,
-    /// `shaders/three_bone.wgsl`.
-    ThreeBone = 1,
-    /// `shaders/fabrik.wgsl` (fixed iterations).
-    Fabrik = 2,
-}
-
-impl Kind {
-    /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 3] = [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik];
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::TwoBone => "two_bone",
-            Kind::ThreeBone => "three_bone",
-            Kind::Fabrik => "fabrik",
-        }
-    }
-
-    fn workgroup(self) -> u32 {
-        match self {
-            Kind::TwoBone => shaders::TWO_BONE_WORKGROUP_SIZE[0],
-            Kind::ThreeBone => shaders::THREE_BONE_WORKGROUP_SIZE[0],
-            Kind::Fabrik => shaders::FABRIK_WORKGROUP_SIZE[0],
-        }
-    }
-
-    /// Number of kernel variants (see [`GpuChain::variant`]).
-    fn variants(self) -> usize {
-        match self {
-            Kind::TwoBone | Kind::ThreeBone => 1,
-            Kind::Fabrik => MAX_FABRIK_JOINTS + 1,
-        }
-    }
-
-    /// WGSL source and entry point of variant `v`.
-    fn variant_source(self, v: usize) -> (&'static str, &'static str) {
-        match (self, v) {
-            (Kind::TwoBone, _) => (shaders::TWO_BONE_WGSL, shaders::TWO_BONE_ENTRY),
-            (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
-            // Any variant's module holds the error entry point; the smallest will do.
-            (Kind::Fabrik, 0) => (shaders::FABRIK_WGSL[0].1, "fabrik_joint_count_error"),
-            (Kind::Fabrik, n) => {
-                let (joints, source) = shaders::FABRIK_WGSL[n - 2];
-                debug_assert_eq!(joints as usize, n);
-                (source, shaders::FABRIK_ENTRY)
-            }
-        }
-    }
-}
-
-/// A chain record with a GPU kernel.
-pub trait GpuChain: Chain {
-    /// Its kernel.
-    const KIND: Kind;
-
-    /// The variant of the kernel that solves this chain. FABRIK is compiled once per joint
-    /// count (variant `n` for `n` in `2..=MAX_FABRIK_JOINTS`, so every per-joint array is
-    /// indexed by constants) plus variant 0, which writes [`crate::IkError`]'s joint-count
-    /// error for any other count; the other kinds have only variant 0.
-    fn variant(&self) -> usize {
-        0
-    }
-}
-impl GpuChain for TwoBoneChain {
-    const KIND: Kind = Kind::TwoBone;
-}
-impl GpuChain for ThreeBoneChain {
-    const KIND: Kind = Kind::ThreeBone;
-}
-impl GpuChain for FabrikChain {
-    const KIND: Kind = Kind::Fabrik;
-
-    fn variant(&self) -> usize {
-        fabrik_variant(self.mode[0] as usize)
-    }
-}
-
-/// The FABRIK variant of a joint count: itself where one is compiled, else 0 (the error kernel).
-fn fabrik_variant(joints: usize) -> usize {
-    if (2..=MAX_FABRIK_JOINTS).contains(&joints) {
-        joints
-    } else {
-        0
-    }
-}
-
-/// One segment of a kind's output on the GPU: chains `first .. first + count` of the last
-/// upload, as an array of solved records (`TwoBoneSolved`, ...) at offset 0 of `buffer`.
-#[derive(Clone, Copy, Debug)]
-pub struct OutputSegment<'a> {
-    /// Storage buffer holding the solved records (usage `STORAGE | COPY_SRC`). Bind it
-    /// read-only: the kernels read each record's `status.w` (joints written) back to zero
-    /// only the slots that need it, so they must be the only writers.
-    pub buffer: &'a wgpu::Buffer,
-    /// Index of the segment's first chain in the uploaded batch.
-    pub first: usize,
-    /// Chains in this segment.
-    pub count: usize,
-}
 
 struct Segment {
     input: wgpu::Buffer,

@@ -4,7 +4,8 @@
 //! | file | what |
 //! | --- | --- |
 //! | [`context`] | [`GpuContext`]: device, queue, device-lost flag, limits, error scopes, timers; [`adapter_from_env`] |
-//! | [`chain_solver`] | [`GpuSolver`]: two-bone, pseudo three-bone and FABRIK batches ([`Kind`], [`GpuChain`], [`OutputSegment`]) |
+//! | [`chain_solver`] | [`GpuSolver`]: two-bone, pseudo three-bone and FABRIK batches |
+//! | [`kinds`] | [`Kind`] of chain kernel, [`GpuChain`] records, [`OutputSegment`] |
 //! | [`crowd`] | [`CrowdSolver`]: crowd foot IK, one dispatch for the whole crowd |
 //! | [`palette`] | [`PaletteBuilder`]: skinning matrices from solved poses |
 //! | [`pose_source`] | [`ClipPoseSource`]: FK poses sampled from a clip on the GPU |
@@ -25,14 +26,16 @@ pub mod chain_solver;
 pub mod context;
 pub mod crowd;
 pub mod error;
+pub mod kinds;
 pub mod palette;
 pub mod pose_source;
 pub mod shaders;
 pub mod timer;
 
-pub use chain_solver::{GpuChain, GpuSolver, Kind, OutputSegment, MAX_CHAINS};
+pub use chain_solver::{GpuSolver, MAX_CHAINS};
 pub use context::{adapter_from_env, ErrorScopes, GpuContext};
 pub use crowd::CrowdSolver;
 pub use error::GpuError;
+pub use kinds::{GpuChain, Kind, OutputSegment};
 pub use palette::PaletteBuilder;
 pub use pose_source::ClipPoseSource;
