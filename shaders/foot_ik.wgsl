@@ -171,13 +171,20 @@ struct FeetGround {
     drop: f32,          // the largest weighted drop any foot needs (before the pelvis limit)
 }
 
+// The character being solved, shared by the stages below (the CPU twin passes them as
+// arguments). Per-invocation variables rather than values passed between functions: the
+// arrays are indexed by leg, and copies of them (drivers inline every call) cost local
+// memory traffic; lavapipe measured the stages ~50 % slower with by-value arrays.
+var<private> res: FootResult;
+var<private> ground: FeetGround;
+var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle per leg (leg * 3 + k)
+
 // The stages as in src/cpu/foot_ik.rs (same names): find_ground -> drop_pelvis ->
 // solve_legs (align_foot for the feet) -> write_pose -> measure_soles.
 fn solve_character(c: u32) {
     let n = rig.header.x;
     let legs = rig.header.z;
     let base = c * n;
-    var res: FootResult;
     res.pelvis = vec4<f32>(0.0);
     res.sole_before = vec4<f32>(0.0);
     res.sole_after = vec4<f32>(0.0);
@@ -195,26 +202,25 @@ fn solve_character(c: u32) {
     }
     let ch = characters[c];
     let root = Root(ch.root_ws.xyz, ch.root_ws.w, ch.root_rotation);
-    let ground = find_ground(c, base, ch, root, &res);
-    let drop_ms = drop_pelvis(root, ground.drop, &res);
-    let rel = solve_legs(base, ch, root, ground, drop_ms, &res);
-    write_pose(base, rel, drop_ms);
-    measure_soles(base, root, ground, &res);
+    find_ground(c, base, ch, root);
+    let drop_ms = drop_pelvis(root);
+    solve_legs(base, ch, root, drop_ms);
+    write_pose(base, drop_ms);
+    measure_soles(base, root);
     results[c] = res;
 }
 
 // Ground: the ground under each FK foot inside the step window, the FK sole height above
 // it, and the weighted drop each foot needs.
-fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, res: ptr<function, FootResult>) -> FeetGround {
+fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
     let step_up = rig.params.y;
     let step_down = rig.params.z;
-    var out: FeetGround;
     for (var l = 0u; l < MAX_LEGS; l++) {
-        out.hit[l] = false;
-        out.point[l] = vec3<f32>(0.0);
-        out.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
+        ground.hit[l] = false;
+        ground.point[l] = vec3<f32>(0.0);
+        ground.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
     }
-    out.drop = 0.0;
+    ground.drop = 0.0;
     for (var l = 0u; l < rig.header.z; l++) {
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
@@ -224,45 +230,38 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, res: ptr<funct
         if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
             continue;
         }
-        out.hit[l] = true;
-        out.point[l] = g.point;
-        out.normal[l] = g.normal;
-        (*res).status[l] = (*res).status[l] | FOOT_HIT;
+        ground.hit[l] = true;
+        ground.point[l] = g.point;
+        ground.normal[l] = g.normal;
+        res.status[l] = res.status[l] | FOOT_HIT;
         var up_fk = vec3<f32>(0.0, 1.0, 0.0);
         if (!three) {
             up_fk = quat_rotate(root.q, quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         }
         let sole = ref_ws - up_fk * h;
-        (*res).sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
+        res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
         let target_ws = g.point + g.normal * h;
         var need = ref_ws.y - target_ws.y;
         if (!three) {
             let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
             need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
         }
-        out.drop = max(out.drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
+        ground.drop = max(ground.drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
     }
-    return out;
 }
 
 // Pelvis: the drop clamped to [0, max] (never above FK), as a model-space offset.
-fn drop_pelvis(root: Root, drop_in: f32, res: ptr<function, FootResult>) -> vec3<f32> {
-    let drop = clamp(drop_in, 0.0, rig.params.x);
-    (*res).pelvis.x = drop;
+fn drop_pelvis(root: Root) -> vec3<f32> {
+    let drop = clamp(ground.drop, 0.0, rig.params.x);
+    res.pelvis.x = drop;
     return quat_rotate(quat_conj(root.q), vec3<f32>(0.0, -drop, 0.0)) / root.s;
-}
-
-// Weighted relative deltas of hip, knee, ankle per leg (leg * 3 + k).
-struct LegDeltas {
-    e: array<vec4<f32>, 12>,
 }
 
 // Legs: leg IK per leg with ground and weight (two-bone with its foot aligned, or pseudo
 // three-bone), the knee pole from the rig's rule.
-fn solve_legs(base: u32, ch: CharacterInput, root: Root, ground: FeetGround, drop_ms: vec3<f32>, res: ptr<function, FootResult>) -> LegDeltas {
-    var rel: LegDeltas;
+fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
     for (var k = 0u; k < 12u; k++) {
-        rel.e[k] = Q_IDENTITY;
+        rel[k] = Q_IDENTITY;
     }
     for (var l = 0u; l < rig.header.z; l++) {
         let w = ch.foot_weights[l];
@@ -311,7 +310,7 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, ground: FeetGround, dro
             leg_err = sol.err;
             if (sol.err == 0u) {
                 let normal = normalize(quat_rotate(quat_conj(root.q), ground.normal[l]));
-                let align = align_foot(leg, pose_in[base + leg.joints.z].rotation_ms, normal, l, res);
+                let align = align_foot(leg, pose_in[base + leg.joints.z].rotation_ms, normal, l);
                 let d1 = quat_mul(sol.e0, sol.e1);
                 e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), align));
                 reached = sol.reached;
@@ -320,37 +319,36 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, ground: FeetGround, dro
         }
         if (leg_err == 0u) {
             for (var k = 0u; k < 3u; k++) {
-                rel.e[l * 3u + k] = nlerp_identity(e[k], w);
+                rel[l * 3u + k] = nlerp_identity(e[k], w);
             }
-            (*res).status[l] = (*res).status[l] | FOOT_SOLVED;
+            res.status[l] = res.status[l] | FOOT_SOLVED;
             if (reached && w >= 1.0) {
-                (*res).status[l] = (*res).status[l] | FOOT_REACHED;
+                res.status[l] = res.status[l] | FOOT_REACHED;
             }
             if ((info & INFO_KNEE_LIMITED) != 0u) {
-                (*res).status[l] = (*res).status[l] | FOOT_KNEE_LIMITED;
+                res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
             }
         } else {
-            (*res).status[l] = ((*res).status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
+            res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
         }
     }
-    return rel;
 }
 
 // Feet: the model-space turn aligning the foot's up axis with the ground normal, within
 // the leg's max foot angle (flagged when it clamps).
-fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, l: u32, res: ptr<function, FootResult>) -> vec4<f32> {
+fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, l: u32) -> vec4<f32> {
     let up = quat_rotate(ankle, leg.foot_up.xyz);
     if (dot(up, normal) >= leg.limits.z) {
         return rotation_arc(up, normal);
     }
-    (*res).status[l] = (*res).status[l] | FOOT_ANGLE_LIMITED;
+    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
     let axis = normalize_or(cross(up, normal), any_orthonormal(up), 1e-12);
     return quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w);
 }
 
 // Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
 // leg joints turn by their deltas.
-fn write_pose(base: u32, rel: LegDeltas, drop_ms: vec3<f32>) {
+fn write_pose(base: u32, drop_ms: vec3<f32>) {
     let n = rig.header.x;
     let pelvis = rig.header.y;
     for (var j = 0u; j < n; j++) {
@@ -359,7 +357,7 @@ fn write_pose(base: u32, rel: LegDeltas, drop_ms: vec3<f32>) {
         let role = joint_table[n + j];
         var e = Q_IDENTITY;
         if (role != NONE) {
-            e = rel.e[(role / 4u) * 3u + (role % 4u)];
+            e = rel[(role / 4u) * 3u + (role % 4u)];
         }
         var pos: vec3<f32>;
         var delta: vec4<f32>;
@@ -381,7 +379,7 @@ fn write_pose(base: u32, rel: LegDeltas, drop_ms: vec3<f32>) {
 }
 
 // The sole height above the ground after IK, per leg with ground.
-fn measure_soles(base: u32, root: Root, ground: FeetGround, res: ptr<function, FootResult>) {
+fn measure_soles(base: u32, root: Root) {
     for (var l = 0u; l < rig.header.z; l++) {
         if (!ground.hit[l]) {
             continue;
@@ -394,7 +392,7 @@ fn measure_soles(base: u32, root: Root, ground: FeetGround, res: ptr<function, F
             up = quat_rotate(root.q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         }
         let sole = ref_ws - up * leg.knee_axis.w;
-        (*res).sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
+        res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
     }
 }
 

@@ -152,7 +152,12 @@ impl Clip {
         }
         expect("MOTION", &mut tokens)?;
         expect("Frames:", &mut tokens)?;
-        let frames = num(tokens.next())? as usize;
+        let frames = num(tokens.next())?;
+        // A count, and no larger than the values that can follow it (checked below).
+        if !(frames >= 0.0 && frames.fract() == 0.0 && frames < u32::MAX as f32) {
+            return Err(bad(format!("Frames: {frames} is not a frame count")));
+        }
+        let frames = frames as usize;
         expect("Frame", &mut tokens)?;
         expect("Time:", &mut tokens)?;
         let frame_time = num(tokens.next())?;
@@ -160,13 +165,14 @@ impl Clip {
         let values = tokens
             .map(|t| t.parse::<f32>().map_err(|_| bad(format!("bad value {t}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        if values.len() < frames * channel_count {
+        let wanted = frames.checked_mul(channel_count).filter(|&w| w <= values.len());
+        let Some(wanted) = wanted else {
             return Err(bad(format!("{} values for {frames} frames of {channel_count} channels", values.len())));
-        }
+        };
         if sk.names.is_empty() || !(frame_time > 0.0) {
             return Err(bad("no joints or no frame time".into()));
         }
-        Ok(Self { skeleton: sk, frame_time, values: values[..frames * channel_count].to_vec(), channel_count })
+        Ok(Self { skeleton: sk, frame_time, values: values[..wanted].to_vec(), channel_count })
     }
 
     /// Reads and parses a BVH file.

@@ -130,10 +130,10 @@ struct Root {
 }
 
 impl Root {
-    fn to_world(&self, p_ms: Vec3) -> Vec3 {
+    fn to_world(self, p_ms: Vec3) -> Vec3 {
         self.q * (p_ms * self.s) + self.t
     }
-    fn to_model(&self, p_ws: Vec3) -> Vec3 {
+    fn to_model(self, p_ws: Vec3) -> Vec3 {
         (self.q.conjugate() * (p_ws - self.t)) / self.s
     }
 }
@@ -239,6 +239,7 @@ fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) ->
 /// Legs: per leg with ground and weight, the leg IK (two-bone with its foot aligned, or
 /// pseudo three-bone) toward the ankle target, the knee pole from the rig's rule; returns
 /// the weighted relative deltas of hip, knee and ankle per leg.
+#[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 fn solve_legs(
     rig: &SolverRig,
     ch: &CharacterInput,

@@ -97,12 +97,12 @@ impl Heightfield {
             .map_err(|_| bad("bad shape"))?;
         let [nz, nx] = dims[..] else { return Err(bad("expected a 2-D array")) };
         let data = &bytes[start + header_len..];
-        if data.len() < nx * nz * width {
-            return Err(bad("truncated data"));
-        }
+        // Checked: a header may ask for any shape; only what the data holds is accepted.
+        let count = nx.checked_mul(nz).filter(|c| c.checked_mul(width).is_some_and(|b| b <= data.len()));
+        let Some(count) = count else { return Err(bad("the shape asks for more data than the file holds")) };
         let heights = data
             .chunks_exact(width)
-            .take(nx * nz)
+            .take(count)
             .map(|c| {
                 if width == 4 {
                     f32::from_le_bytes([c[0], c[1], c[2], c[3]])
@@ -116,7 +116,7 @@ impl Heightfield {
 
     /// Loads a raw grid of little-endian `f32`, `nx × nz`, row-major (rows along X).
     pub fn from_raw_f32(bytes: &[u8], nx: usize, nz: usize, origin: Vec2, cell: f32) -> Result<Self, IkError> {
-        if bytes.len() != nx * nz * 4 {
+        if nx.checked_mul(nz).and_then(|c| c.checked_mul(4)) != Some(bytes.len()) {
             return Err(IkError::Parse(format!("raw heightfield: {} bytes for {nx}x{nz} f32", bytes.len())));
         }
         let heights = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();

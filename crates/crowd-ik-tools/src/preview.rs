@@ -413,7 +413,7 @@ impl Preview {
         let uniform = CameraUniform {
             view_proj: camera.view_proj.to_cols_array_2d(),
             light_dir: camera.light_dir.extend(0.0).to_array(),
-            joints: [self.joints as u32, 0, 0, 0],
+            joints: [self.joints, 0, 0, 0],
         };
         self.queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
         let mut bound = self.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
