@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some(CrowdSolver::with_context(&context, &rig, &ground)?)
         }
         Err(e) => {
-            println!("no GPU adapter ({e}): running the CPU twin only");
+            println!("{e}: running the CPU twin only");
             None
         }
     };

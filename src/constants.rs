@@ -61,6 +61,11 @@ shared_constants! {
     MIN_HINGE: f32 = 1e-3;
     /// Sine of the bend below which a limb counts as straight when picking its bend side.
     STRAIGHT: f32 = 1e-6;
+    /// Largest swivel or twist angle accepted, in radians (±1e4, about 1 600 turns): past it
+    /// `ChainError::InvalidParameter`. Angles are reduced to one turn by `x − k·2π` in f32,
+    /// which stays within a few 1e-4 rad of the exact reduction up to here and loses the
+    /// angle altogether beyond ~2²⁴.
+    MAX_ANGLE: f32 = 1e4;
     /// `| |q|² − 1 |` above this is a non-unit rotation (`ChainError::NotNormalized`).
     UNIT_QUAT_TOLERANCE: f32 = 1e-3;
 

@@ -24,7 +24,8 @@ pub enum ChainError {
     /// The hinge axis lies in the plane of the bones (or along a straight limb).
     DegenerateMidAxis = c::ERR_DEGENERATE_MID_AXIS,
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
-    /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, negative
+    /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, a swivel
+    /// or twist angle beyond ±1e4 rad ([`crate::constants::MAX_ANGLE`]), negative
     /// precision, or more than 4096 FABRIK iterations.
     InvalidParameter = c::ERR_INVALID_PARAMETER,
     /// A FABRIK chain has fewer than 2 or more than 16 joints.

@@ -260,3 +260,36 @@ fn gpu_results_are_reproducible_whatever_ran_before() {
     gpu.solve(&chains, &mut b).unwrap();
     assert_eq!(bytemuck::cast_slice::<_, u8>(&a), bytemuck::cast_slice::<_, u8>(&b));
 }
+
+/// Huge swivel and twist angles: the GPU flags the same chains `InvalidParameter` as the
+/// CPU (the kernel's `check_limb_settings` has the same `MAX_ANGLE` rule), with finite
+/// output, and solves those at the limit like the CPU; three-bone too.
+#[test]
+fn huge_swivel_and_twist_angles_match_cpu() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(77);
+    let angles = [0.5, 9_999.0, 1e4, -1e4, 1.0001e4, 1e12, -1e18, f32::MAX];
+    let mut chains = Vec::new();
+    let mut three = Vec::new();
+    for (i, &a) in angles.iter().cycle().take(200).enumerate() {
+        let c = random_two_bone(&mut rng);
+        let north = glam::Vec3::new(0.3, 0.2, 1.0);
+        chains.push(if i % 2 == 0 { c.with_swivel(north, a) } else { c.with_twist(a) });
+        let t = random_three_bone(&mut rng);
+        three.push(if i % 2 == 0 { t.with_swivel(north, a) } else { t.with_twist(a) });
+    }
+    check_two_bone(&mut gpu, &chains, "two_bone huge angles");
+    let mut cpu = vec![ThreeBoneSolved::default(); three.len()];
+    ThreeBoneJob::new(&three, &mut cpu).run_par().unwrap();
+    let mut out = vec![ThreeBoneSolved::default(); three.len()];
+    gpu.solve(&three, &mut out).unwrap();
+    assert_matches(
+        "three_bone huge angles",
+        &cpu,
+        &out,
+        |i| three_bone_length(&three[i]),
+        |i| format!("{:?}", three[i]),
+    );
+    let invalid = out.iter().filter(|o| o.error() == Some(ChainError::InvalidParameter)).count();
+    assert!(invalid >= 50, "only {invalid} chains flagged");
+}

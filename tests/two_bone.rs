@@ -380,3 +380,40 @@ fn target_too_close_folds_the_knee_and_is_not_reached() {
     // Folded as far as it goes: the end lies at |a − b| from the start, toward the target.
     assert!((s.position(2).length() - 0.5).abs() < 1e-5);
 }
+
+/// Swivel and twist angles past ±`MAX_ANGLE` (1e4 rad) are `InvalidParameter` on every CPU
+/// path, never NaN "reached" (their reduction to one turn loses the angle); up to the limit
+/// they solve to finite output.
+#[test]
+fn huge_swivel_and_twist_angles_are_invalid_never_nan() {
+    use crowd_ik::constants::MAX_ANGLE;
+    let good = ozz_chain(Vec3::new(0.5, 1.2, 0.0));
+    let swivel = |a: f32| good.with_swivel(Vec3::Z, a);
+    let twist = |a: f32| good.with_twist(a);
+    for angle in [MAX_ANGLE, -MAX_ANGLE, 9_999.5, 123.25] {
+        for chain in [swivel(angle), twist(angle)] {
+            let out = solve(&chain);
+            assert_eq!(out.error(), None, "{angle}");
+            assert!(out.positions_ms.iter().chain(&out.rotations_ms).flatten().all(|x| x.is_finite()), "{angle}");
+        }
+    }
+    // A huge swivel in a mode that ignores `pole_ms.w` is not an error.
+    let mut direction = good.with_pole_direction(Vec3::Z);
+    direction.limb.pole_ms[3] = 1e20;
+    assert_eq!(crowd_ik::cpu::validate_two_bone(&direction), Ok(()));
+    for angle in [1.0001e4, -2e4, 1e12, -1e18, 1e20, f32::MAX, -f32::MAX] {
+        for chain in [swivel(angle), twist(angle)] {
+            assert_eq!(crowd_ik::cpu::validate_two_bone(&chain), Err(ChainError::InvalidParameter), "{angle}");
+            for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+                let batch = vec![chain; 40];
+                let mut out = vec![TwoBoneSolved::default(); batch.len()];
+                TwoBoneJob::new(&batch, &mut out).with_path(path).run().unwrap();
+                for o in &out {
+                    assert_eq!(o.error(), Some(ChainError::InvalidParameter), "{angle} on {path}");
+                    assert!(!o.reached());
+                    assert!(o.positions_ms.iter().chain(&o.rotations_ms).flatten().all(|x| x.is_finite()));
+                }
+            }
+        }
+    }
+}

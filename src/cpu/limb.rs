@@ -18,7 +18,7 @@ use super::math::{
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
 
-pub(crate) use crate::constants::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+pub(crate) use crate::constants::{MAX_ANGLE, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 
 /// Result of the limb core.
 #[derive(Clone, Copy, Debug)]
@@ -48,7 +48,9 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
         || !(0.0..=1.0).contains(&soften)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
-        || (l.mode[0] == PoleMode::Swivel as u32 && v3(l.pole_ms).length_squared() <= 0.0);
+        || (l.mode[0] == PoleMode::Swivel as u32 && v3(l.pole_ms).length_squared() <= 0.0)
+        || (l.mode[0] == PoleMode::Swivel as u32 && !(l.pole_ms[3].abs() <= MAX_ANGLE))
+        || !(l.mid_axis[3].abs() <= MAX_ANGLE);
     if bad {
         return Err(ChainError::InvalidParameter);
     }

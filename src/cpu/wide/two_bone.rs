@@ -6,7 +6,7 @@ use super::lanes::{
     all_finite, any_orthonormal, assume_init, finish_chain, is_unit_quat, load_words, normalize_or,
     quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
 };
-use crate::cpu::limb::{MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+use crate::cpu::limb::{MAX_ANGLE, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 use crate::cpu::two_bone::two_bone;
 use crate::cpu::wide::build;
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
@@ -57,6 +57,8 @@ impl Limb {
             & max_stretch.ge(1.0)
             & !(limits & !(cos_min.le(1.0) & cos_max.ge(-1.0) & cos_max.le(cos_min)))
             & !(swivel & pole.length_squared().le(0.0))
+            & !(swivel & !words[w + 7].abs().le(MAX_ANGLE))
+            & words[w + 11].abs().le(MAX_ANGLE)
             & mid_axis.length_squared().gt(1e-12);
         Limb {
             target,
