@@ -59,6 +59,11 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     return out;
 }
 
+// x, y and z within +-MAX_WORLD_COORDINATE.
+fn in_world(v: vec3<f32>) -> bool {
+    return all(abs(v) <= vec3<f32>(MAX_WORLD_COORDINATE));
+}
+
 fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
     var out = Ground(false, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0));
     if (rig.header.w == 0u) {
@@ -69,7 +74,8 @@ fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
         return out;
     }
     let hit = hits[c * MAX_LEGS + leg];
-    if (!(finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws.w > 0.5)) {
+    let usable = finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws.w > 0.5;
+    if (!(usable && in_world(hit.point_ws.xyz) && in_world(hit.normal_ws.xyz))) {
         return out;
     }
     let n = hit.normal_ws.xyz;
@@ -124,7 +130,8 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
     if (!(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights))) {
         return ERR_NON_FINITE;
     }
-    if (!(ch.root_ws.w > 0.0)) {
+    let s = ch.root_ws.w;
+    if (!(s >= MIN_CHARACTER_SCALE && s <= MAX_CHARACTER_SCALE && in_world(ch.root_ws.xyz))) {
         return ERR_INVALID_PARAMETER;
     }
     if (!is_unit_quat(ch.root_rotation)) {

@@ -83,6 +83,16 @@ shared_constants! {
     FOOT_ANGLE_LIMITED: u32 = 8;
     /// `crowd::foot::KNEE_LIMITED`: the knee limits clamped the leg.
     FOOT_KNEE_LIMITED: u32 = 16;
+    /// Smallest and largest character scale (`CharacterInput::root_ws.w`) foot IK accepts;
+    /// outside, the character gets `ChainError::InvalidParameter` (model space is world
+    /// space divided by the scale: a denormal scale made every joint below the pelvis inf).
+    MIN_CHARACTER_SCALE: f32 = 1e-4;
+    /// See `MIN_CHARACTER_SCALE`.
+    MAX_CHARACTER_SCALE: f32 = 1e4;
+    /// Largest world coordinate foot IK accepts, in world units: a root translation past it
+    /// is `ChainError::InvalidParameter`, a caller hit past it is no ground (squares of the
+    /// distances involved stay far from f32 overflow).
+    MAX_WORLD_COORDINATE: f32 = 1e9;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
 }

@@ -435,3 +435,58 @@ fn rigs_build_from_joint_names_for_quadrupeds_too() {
         Err(IkError::InvalidRig(_))
     ));
 }
+
+/// Character scales outside `[1e-4, 1e4]` and root translations past ±1e9 are
+/// `InvalidParameter` for that character (FK pose kept, finite), caller hits past ±1e9 are no
+/// ground; before, a denormal scale made every joint below the pelvis inf and a hit at
+/// x = −1e38 gave inf sole heights. Neighbours are untouched, and the limits themselves solve.
+#[test]
+fn extreme_character_scales_and_far_hits_are_flagged_never_inf() {
+    use crowd_ik::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
+    let mut rng = Rng(404);
+    let hf = hills();
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 12);
+    let hits = hits_under_ankles(&hf, &chars, &poses);
+    let (clean_out, clean_res) = solve(&rig, &Ground::Hits, &chars, &hits, &poses);
+    let finite = |out: &[JointPose], res: &[FootResult]| {
+        out.iter().all(|p| p.position_ms.iter().chain(&p.rotation_ms).all(|x| x.is_finite()))
+            && res.iter().all(|r| r.sole_before.iter().chain(&r.sole_after).chain(&r.pelvis).all(|x| x.is_finite()))
+    };
+    assert!(finite(&clean_out, &clean_res));
+    let bad_scales = [1e-44, f32::MIN_POSITIVE, 9.9e-5, 1.01e4, 1e30, -1.0];
+    for scale in bad_scales {
+        let mut c = chars.clone();
+        c[3].root_ws[3] = scale;
+        let (out, res) = solve(&rig, &Ground::Hits, &c, &hits, &poses);
+        assert_eq!(res[3].error(0), Some(ChainError::InvalidParameter), "scale {scale}");
+        assert!(finite(&out, &res), "scale {scale}");
+        assert_eq!(out[3 * 12..4 * 12], poses[3 * 12..4 * 12], "scale {scale}: FK pose kept");
+        assert_eq!(res[2], clean_res[2], "neighbours untouched");
+        assert_eq!(res[4], clean_res[4], "neighbours untouched");
+    }
+    for x in [1.01e9, -1e38, f32::MAX] {
+        let mut c = chars.clone();
+        c[3].root_ws[0] = x;
+        let (out, res) = solve(&rig, &Ground::Hits, &c, &hits, &poses);
+        assert_eq!(res[3].error(0), Some(ChainError::InvalidParameter), "root x {x}");
+        assert!(finite(&out, &res), "root x {x}");
+    }
+    for scale in [MIN_CHARACTER_SCALE, MAX_CHARACTER_SCALE] {
+        let mut c = chars.clone();
+        c[3].root_ws[3] = scale;
+        let (out, res) = solve(&rig, &Ground::Hits, &c, &hits, &poses);
+        assert_eq!(res[3].error(0), None, "scale {scale}");
+        assert!(finite(&out, &res), "scale {scale}");
+    }
+    for x in [-1e38, 2.0 * MAX_WORLD_COORDINATE, f32::MAX] {
+        let mut h = hits.clone();
+        h[3 * MAX_LEGS].point_ws[0] = x;
+        h[3 * MAX_LEGS + 1].normal_ws[2] = x;
+        let (out, res) = solve(&rig, &Ground::Hits, &chars, &h, &poses);
+        assert_eq!(res[3].status[0] & foot::HIT, 0, "hit at x = {x} is no ground");
+        assert_eq!(res[3].status[1] & foot::HIT, 0, "normal z = {x} is no ground");
+        assert!(finite(&out, &res), "hit at {x}");
+        assert_eq!(res[2], clean_res[2], "neighbours untouched");
+    }
+}

@@ -343,3 +343,37 @@ fn crowds_split_across_storage_bindings() {
         assert_eq!(out, out2, "an external pose buffer gives the same frame");
     }
 }
+
+/// Extreme character scales, far roots and far caller hits: the kernel flags the same
+/// characters and ignores the same hits as the CPU twin, with finite output.
+#[test]
+fn extreme_scales_and_far_hits_match_the_cpu() {
+    let mut rng = Rng(405);
+    let hf = hills();
+    let rig = biped_rig();
+    let (mut chars, poses) = random_crowd(&mut rng, &hf, 64);
+    let mut hits = hits_under_ankles(&hf, &chars, &poses);
+    let scales = [1e-44, f32::MIN_POSITIVE, 9.9e-5, 1e-4, 1e4, 1.01e4, 1e30];
+    for (k, s) in scales.iter().enumerate() {
+        chars[k].root_ws[3] = *s;
+    }
+    chars[20].root_ws[0] = -1e38;
+    chars[21].root_ws[2] = 1.01e9;
+    hits[30 * MAX_LEGS].point_ws[0] = -1e38;
+    hits[31 * MAX_LEGS + 1].normal_ws[1] = f32::MAX;
+    hits[32 * MAX_LEGS].point_ws[1] = 2e9;
+    let Some(res) =
+        compare("biped, extreme scales and far hits", &rig, &Ground::Hits, &chars, &hits, &poses, LEG_LENGTH)
+    else {
+        return;
+    };
+    for k in [0, 1, 2, 5, 6, 20, 21] {
+        assert_eq!(res[k].error(0), Some(crowd_ik::ChainError::InvalidParameter), "character {k}");
+    }
+    for k in [3, 4] {
+        assert_eq!(res[k].error(0), None, "character {k}: the limits solve");
+    }
+    assert_eq!(res[30].status[0] & foot::HIT, 0);
+    assert_eq!(res[31].status[1] & foot::HIT, 0);
+    assert_eq!(res[32].status[0] & foot::HIT, 0);
+}

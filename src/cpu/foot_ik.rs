@@ -15,6 +15,7 @@ use super::math::{
     any_orthonormal, finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or,
     quat_from_axis_cos_sin, reject, rotation_arc,
 };
+use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
     foot, sample_heightfield, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, SolverLeg, SolverRig,
     MAX_LEGS, NONE,
@@ -26,6 +27,11 @@ use crate::{ChainError, IkError};
 pub(crate) struct GroundData<'a> {
     pub heights: &'a [f32],
     pub hits: &'a [GroundHit],
+}
+
+/// `x`, `y` and `z` within `±MAX_WORLD_COORDINATE`.
+fn in_world(v: [f32; 4]) -> bool {
+    v[..3].iter().all(|x| x.abs() <= MAX_WORLD_COORDINATE)
 }
 
 /// Ground under leg `leg` of a character at world `(x, z)`: `(point, normal)`.
@@ -48,7 +54,8 @@ fn ground_query(
         return Some((Vec3::new(x, h, z), n));
     }
     let hit = hits[leg];
-    if !(finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws[3] > 0.5) {
+    let usable = finite4(hit.point_ws) && finite4(hit.normal_ws) && hit.point_ws[3] > 0.5;
+    if !(usable && in_world(hit.point_ws) && in_world(hit.normal_ws)) {
         return None;
     }
     let n = v3(hit.normal_ws);
@@ -102,7 +109,8 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
     if !(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights)) {
         return ChainError::NonFinite.code();
     }
-    if !(ch.root_ws[3] > 0.0) {
+    let s = ch.root_ws[3];
+    if !((MIN_CHARACTER_SCALE..=MAX_CHARACTER_SCALE).contains(&s) && in_world(ch.root_ws)) {
         return ChainError::InvalidParameter.code();
     }
     if !is_unit_quat(Quat::from_array(ch.root_rotation)) {

@@ -41,7 +41,11 @@ impl JointPose {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct CharacterInput {
-    /// World translation of the character's root; `.w` = uniform scale (> 0).
+    /// World translation of the character's root (each coordinate within
+    /// ±[`MAX_WORLD_COORDINATE`](crate::constants::MAX_WORLD_COORDINATE)); `.w` = uniform
+    /// scale in `[1e-4, 1e4]` ([`MIN_CHARACTER_SCALE`](crate::constants::MIN_CHARACTER_SCALE),
+    /// [`MAX_CHARACTER_SCALE`](crate::constants::MAX_CHARACTER_SCALE)); outside either, the
+    /// character gets `InvalidParameter`.
     pub root_ws: [f32; 4],
     /// World rotation of the root.
     pub root_rotation: [f32; 4],
