@@ -145,7 +145,11 @@ fn assemble(name: &str, out: &mut Assembled, done: &mut HashSet<String>, stack: 
     assert!(!stack.iter().any(|s| s == name), "import cycle: {} -> {name}", stack.join(" -> "));
     stack.push(name.to_string());
     let (path, text) = module_text(name);
-    println!("cargo:rerun-if-changed={path}");
+    if name != "constants" {
+        // `constants` is generated; `main` watches `src/constants.rs` itself. A watched path
+        // that does not exist would make cargo rebuild the crate on every build.
+        println!("cargo:rerun-if-changed={path}");
+    }
     for dep in imports(&path, &text) {
         assemble(&dep, out, done, stack);
     }

@@ -48,8 +48,8 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
         || !(0.0..=1.0).contains(&soften)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
-        || (l.mode[0] == PoleMode::Swivel as u32 && v3(l.pole_ms).length_squared() <= 0.0)
-        || (l.mode[0] == PoleMode::Swivel as u32 && !(l.pole_ms[3].abs() <= MAX_ANGLE))
+        || (l.mode[0] == PoleMode::Swivel as u32
+            && (v3(l.pole_ms).length_squared() <= 0.0 || !(l.pole_ms[3].abs() <= MAX_ANGLE)))
         || !(l.mid_axis[3].abs() <= MAX_ANGLE);
     if bad {
         return Err(ChainError::InvalidParameter);

@@ -49,6 +49,7 @@ impl Limb {
         let [pole_mode, bend, options] = build(|k| words[w + 16 + k]);
         let limits = !options.word_clear(option::KNEE_LIMITS);
         let swivel = pole_mode.word_eq(PoleMode::Swivel as u32);
+        let (swivel_angle, twist) = (words[w + 7], words[w + 11]);
         let modes_ok =
             pole_mode.word_clear(!3) & bend.word_clear(!3) & !bend.word_eq(3) & options.word_clear(!option::ALL);
         let valid = modes_ok
@@ -57,16 +58,16 @@ impl Limb {
             & max_stretch.ge(1.0)
             & !(limits & !(cos_min.le(1.0) & cos_max.ge(-1.0) & cos_max.le(cos_min)))
             & !(swivel & pole.length_squared().le(0.0))
-            & !(swivel & !words[w + 7].abs().le(MAX_ANGLE))
-            & words[w + 11].abs().le(MAX_ANGLE)
+            & !(swivel & !swivel_angle.abs().le(MAX_ANGLE))
+            & twist.abs().le(MAX_ANGLE)
             & mid_axis.length_squared().gt(1e-12);
         Limb {
             target,
             weight: words[w + 3],
             pole,
-            swivel_angle: words[w + 7],
+            swivel_angle,
             mid_axis,
-            twist: words[w + 11],
+            twist,
             soften,
             max_stretch,
             cos_min,
