@@ -363,18 +363,20 @@ fn main() -> Res<()> {
                 other => return Err(format!("unknown workload {other}").into()),
             };
             let gpu_ms = row.gpu_device.unwrap_or(row.gpu_resident);
+            // A column that was not measured (`--cpu-only`, no timestamps) prints as "-".
+            let cell = |v: f64, digits: usize| if v.is_finite() { format!("{v:.digits$}") } else { "-".into() };
             println!(
-                "{:<12} {:>8} {:>11.3} {:>11.3} {:>11} {:>11.3} {:>10.1} {:>11.3} {:>12.2} {:>12.2}",
+                "{:<12} {:>8} {:>11.3} {:>11.3} {:>11} {:>11} {:>10} {:>11} {:>12.2} {:>12}",
                 row.workload,
                 row.n,
                 row.cpu1,
                 row.cpu_all,
-                row.gpu_device.map_or("-".into(), |d| format!("{d:.3}")),
-                row.gpu_e2e,
-                row.gpu_submit_us,
-                row.gpu_resident,
+                row.gpu_device.map_or("-".into(), |d| cell(d, 3)),
+                cell(row.gpu_e2e, 3),
+                cell(row.gpu_submit_us, 1),
+                cell(row.gpu_resident, 3),
                 row.n as f64 / row.cpu_all / 1e3,
-                row.n as f64 / gpu_ms / 1e3
+                cell(row.n as f64 / gpu_ms / 1e3, 2)
             );
             rows.push(row);
         }
@@ -423,7 +425,7 @@ fn main() -> Res<()> {
     });
 
     let json = format!(
-        "{{\"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"cpu_threads\": {threads}, \"cpu_path\": \"{cpu_path}\", \"rows\": [\n  {}\n]}}\n",
+        "{{\"adapter\": \"{}\", \"device_type\": \"{}\", \"backend\": \"{}\", \"cpu_threads\": {threads}, \"cpu_path\": \"{cpu_path}\", \"rows\": [\n  {}\n]}}\n",
         adapter.0,
         adapter.1,
         adapter.2,

@@ -48,16 +48,23 @@ macro_rules! avx {
     };
 }
 
-/// Applies an intrinsic expression to each of the `H` registers of a lane value (`|h|`
-/// names the index; `H` is the invoking `isa.rs`'s).
+/// Applies an intrinsic expression to each of the `H` (= 2) registers of a lane value
+/// (`|h|` names the index). Written out rather than looped: the kernels hold thousands of
+/// these, and as two-iteration loops they cost LLVM's loop passes (loop rotation above
+/// all) most of the crate's build time before being unrolled to this same code.
 macro_rules! each {
     (|$h:ident| $e:expr) => {{
-        // SAFETY: all-zero bits are a valid register value; each is overwritten below.
-        let mut out = [unsafe { std::mem::zeroed() }; H];
-        for $h in 0..H {
-            out[$h] = avx!($e);
-        }
-        out
+        const _: () = assert!(H == 2, "`each!` is written out for two registers per value");
+        [
+            {
+                let $h = 0;
+                avx!($e)
+            },
+            {
+                let $h = 1;
+                avx!($e)
+            },
+        ]
     }};
 }
 

@@ -38,11 +38,17 @@ pub(crate) struct U([__m512i; H]);
 /// One mask per register (plain `u16` operations).
 macro_rules! each_mask {
     (|$h:ident| $e:expr) => {{
-        let mut out = [0; H];
-        for $h in 0..H {
-            out[$h] = $e;
-        }
-        out
+        const _: () = assert!(H == 2, "`each_mask!` is written out for two registers per value");
+        [
+            {
+                let $h = 0;
+                $e
+            },
+            {
+                let $h = 1;
+                $e
+            },
+        ]
     }};
 }
 
