@@ -146,15 +146,15 @@ fn solve(i: u32) -> u32 {
     }
     let reached = length(p[N - 1u] - target_pos) <= tip_precision;
 
-    // Rotations: shortest arc from each FK bone direction to its new one, then finish.
+    // Rotations, down the chain: each bone's shortest arc from its FK direction to its new
+    // one as seen in its parent's corrected frame is its relative delta; then finish.
     var walk = Walk(Q_IDENTITY, base);
     var parent = Q_IDENTITY;
     // unroll
     for (var k = 0u; k < N - 1u; k++) {
         let new_dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
-        let total_delta = rotation_arc(dir_fk[k], new_dir);
-        let rel = relative(parent, total_delta);
-        parent = total_delta;
+        let rel = rotation_arc(dir_fk[k], quat_rotate(quat_conj(parent), new_dir));
+        parent = quat_mul(parent, rel);
         let bone = fk[k + 1u].xyz - fk[k].xyz;
         let j = finish_joint(&walk, rot[k], rel, weight, bone, 1.0);
         solved[i].positions_ms[k] = j.position;

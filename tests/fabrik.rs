@@ -228,3 +228,64 @@ fn records_hold_their_joint_count_and_zeros_past_it_on_every_path() {
     ThreeBoneJob::new(&three, &mut out).run().unwrap();
     assert!(out.iter().all(|o| o.joints_written() == 4));
 }
+
+/// How much of a local correction `c` is roll about the bone whose joint-local direction is
+/// `axis`: the component of `c`'s vector part along the bone (`sin` of half the twist of a
+/// twist-only rotation; 0 for a pure swing, whose rotation axis is perpendicular to the
+/// bone, however large the swing, half turns included).
+fn roll_about(c: Quat, axis: Vec3) -> f32 {
+    Vec3::new(c.x, c.y, c.z).dot(axis).abs()
+}
+
+#[test]
+fn folded_chains_that_reach_out_get_no_roll_about_their_bones() {
+    let mut rng = Rng(61);
+    let mut worst = 0.0_f32;
+    for bend in [std::f32::consts::FRAC_PI_2, std::f32::consts::PI, std::f32::consts::PI - 1e-3] {
+        for _ in 0..300 {
+            let n = 2 + rng.below(15) as usize;
+            let (c, _) = folded_fabrik(&mut rng, n, bend, 16);
+            let s = solve(&c, FabrikMode::Fixed);
+            assert_eq!(s.error(), None, "{c:?}");
+            let (j, r): (Vec<Vec3>, Vec<Quat>) = (0..n).map(|i| (c.joint(i), c.rotation(i))).unzip();
+            for i in 0..n - 1 {
+                // The bone lands on its new direction (positions and rotations agree) ...
+                let local_bone = r[i].conjugate() * (j[i + 1] - j[i]);
+                let new_bone = s.position(i + 1) - s.position(i);
+                assert!((s.rotation(i) * local_bone).distance(new_bone) < 1e-5, "bone {i} of {c:?}");
+                // ... by a swing only: no roll about its own axis.
+                let twist = roll_about(s.correction(i), local_bone.normalize());
+                worst = worst.max(twist);
+                assert!(twist < 1e-5, "bend {bend}: bone {i} rolls (sin of half the roll {twist}): {c:?}");
+            }
+        }
+    }
+    eprintln!("folded chains: worst roll component {worst:e}");
+}
+
+#[test]
+fn a_bone_that_keeps_its_place_under_its_parent_gets_the_identity() {
+    // A straight chain thrown out of reach in any direction turns as one piece: only the
+    // root bone's correction is not the identity. So does a chain bent by 90° whose root
+    // flips by a half turn while the rest follows rigidly (the case where arcs taken in
+    // model space gave the child a half turn of roll).
+    let mut rng = Rng(62);
+    for _ in 0..200 {
+        let n = 2 + rng.below(15) as usize;
+        let (mut c, length) = folded_fabrik(&mut rng, n, 0.0, 8);
+        c.target_ms = (c.joint(0) + rng.unit() * 1.5 * length).extend(1.0).to_array();
+        let s = solve(&c, FabrikMode::Fixed);
+        // (The end joint keeps its FK model rotation when asked, so it is left out.)
+        for i in 1..n - 1 {
+            assert!(quat_angle(s.correction(i), Quat::IDENTITY) < 1e-5, "joint {i}: {:?}", s.correction(i));
+        }
+    }
+    // Root along +X, child along +Y; the target straight out along −X flips the root bone
+    // exactly (a half turn about Y) and the child must end along −X too.
+    let j = [Vec3::ZERO, Vec3::X, Vec3::X + Vec3::Y];
+    let r = [Quat::IDENTITY; 3];
+    let s = solve(&FabrikChain::new(&j, &r, Vec3::new(-3.0, 0.0, 0.0), 8), FabrikMode::Fixed);
+    assert!(s.position(2).distance(Vec3::new(-2.0, 0.0, 0.0)) < 1e-6, "{:?}", s.position(2));
+    assert!(roll_about(s.correction(1), Vec3::Y) < 1e-6, "child rolls: {:?}", s.correction(1));
+    assert!(roll_about(s.correction(0), Vec3::X) < 1e-6, "root rolls: {:?}", s.correction(0));
+}

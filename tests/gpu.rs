@@ -94,6 +94,37 @@ fn fabrik_kernel_matches_cpu() {
 /// count in one batch, interleaved with counts outside 2..=MAX_FABRIK_JOINTS, then a batch
 /// of one count on the same solver.
 #[test]
+fn folded_fabrik_chains_match_cpu() {
+    // Bones that flip direction (chains bent 90° and 135° reaching out): the rotations are
+    // rebuilt down the chain in the kernel as on the CPU.
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(4100);
+    let chains: Vec<FabrikChain> = (0..6000)
+        .map(|k| {
+            let bend = [std::f32::consts::FRAC_PI_2, 0.75 * std::f32::consts::PI][k % 2];
+            folded_fabrik(&mut rng, 2 + k % 15, bend, 16).0
+        })
+        .collect();
+    check_fabrik(&mut gpu, &chains, "folded fabrik");
+    // Exactly 180° (the roll of a bone left within ~1e-6 rad of reversed is rounding, see
+    // tests/wide.rs): same status words and positions as the CPU, and no bone rolls.
+    let exact: Vec<FabrikChain> =
+        (0..6000).map(|k| folded_fabrik(&mut rng, 2 + k % 15, std::f32::consts::PI, 16).0).collect();
+    let mut cpu = vec![FabrikSolved::default(); exact.len()];
+    FabrikJob::new(&exact, &mut cpu).run_par().unwrap();
+    let mut out = vec![FabrikSolved::default(); exact.len()];
+    gpu.solve(&exact, &mut out).unwrap();
+    for ((c, s), g) in exact.iter().zip(&cpu).zip(&out) {
+        assert_eq!(g.status, s.status, "{c:?}");
+        let length = fabrik_length(c);
+        for j in 0..c.joint_count() {
+            assert!(g.position(j).distance(s.position(j)) <= 1e-4 * length, "joint {j}: {c:?}");
+        }
+        assert!(fabrik_roll(c, g) < 1e-4, "a bone rolls on the GPU: {c:?}");
+    }
+}
+
+#[test]
 fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     let Some(mut gpu) = solver() else { return };
     gpu.prepare_fabrik([4, 8, 0]).unwrap();

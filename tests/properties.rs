@@ -64,6 +64,19 @@ proptest! {
             fabrik(&f, &mut fs);
             prop_assert!(all_finite(&fs), "non-finite output for {f:?}");
             prop_assert_eq!(fs.error(), crowd_ik::cpu::validate_fabrik(&f).err());
+            // Folded back on itself (any bend up to a half turn): finite, and every bone's
+            // correction is a swing (no roll about the bone).
+            let n = 2 + rng.below(15) as usize;
+            let bend = rng.range(0.0, std::f32::consts::PI);
+            let (f, _) = folded_fabrik(&mut rng, n, bend, 8);
+            fabrik(&f, &mut fs);
+            prop_assert!(all_finite(&fs), "non-finite output for {f:?}");
+            prop_assert_eq!(fs.error(), None);
+            for i in 0..n - 1 {
+                let axis = (f.rotation(i).conjugate() * (f.joint(i + 1) - f.joint(i))).normalize();
+                let c = fs.correction(i);
+                prop_assert!(glam::Vec3::new(c.x, c.y, c.z).dot(axis).abs() < 1e-4, "bone {} rolls: {:?}", i, f);
+            }
         }
     }
 

@@ -6,10 +6,13 @@
 
 mod common;
 
+use std::f32::consts::{FRAC_PI_2, PI};
+
 use common::*;
 use crowd_ik::cpu::{three_bone, two_bone, CpuPath};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::workload;
+use glam::Vec3;
 
 /// The SIMD paths this CPU runs (printed, so a log shows what was tested).
 fn simd_paths() -> Vec<CpuPath> {
@@ -203,6 +206,28 @@ fn fabrik_batch_matches_scalar_for_every_joint_count() {
         let mixed: Vec<FabrikChain> = (0..2000).map(|_| random_fabrik(&mut rng, 8)).collect();
         let (pos, rot) = compare_fabrik(&mixed, path);
         assert!(pos <= 1e-5 && rot <= 1e-4, "{path} mixed: {pos:e} {rot:e}");
+        // Chains folded back on themselves (90° and 135° bends) that reach out:
+        // bones flip direction, and the rotations are rebuilt down the chain on every path.
+        let folded: Vec<FabrikChain> =
+            (0..3000).map(|k| folded_fabrik(&mut rng, 2 + k % 15, [FRAC_PI_2, 0.75 * PI][k % 2], 16).0).collect();
+        let (pos, rot) = compare_fabrik(&folded, path);
+        assert!(pos <= 1e-5 && rot <= 1e-4, "{path} folded: {pos:e} {rot:e}");
+        // Exactly 180°: a bone can end within ~1e-6 rad of reversed in its parent's frame,
+        // where which perpendicular axis the half turn takes (so the roll about the bone)
+        // is rounding; every path still lands the same positions and gives no bone roll.
+        let exact: Vec<FabrikChain> = (0..3000).map(|k| folded_fabrik(&mut rng, 2 + k % 15, PI, 16).0).collect();
+        let mut out = vec![FabrikSolved::default(); exact.len()];
+        FabrikJob::new(&exact, &mut out).with_path(path).run().unwrap();
+        for (c, b) in exact.iter().zip(&out) {
+            let mut s = FabrikSolved::default();
+            crowd_ik::cpu::fabrik(c, &mut s);
+            assert_eq!(b.status, s.status, "{c:?}");
+            let length: f32 = (0..c.joint_count() - 1).map(|j| c.joint(j).distance(c.joint(j + 1))).sum();
+            for j in 0..c.joint_count() {
+                assert!(b.position(j).distance(s.position(j)) <= 1e-5 * length, "{path} joint {j}: {c:?}");
+            }
+            assert!(fabrik_roll(c, b) < 1e-5, "{path}: a bone rolls: {c:?}");
+        }
         for (joints, iterations) in [(4, 8), (8, 16)] {
             let (pos, rot) = compare_fabrik(&workload::fabrik(4000, joints, iterations, 3), path);
             assert!(pos <= 1e-5 && rot <= 1e-4, "{path} workload {joints}x{iterations}: {pos:e} {rot:e}");
@@ -262,5 +287,35 @@ fn cpu_paths_resolve_and_report_what_this_cpu_lacks() {
             assert!(matches!(result, Err(IkError::CpuPathUnavailable(p)) if p == path), "{path}");
             assert!(out.iter().all(|o| *o == TwoBoneSolved::default()), "{path}: nothing written");
         }
+    }
+}
+
+/// Ordinary chains (bones ~0.5, pole position mode, blend 0) solved at partial weight: the
+/// full-weight j2 correction can be a half turn (the second limb pass flips the knee plane),
+/// and the weighted blend of a half turn may go either way round. Every path must pick the
+/// same way: the choice is made from the correction's axis, not from the sign of a `w`
+/// that rounding leaves at ±0.
+#[test]
+fn three_bone_partial_weight_blends_turn_the_same_way_on_every_path() {
+    let mut rng = Rng(77);
+    let chains: Vec<ThreeBoneChain> = (0..40_000)
+        .map(|_| {
+            let j0 = Vec3::new(rng.range(-1.0, 1.0), rng.range(0.5, 1.5), rng.range(-1.0, 1.0));
+            let j1 = j0 + rng.unit() * rng.range(0.4, 0.6);
+            let j2 = j1 + rng.unit() * rng.range(0.4, 0.6);
+            let j3 = j2 + rng.unit() * rng.range(0.4, 0.6);
+            let r = [rng.quat(), rng.quat(), rng.quat(), rng.quat()];
+            let target = j0 + rng.unit() * rng.range(0.1, 1.6);
+            ThreeBoneChain::new([j0, j1, j2, j3], r, target)
+                .with_mid_axis(rng.unit())
+                .with_pole_position(j0 + rng.unit() * rng.range(0.2, 2.0))
+                .with_blend(0.0)
+                .with_weight(rng.range(0.1, 0.9))
+        })
+        .collect();
+    for path in simd_paths() {
+        let (pos, rot) = compare_three_bone(&chains, path);
+        eprintln!("{path} three-bone partial weight: positions {pos:e} x length, rotations {rot:e} rad");
+        assert!(pos <= 1e-4 && rot <= 1e-3, "{path}: positions {pos:e} x length, rotations {rot:e} rad");
     }
 }

@@ -2,7 +2,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{check_joints, finish_chain, relative, write_fk};
+use super::chain::{check_joints, finish_chain, write_fk};
 use super::limb::{ON_ROOT, ZERO_BONE};
 use super::math::{finite4, normalize_or, rotation_arc};
 use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
@@ -27,11 +27,13 @@ pub enum FabrikMode {
 /// FK fallback.
 ///
 /// Contract: fixed base; a target at or beyond the chain's length lays the chain straight
-/// toward it; otherwise backward/forward iterations; then each bone turns from its FK
-/// direction to its new one by a shortest arc, pre-multiplied onto its model rotation
-/// (Unreal's FABRIK). The last joint follows its parent, or keeps its FK model rotation with
-/// [`option::KEEP_END_ROTATION`]. `reached` = tip within `params.x` (precision) of the
-/// target and weight ≥ 1. A joint that lands on its neighbour keeps its FK bone direction.
+/// toward it; otherwise backward/forward iterations; then the rotations are rebuilt down
+/// the chain: each bone's relative delta is the shortest arc from its FK direction to its
+/// new one as seen in its parent's corrected frame, so no bone gains roll about its own
+/// axis, also where a bone flips direction (folded chains). The last joint follows its
+/// parent, or keeps its FK model rotation with [`option::KEEP_END_ROTATION`]. `reached` =
+/// tip within `params.x` (precision) of the target and weight ≥ 1. A joint that lands on
+/// its neighbour keeps its FK bone direction.
 pub fn fabrik(chain: &FabrikChain, out: &mut FabrikSolved) {
     fabrik_with_mode(chain, FabrikMode::Fixed, out);
 }
@@ -142,15 +144,19 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
     }
     let reached = (p[n - 1] - target).length() <= precision;
 
-    // Rotations: shortest arc from each FK bone direction to its new one (total deltas),
-    // turned into relative deltas.
+    // Rotations, down the chain: bone i turns by the shortest arc from its FK direction to
+    // its new direction as seen in its parent's already-corrected frame (`parent⁻¹ · new`),
+    // which is its relative delta `E_i`; the parent's total delta then carries it on. A
+    // bone that keeps its place relative to its parent gets the identity, so a chain that
+    // unfolds or flips adds no roll about any bone's own axis (a shortest arc's axis is
+    // perpendicular to the bone), and an exact half turn always turns about
+    // `any_orthonormal` of the bone's FK direction.
     let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
     let mut parent = Quat::IDENTITY;
     for i in 0..n - 1 {
         let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
-        let total_delta = rotation_arc(dir_fk[i], new_dir);
-        rel[i] = relative(parent, total_delta);
-        parent = total_delta;
+        rel[i] = rotation_arc(dir_fk[i], parent.conjugate() * new_dir);
+        parent *= rel[i];
     }
     rel[n - 1] = if chain.mode[2] & option::KEEP_END_ROTATION != 0 { parent.conjugate() } else { Quat::IDENTITY };
     finish_chain(

@@ -81,6 +81,12 @@ pub(crate) fn any_orthonormal(v: Vec3) -> Vec3 {
 ///   gives `(0, 0, 0, 2)`, exactly the identity once normalised.
 /// - The half-turn branch is taken only where the general one is singular:
 ///   `|from + to| < 1e-6` (within 1e-6 rad of a half turn).
+/// - The axis `from × to` is computed as `from × (to − from)` when the angle is below a
+///   quarter turn and as `from × (from + to)` above (equal, since `from × from = 0`): the
+///   second factor is then the small one, so the cross product does not cancel. Taken
+///   directly, `from × to` of nearly opposite vectors has an absolute error of ~1e-7, which
+///   at 1e-4 rad from a half turn tilts the axis by ~1e-3 out of the plane of the two
+///   vectors: a roll about the bone the arc is meant to swing.
 #[inline]
 pub(crate) fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
     let half = from + to;
@@ -89,7 +95,7 @@ pub(crate) fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
         let axis = any_orthonormal(from);
         Quat::from_xyzw(axis.x, axis.y, axis.z, 0.0)
     } else {
-        let c = from.cross(to);
+        let c = if half2 >= 2.0 { from.cross(to - from) } else { from.cross(half) };
         Quat::from_xyzw(c.x, c.y, c.z, 0.5 * half2).normalize()
     }
 }

@@ -277,3 +277,47 @@ pub fn random_fabrik(rng: &mut Rng, iterations: u32) -> FabrikChain {
     }
     c
 }
+
+/// A FABRIK chain folded back on itself: every bone turns by `bend` (radians; 90° and 180°
+/// are the cases that matter) from the one before, in a random plane, with random FK
+/// rotations, and a target "straight out": along the first bone, against it or anywhere,
+/// at 0.7, 0.999 or 1.5 × the chain's length. Returns the chain and its length.
+pub fn folded_fabrik(rng: &mut Rng, n: usize, bend: f32, iterations: u32) -> (FabrikChain, f32) {
+    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
+    let first = rng.unit();
+    let mut dir = first;
+    let mut length = 0.0;
+    for i in 1..n {
+        if i > 1 {
+            let axis = dir.cross(rng.unit()).normalize();
+            dir = (Quat::from_axis_angle(axis, bend) * dir).normalize();
+        }
+        let l = rng.range(0.1, 0.4);
+        length += l;
+        j.push(*j.last().unwrap() + dir * l);
+    }
+    let r: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    let toward = match rng.below(3) {
+        0 => first,
+        1 => -first,
+        _ => rng.unit(),
+    };
+    let reach = [0.7, 0.999, 1.5][rng.below(3) as usize];
+    let c =
+        FabrikChain::new(&j, &r, j[0] + toward * reach * length, iterations).with_keep_end_rotation(rng.below(2) == 0);
+    (c, length)
+}
+
+/// The largest roll component of any bone's local correction in a solved FABRIK chain: the
+/// part of the correction's vector along the bone's joint-local FK direction (0 for a pure
+/// swing; `sin` of half the roll otherwise).
+pub fn fabrik_roll(c: &FabrikChain, s: &FabrikSolved) -> f32 {
+    let n = c.joint_count();
+    (0..n - 1)
+        .map(|i| {
+            let axis = (c.rotation(i).conjugate() * (c.joint(i + 1) - c.joint(i))).normalize();
+            let q = s.correction(i);
+            Vec3::new(q.x, q.y, q.z).dot(axis).abs()
+        })
+        .fold(0.0, f32::max)
+}

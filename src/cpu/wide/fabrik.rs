@@ -149,9 +149,9 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     let mut parent = Q::identity();
     for i in 0..n - 1 {
         let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
-        let total_delta = rotation_arc(dir_fk[i], new_dir);
-        rel[i] = Some((parent.conjugate().mul(total_delta), M::splat(false)));
-        parent = total_delta;
+        let rel_i = rotation_arc(dir_fk[i], parent.conjugate().rotate(new_dir));
+        rel[i] = Some((rel_i, M::splat(false)));
+        parent = parent.mul(rel_i);
     }
     let keep_end = !options.word_clear(option::KEEP_END_ROTATION);
     if keep_end.any() {
