@@ -119,8 +119,12 @@ fn quat_from_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
     return vec4<f32>(axis * sc.x, sc.y);
 }
 
+// The hemisphere rule of cpu::math::flip_hemisphere: the sign of w, or within HALF_TURN_W
+// of a half turn the side of the fixed HEMISPHERE direction.
 fn fix_w(q: vec4<f32>) -> vec4<f32> {
-    return select(q, -q, q.w < 0.0);
+    let side = HEMISPHERE_X * q.x + HEMISPHERE_Y * q.y + HEMISPHERE_Z * q.z;
+    let flip = select((side < 0.0), (q.w < 0.0), (abs(q.w) > HALF_TURN_W));
+    return select(q, -q, flip);
 }
 
 fn nlerp_identity(q_in: vec4<f32>, weight: f32) -> vec4<f32> {

@@ -68,6 +68,18 @@ shared_constants! {
     MAX_ANGLE: f32 = 1e4;
     /// `| |q|² − 1 |` above this is a non-unit rotation (`ChainError::NotNormalized`).
     UNIT_QUAT_TOLERANCE: f32 = 1e-3;
+    /// A correction whose `|w|` is at most this (within ~0.01° of a half turn) is weighted
+    /// from the hemisphere its axis picks (`HEMISPHERE_X/Y/Z`), not from the sign of a `w`
+    /// that rounding leaves at ±0: the way a partial weight turns is then the same on
+    /// every path.
+    HALF_TURN_W: f32 = 1e-4;
+    /// The fixed direction `(0.36, 0.48, 0.8)` (unit; no rig axis nor axis diagonal is
+    /// perpendicular to it) whose side the vector part of a near half turn is put on.
+    HEMISPHERE_X: f32 = 0.36;
+    /// See `HEMISPHERE_X`.
+    HEMISPHERE_Y: f32 = 0.48;
+    /// See `HEMISPHERE_X`.
+    HEMISPHERE_Z: f32 = 0.8;
 
     /// Most legs of a foot-IK rig.
     MAX_LEGS: u32 = 4;

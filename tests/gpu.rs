@@ -94,6 +94,28 @@ fn fabrik_kernel_matches_cpu() {
 /// count in one batch, interleaved with counts outside 2..=MAX_FABRIK_JOINTS, then a batch
 /// of one count on the same solver.
 #[test]
+fn partial_weights_of_half_turn_corrections_match_cpu() {
+    // The way a partial weight turns a (near) half-turn correction is the hemisphere rule's,
+    // in the kernels as on the CPU (see tests/wide.rs).
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(4200);
+    let two: Vec<TwoBoneChain> = (0..20_000).map(|k| reversed_two_bone(&mut rng, [0.0, 1e-6][k % 2])).collect();
+    check_two_bone(&mut gpu, &two, "two-bone half turns at partial weight");
+    let three: Vec<ThreeBoneChain> = (0..20_000).map(|k| reversed_three_bone(&mut rng, [0.0, 1e-6][k % 2])).collect();
+    let mut cpu = vec![ThreeBoneSolved::default(); three.len()];
+    ThreeBoneJob::new(&three, &mut cpu).run_par().unwrap();
+    let mut out = vec![ThreeBoneSolved::default(); three.len()];
+    gpu.solve(&three, &mut out).unwrap();
+    assert_matches(
+        "three-bone half turns at partial weight",
+        &cpu,
+        &out,
+        |i| three_bone_length(&three[i]),
+        |i| format!("{:?}", three[i]),
+    );
+}
+
+#[test]
 fn folded_fabrik_chains_match_cpu() {
     // Bones that flip direction (chains bent 90° and 135° reaching out): the rotations are
     // rebuilt down the chain in the kernel as on the CPU.

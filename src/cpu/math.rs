@@ -9,6 +9,8 @@ use std::ops::{Add, Mul};
 
 use glam::{Quat, Vec3};
 
+use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
+
 /// `true` when all four lanes are finite.
 #[inline]
 pub(crate) fn finite4(a: [f32; 4]) -> bool {
@@ -175,10 +177,23 @@ pub(crate) fn quat_from_axis_angle(axis: Vec3, angle: f32) -> Quat {
 /// The same rotation with `w ≥ 0` (required to nlerp from identity the short way).
 #[inline]
 pub(crate) fn fix_w(q: Quat) -> Quat {
-    if q.w < 0.0 {
+    if flip_hemisphere(q) {
         -q
     } else {
         q
+    }
+}
+
+/// Whether [`fix_w`] negates `q`: `w < 0`, or within [`HALF_TURN_W`] of a half turn, the
+/// vector part on the negative side of the fixed `HEMISPHERE` direction. Either sign is
+/// the same rotation; the choice only decides which way a partial weight turns, and near a
+/// half turn the sign of `w` is rounding (it differed between the scalar and SIMD paths).
+#[inline]
+pub(crate) fn flip_hemisphere(q: Quat) -> bool {
+    if q.w.abs() > HALF_TURN_W {
+        q.w < 0.0
+    } else {
+        HEMISPHERE_X * q.x + HEMISPHERE_Y * q.y + HEMISPHERE_Z * q.z < 0.0
     }
 }
 

@@ -321,3 +321,27 @@ pub fn fabrik_roll(c: &FabrikChain, s: &FabrikSolved) -> f32 {
         })
         .fold(0.0, f32::max)
 }
+
+/// A two-bone chain whose target is the end joint mirrored through the start joint (the
+/// start joint must turn by a half turn, up to `tilt` radians), at a partial weight: the
+/// chains where the way a partial weight turns rests on the hemisphere rule, not on the
+/// sign of a `w` that rounding leaves at ±0.
+pub fn reversed_two_bone(rng: &mut Rng, tilt: f32) -> TwoBoneChain {
+    let (j, r, axis) = random_limb(rng);
+    let turn = Quat::from_axis_angle(rng.unit(), rng.range(0.0, tilt));
+    let target = j[0] - turn * (j[2] - j[0]);
+    TwoBoneChain::new(j, r, target).with_mid_axis(axis).with_weight(rng.range(0.2, 0.8))
+}
+
+/// [`reversed_two_bone`] for the pseudo three-bone solver (its tip mirrored through the
+/// start joint), blend 0.
+pub fn reversed_three_bone(rng: &mut Rng, tilt: f32) -> ThreeBoneChain {
+    let (j, r, axis) = random_limb(rng);
+    let tip = j[2] + (j[2] - j[1]).normalize() * rng.range(0.1, 0.4);
+    let turn = Quat::from_axis_angle(rng.unit(), rng.range(0.0, tilt));
+    let target = j[0] - turn * (tip - j[0]);
+    ThreeBoneChain::new([j[0], j[1], j[2], tip], [r[0], r[1], r[2], rng.quat()], target)
+        .with_mid_axis(axis)
+        .with_blend(0.0)
+        .with_weight(rng.range(0.2, 0.8))
+}

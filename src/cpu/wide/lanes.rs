@@ -11,6 +11,7 @@ use std::mem::MaybeUninit;
 use std::ops::{Add, Mul, Neg, Sub};
 
 use super::isa::{load_block, select_f, select_m, store_block, BLOCK, F, L, M, U};
+use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
 use crate::cpu::math::sin_cos_poly;
 
 impl M {
@@ -276,7 +277,10 @@ pub(crate) fn quat_from_axis_angle(axis: V3, angle: F) -> Q {
 /// `cpu::math::nlerp_identity` over lanes.
 #[inline(always)]
 pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
-    let q = q.w.lt(0.0).sel(q.neg(), q);
+    // cpu::math::flip_hemisphere
+    let side = HEMISPHERE_X * q.x + HEMISPHERE_Y * q.y + HEMISPHERE_Z * q.z;
+    let flip = q.w.abs().gt(HALF_TURN_W).sel(q.w.lt(0.0), side.lt(0.0));
+    let q = flip.sel(q.neg(), q);
     let full = weight.ge(1.0);
     if full.all() {
         return q;
@@ -520,6 +524,52 @@ mod tests {
         let (sl, cl) = (s.to_array(), c.to_array());
         for i in 0..L {
             assert_eq!((sl[i], cl[i]), crate::cpu::math::sin_cos(x[i]));
+        }
+    }
+
+    #[test]
+    fn partial_weights_of_half_turns_turn_the_scalar_way() {
+        // w at ±0 and around ±HALF_TURN_W, axes on both sides of the hemisphere direction:
+        // the lanes pick the scalar hemisphere (same signs, equal to rounding).
+        if !super::super::isa::available() {
+            return;
+        }
+        let ws = [0.0, -0.0, 1e-9, -1e-9, 9e-5, -9e-5, 1.1e-4, -1.1e-4, 0.3, -0.3];
+        let axes = [[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, -0.6, 0.8], [0.8, 0.0, -0.6], [-0.8, 0.6, 0.0]];
+        let mut qs = Vec::new();
+        for w in ws {
+            for a in axes {
+                let s = (1.0_f32 - w * w).sqrt();
+                qs.push(glam::Quat::from_xyzw(a[0] * s, a[1] * s, a[2] * s, w));
+            }
+        }
+        for chunk in qs.chunks(L) {
+            let lane =
+                |k: usize| -> [f32; L] { std::array::from_fn(|i| chunk.get(i).map_or(0.0, |q| q.to_array()[k])) };
+            let q = Q {
+                x: F::from_array(lane(0)),
+                y: F::from_array(lane(1)),
+                z: F::from_array(lane(2)),
+                w: F::from_array(lane(3)),
+            };
+            for weight in [0.25_f32, 0.5, 1.0] {
+                let out = nlerp_identity(q, F::splat(weight));
+                let (x, y, z, w) = (out.x.to_array(), out.y.to_array(), out.z.to_array(), out.w.to_array());
+                for (i, q) in chunk.iter().enumerate() {
+                    let want = crate::cpu::math::nlerp_identity(*q, weight);
+                    let got = glam::Quat::from_xyzw(x[i], y[i], z[i], w[i]);
+                    assert!((got - want).length() < 1e-6, "{q} at weight {weight}: {got} against {want}");
+                }
+            }
+        }
+        // And the rule itself: ±q give the same weighted rotation near a half turn (off
+        // the tie, the plane perpendicular to the hemisphere direction).
+        for q in &qs {
+            let (a, b) = (crate::cpu::math::nlerp_identity(*q, 0.5), crate::cpu::math::nlerp_identity(-*q, 0.5));
+            let side = q.x * 0.36 + q.y * 0.48 + q.z * 0.8;
+            if q.w.abs() <= 1e-8 && side.abs() > 1e-6 {
+                assert_eq!(a, b, "{q}");
+            }
         }
     }
 }
