@@ -72,8 +72,8 @@ fn rotation_arc(v_from: vec3<f32>, v_to: vec3<f32>) -> vec4<f32> {
         return vec4<f32>(any_orthonormal(v_from), 0.0);
     }
     // from × to, with the small second factor (see cpu::math::rotation_arc).
-    let axis = select(cross(v_from, half), cross(v_from, v_to - v_from), half2 >= 2.0);
-    return normalize(vec4<f32>(axis, 0.5 * half2));
+    let small = select(half, v_to - v_from, half2 >= 2.0);
+    return normalize(vec4<f32>(cross(v_from, small), 0.5 * half2));
 }
 
 // Rotation about unit `axis` by the angle with cosine and sine proportional to (c, s).

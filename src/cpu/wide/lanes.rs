@@ -233,8 +233,7 @@ pub(crate) fn any_orthonormal(v: V3) -> V3 {
 pub(crate) fn rotation_arc(from: V3, to: V3) -> Q {
     let half = from + to;
     let half2 = half.length_squared();
-    let axis = half2.ge(2.0).sel(from.cross(to - from), from.cross(half));
-    let general = Q::from_v3(axis, 0.5 * half2).normalize();
+    let general = Q::from_v3(from.cross(half2.ge(2.0).sel(to - from, half)), 0.5 * half2).normalize();
     let singular = half2.lt(1e-12);
     if singular.any() {
         return singular.sel(Q::from_v3(any_orthonormal(from), F::splat(0.0)), general);
