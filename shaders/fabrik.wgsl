@@ -73,12 +73,21 @@ fn solve(i: u32) -> u32 {
             return ERR_NOT_NORMALIZED;
         }
     }
+    // unroll
+    for (var k = 0u; k < N; k++) {
+        if (!in_range(fk[k])) {
+            return ERR_OUT_OF_RANGE;
+        }
+    }
     if (!finite4(target_ms) || !finite4(params)) {
         return ERR_NON_FINITE;
     }
+    if (!in_range(target_ms)) {
+        return ERR_OUT_OF_RANGE;
+    }
     let iterations = mode.y;
     let tip_precision = params.x; // `precision` is reserved in WGSL
-    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~OPT_KEEP_END_ROTATION) != 0u) {
+    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~OPT_KEEP_END_ROTATION) != 0u || mode.w != 0u) {
         return ERR_INVALID_PARAMETER;
     }
     // Setup: bone lengths and FK directions.
@@ -94,7 +103,7 @@ fn solve(i: u32) -> u32 {
     }
     // unroll
     for (var k = 0u; k < N - 1u; k++) {
-        if (!(len[k] > ZERO_BONE * total)) {
+        if (!(len[k] > ZERO_BONE * total && total >= MIN_CHAIN_LENGTH)) {
             return ERR_ZERO_LENGTH_BONE;
         }
     }

@@ -22,6 +22,9 @@ fn check_limb_settings(l: LimbSettings) -> u32 {
     if (!(finite4(l.target_ms) && finite4(l.pole_ms) && finite4(l.mid_axis) && finite4(l.params))) {
         return ERR_NON_FINITE;
     }
+    if (!(in_range(l.target_ms) && in_range(l.pole_ms) && in_range(l.mid_axis))) {
+        return ERR_OUT_OF_RANGE;
+    }
     let soften = l.params.x;
     let stretch = l.params.y;
     let cos_min = l.params.z;
@@ -30,6 +33,7 @@ fn check_limb_settings(l: LimbSettings) -> u32 {
     let bad = l.mode.x > 3u
         || l.mode.y > 2u
         || (l.mode.z & ~OPT_ALL) != 0u
+        || l.mode.w != 0u
         || !(soften >= 0.0 && soften <= 1.0)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
@@ -87,7 +91,7 @@ fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     let a = length(u);
     let b = length(v);
     let limb_len = a + b;
-    if (!(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len)) {
+    if (!(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len && limb_len >= MIN_CHAIN_LENGTH)) {
         return setup_error(ERR_ZERO_LENGTH_BONE);
     }
     let st = target_pos - p0;
@@ -193,12 +197,13 @@ fn limb_reach(s: LimbSetup, l: LimbSettings) -> LimbReach {
         let sum2 = a_s * a_s + b_s * b_s;
         let c_min = sqrt(max(sum2 - two_ab * cos_min, 0.0));
         let c_max = sqrt(max(sum2 - two_ab * cos_max, 0.0));
-        if (cs < c_min) {
+        // θmin = 0 / θmax = π bound nothing (cpu::limb::limb_reach).
+        if (cos_min < 1.0 && cs < c_min) {
             one_plus = 1.0 + cos_min;
             one_minus = 1.0 - cos_min;
             reached = false;
             info = info | INFO_KNEE_LIMITED;
-        } else if (cs > c_max) {
+        } else if (cos_max > -1.0 && cs > c_max) {
             one_plus = 1.0 + cos_max;
             one_minus = 1.0 - cos_max;
             reached = false;

@@ -31,6 +31,11 @@ fn is_unit_quat(q: vec4<f32>) -> bool {
     return abs(dot(q, q) - 1.0) <= UNIT_QUAT_TOLERANCE;
 }
 
+// x, y, z within ±MAX_COORDINATE (cpu::math::in_range; w not looked at).
+fn in_range(a: vec4<f32>) -> bool {
+    return all(abs(a.xyz) <= vec3<f32>(MAX_COORDINATE));
+}
+
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
 }

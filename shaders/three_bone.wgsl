@@ -34,6 +34,12 @@ fn solve(i: u32) -> u32 {
             return ERR_NOT_NORMALIZED;
         }
     }
+    // unroll
+    for (var k = 0u; k < 4u; k++) {
+        if (!in_range(c.joints_ms[k])) {
+            return ERR_OUT_OF_RANGE;
+        }
+    }
     if (!finite4(c.blend)) {
         return ERR_NON_FINITE;
     }

@@ -35,8 +35,17 @@ fn solve(i: u32) -> u32 {
             return ERR_NOT_NORMALIZED;
         }
     }
+    // unroll
+    for (var k = 0u; k < 3u; k++) {
+        if (!in_range(c.joints_ms[k])) {
+            return ERR_OUT_OF_RANGE;
+        }
+    }
     if (!finite4(c.effector_offset)) {
         return ERR_NON_FINITE;
+    }
+    if (!in_range(c.effector_offset)) {
+        return ERR_OUT_OF_RANGE;
     }
     let l = c.limb;
     let settings_err = check_limb_settings(l);

@@ -25,6 +25,8 @@ shared_constants! {
     ERR_JOINT_COUNT: u32 = 7;
     /// `ChainError::NotNormalized`.
     ERR_NOT_NORMALIZED: u32 = 8;
+    /// `ChainError::OutOfRange`.
+    ERR_OUT_OF_RANGE: u32 = 9;
 
     /// `records::option::KNEE_LIMITS`.
     OPT_KNEE_LIMITS: u32 = 1;
@@ -53,6 +55,10 @@ shared_constants! {
 
     /// A bone shorter than this fraction of the chain's total length is "zero length".
     ZERO_BONE: f32 = 1e-6;
+    /// Shortest chain (sum of its bones, model units) a solver takes; shorter is
+    /// `ChainError::ZeroLengthBone`. Squares and products of a shorter chain's lengths reach
+    /// the subnormal range, where the paths (and GPUs that flush subnormals) part ways.
+    MIN_CHAIN_LENGTH: f32 = 1e-6;
     /// A target closer to the start joint than this fraction of the chain length is "on the root".
     ON_ROOT: f32 = 1e-5;
     /// Squared sine of the smallest angle between a pole and the start→target axis.
@@ -66,6 +72,11 @@ shared_constants! {
     /// which stays within a few 1e-4 rad of the exact reduction up to here and loses the
     /// angle altogether beyond ~2²⁴.
     MAX_ANGLE: f32 = 1e4;
+    /// Largest `|x|`, `|y|`, `|z|` of any joint position, target, pole, hinge axis or
+    /// end-effector offset a chain record may hold, in model units; past it
+    /// `ChainError::OutOfRange`. Squares and products of such values stay far from f32
+    /// overflow (a 1e20 target used to overflow `|t − j0|²` and lose its direction).
+    MAX_COORDINATE: f32 = 1e9;
     /// `| |q|² − 1 |` above this is a non-unit rotation (`ChainError::NotNormalized`).
     UNIT_QUAT_TOLERANCE: f32 = 1e-3;
     /// A correction whose `|w|` is at most this (within ~0.01° of a half turn) is weighted

@@ -26,12 +26,17 @@ pub enum ChainError {
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
     /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, a swivel
     /// or twist angle beyond ±1e4 rad ([`crate::constants::MAX_ANGLE`]), negative
-    /// precision, or more than 4096 FABRIK iterations.
+    /// precision, more than 4096 FABRIK iterations, or a non-zero reserved word
+    /// (`mode[3]` of a limb or a FABRIK chain).
     InvalidParameter = c::ERR_INVALID_PARAMETER,
     /// A FABRIK chain has fewer than 2 or more than 16 joints.
     JointCount = c::ERR_JOINT_COUNT,
     /// A rotation is not a unit quaternion (`| |q|² − 1 | > 1e-3`).
     NotNormalized = c::ERR_NOT_NORMALIZED,
+    /// A joint position, target, pole, hinge axis or end-effector offset has a coordinate
+    /// beyond ±1e9 ([`crate::constants::MAX_COORDINATE`]): finite, but past what f32
+    /// arithmetic on its squares can solve.
+    OutOfRange = c::ERR_OUT_OF_RANGE,
 }
 
 impl ChainError {
@@ -47,6 +52,7 @@ impl ChainError {
             c::ERR_INVALID_PARAMETER => Self::InvalidParameter,
             c::ERR_JOINT_COUNT => Self::JointCount,
             c::ERR_NOT_NORMALIZED => Self::NotNormalized,
+            c::ERR_OUT_OF_RANGE => Self::OutOfRange,
             _ => return None,
         })
     }
@@ -68,6 +74,7 @@ impl fmt::Display for ChainError {
             Self::InvalidParameter => "a parameter is out of range",
             Self::JointCount => "a FABRIK chain needs 2 to 16 joints",
             Self::NotNormalized => "a rotation is not a unit quaternion",
+            Self::OutOfRange => "a position, target, pole, axis or offset is beyond ±1e9",
         })
     }
 }

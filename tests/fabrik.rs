@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use crowd_ik::cpu::{fabrik, fabrik_with_mode, FabrikMode};
+use crowd_ik::cpu::{fabrik, fabrik_with_mode, CpuPath, FabrikMode};
 use crowd_ik::prelude::*;
 use crowd_ik::MAX_FABRIK_JOINTS;
 use glam::{DVec3, Quat, Vec3};
@@ -288,4 +288,35 @@ fn a_bone_that_keeps_its_place_under_its_parent_gets_the_identity() {
     assert!(s.position(2).distance(Vec3::new(-2.0, 0.0, 0.0)) < 1e-6, "{:?}", s.position(2));
     assert!(roll_about(s.correction(1), Vec3::Y) < 1e-6, "child rolls: {:?}", s.correction(1));
     assert!(roll_about(s.correction(0), Vec3::X) < 1e-6, "root rolls: {:?}", s.correction(0));
+}
+
+#[test]
+fn extreme_targets_are_out_of_range_and_far_ones_keep_their_direction() {
+    let j = [Vec3::ZERO, Vec3::X, Vec3::new(2.0, 0.5, 0.0), Vec3::new(2.5, 1.0, 0.3)];
+    let r = [Quat::IDENTITY; 4];
+    for (target, expected) in [
+        (Vec3::new(1e20, 0.0, 0.0), Some(ChainError::OutOfRange)),
+        (Vec3::new(0.0, -3e38, 0.0), Some(ChainError::OutOfRange)),
+        (Vec3::new(-9e8, 1e8, 2e8), None),
+        (Vec3::new(0.0, 0.0, 5e8), None),
+    ] {
+        let c = FabrikChain::new(&j, &r, target, 8);
+        assert_eq!(crowd_ik::cpu::validate_fabrik(&c).err(), expected, "{target}");
+        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+            let batch = vec![c; 40];
+            let mut out = vec![FabrikSolved::default(); batch.len()];
+            FabrikJob::new(&batch, &mut out).with_path(path).run().unwrap();
+            for o in &out {
+                assert_eq!(o.error(), expected, "{target} on {path}");
+                if expected.is_none() {
+                    assert!(o.info() & info::OUT_OF_REACH != 0);
+                    let reach = (o.position(3) - o.position(0)).normalize();
+                    assert!(reach.dot(target.normalize()) > 0.9999, "{target} on {path}: {reach}");
+                }
+            }
+        }
+    }
+    let mut reserved = FabrikChain::new(&j, &r, Vec3::new(1.0, 1.0, 1.0), 8);
+    reserved.mode[3] = 7;
+    assert_eq!(crowd_ik::cpu::validate_fabrik(&reserved), Err(ChainError::InvalidParameter));
 }

@@ -417,3 +417,50 @@ fn huge_swivel_and_twist_angles_are_invalid_never_nan() {
         }
     }
 }
+
+#[test]
+fn extreme_coordinates_are_out_of_range_never_a_silent_wrong_answer() {
+    use crowd_ik::constants::MAX_COORDINATE;
+    let good = ozz_chain(Vec3::new(0.5, 1.2, 0.0));
+    let with = |f: &dyn Fn(&mut TwoBoneChain)| {
+        let mut c = good;
+        f(&mut c);
+        c
+    };
+    let cases: Vec<(&str, TwoBoneChain, Option<ChainError>)> = vec![
+        ("target 1e20", good.with_target(Vec3::new(1e20, 0.0, 0.0)), Some(ChainError::OutOfRange)),
+        ("target -3e38", good.with_target(Vec3::new(0.0, -3e38, 1.0)), Some(ChainError::OutOfRange)),
+        (
+            "target just past",
+            good.with_target(Vec3::new(0.0, 0.0, 1.01 * MAX_COORDINATE)),
+            Some(ChainError::OutOfRange),
+        ),
+        ("pole position 1e30", good.with_pole_position(Vec3::new(1e30, 1.0, 0.0)), Some(ChainError::OutOfRange)),
+        ("pole direction 1e12", good.with_pole_direction(Vec3::new(0.0, 0.0, 1e12)), Some(ChainError::OutOfRange)),
+        ("hinge 1e19", good.with_mid_axis(Vec3::new(0.0, 0.0, 1e19)), Some(ChainError::OutOfRange)),
+        ("offset f32::MAX", good.with_effector_offset(Vec3::new(0.0, 0.0, f32::MAX)), Some(ChainError::OutOfRange)),
+        ("joint 1e10", with(&|c| c.joints_ms[1][1] = 1e10), Some(ChainError::OutOfRange)),
+        ("reserved word", with(&|c| c.limb.mode[3] = 1), Some(ChainError::InvalidParameter)),
+        // In range, however far: solved, out of reach, straight toward the target.
+        ("target 9e8", good.with_target(Vec3::new(9e8, 3e8, -1e8)), None),
+        ("pole direction 1e8", good.with_pole_direction(Vec3::new(0.0, 0.0, 1e8)), None),
+    ];
+    for (what, chain, expected) in cases {
+        assert_eq!(crowd_ik::cpu::validate_two_bone(&chain).err(), expected, "{what}");
+        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+            let batch = vec![chain; 40];
+            let mut out = vec![TwoBoneSolved::default(); batch.len()];
+            TwoBoneJob::new(&batch, &mut out).with_path(path).run().unwrap();
+            for o in &out {
+                assert_eq!(o.error(), expected, "{what} on {path}");
+                assert!(o.positions_ms.iter().chain(&o.rotations_ms).flatten().all(|x| x.is_finite()), "{what}");
+                if expected.is_none() && what.starts_with("target") {
+                    let toward = (chain.limb.target() - chain.joint(0)).normalize();
+                    let reach = (o.position(2) - o.position(0)).normalize();
+                    assert!(reach.dot(toward) > 0.9999, "{what} on {path}: reaches {reach}, not {toward}");
+                    assert!(!o.reached());
+                }
+            }
+        }
+    }
+}

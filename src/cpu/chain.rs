@@ -10,7 +10,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity};
+use super::math::{finite4, finite_point, finite_rotation, in_range, is_unit_quat, nlerp_identity};
 use crate::records::{p4, v3, SolvedChain};
 use crate::ChainError;
 
@@ -34,7 +34,8 @@ pub(crate) fn write_fk<const N: usize>(
     out.status = [0, error, info, n.min(N) as u32];
 }
 
-/// Checks that the first `n` joints are finite and their rotations are unit quaternions.
+/// Checks that the first `n` joints are finite, their rotations unit quaternions and their
+/// positions within ±`MAX_COORDINATE`, in that order.
 pub(crate) fn check_joints(joints_ms: &[[f32; 4]], rotations_ms: &[[f32; 4]], n: usize) -> Result<(), ChainError> {
     for i in 0..n {
         if !finite4(joints_ms[i]) || !finite4(rotations_ms[i]) {
@@ -45,6 +46,9 @@ pub(crate) fn check_joints(joints_ms: &[[f32; 4]], rotations_ms: &[[f32; 4]], n:
         if !is_unit_quat(Quat::from_array(*r)) {
             return Err(ChainError::NotNormalized);
         }
+    }
+    if !joints_ms[..n].iter().all(|p| in_range(*p)) {
+        return Err(ChainError::OutOfRange);
     }
     Ok(())
 }

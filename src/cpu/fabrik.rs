@@ -3,8 +3,8 @@
 use glam::{Quat, Vec3};
 
 use super::chain::{check_joints, finish_chain, write_fk};
-use super::limb::{ON_ROOT, ZERO_BONE};
-use super::math::{finite4, normalize_or, rotation_arc};
+use super::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
+use super::math::{finite4, in_range, normalize_or, rotation_arc};
 use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
 use crate::ChainError;
 
@@ -69,7 +69,13 @@ fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
     if !finite4(chain.target_ms) || !finite4(chain.params) {
         return Err(ChainError::NonFinite);
     }
-    if chain.mode[1] > MAX_FABRIK_ITERATIONS || chain.params[0] < 0.0 || chain.mode[2] & !option::KEEP_END_ROTATION != 0
+    if !in_range(chain.target_ms) {
+        return Err(ChainError::OutOfRange);
+    }
+    if chain.mode[1] > MAX_FABRIK_ITERATIONS
+        || chain.params[0] < 0.0
+        || chain.mode[2] & !option::KEEP_END_ROTATION != 0
+        || chain.mode[3] != 0
     {
         return Err(ChainError::InvalidParameter);
     }
@@ -81,7 +87,7 @@ fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
         s.total += s.len[i];
     }
     for l in &s.len[..n - 1] {
-        if !(*l > ZERO_BONE * s.total) {
+        if !(*l > ZERO_BONE * s.total && s.total >= MIN_CHAIN_LENGTH) {
             return Err(ChainError::ZeroLengthBone);
         }
     }

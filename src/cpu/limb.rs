@@ -12,13 +12,15 @@
 use glam::{Quat, Vec3};
 
 use super::math::{
-    any_orthonormal, finite4, nlerp, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
-    sin_cos,
+    any_orthonormal, finite4, in_range, nlerp, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject,
+    rotation_arc, sin_cos,
 };
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
 
-pub(crate) use crate::constants::{MAX_ANGLE, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+pub(crate) use crate::constants::{
+    MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
+};
 
 /// Result of the limb core.
 #[derive(Clone, Copy, Debug)]
@@ -40,11 +42,15 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
     if !(finite4(l.target_ms) && finite4(l.pole_ms) && finite4(l.mid_axis) && finite4(l.params)) {
         return Err(ChainError::NonFinite);
     }
+    if !(in_range(l.target_ms) && in_range(l.pole_ms) && in_range(l.mid_axis)) {
+        return Err(ChainError::OutOfRange);
+    }
     let [soften, stretch, cos_min, cos_max] = l.params;
     let limits = l.mode[2] & option::KNEE_LIMITS != 0;
     let bad = PoleMode::from_u32(l.mode[0]).is_none()
         || BendMode::from_u32(l.mode[1]).is_none()
         || l.mode[2] & !option::ALL != 0
+        || l.mode[3] != 0
         || !(0.0..=1.0).contains(&soften)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
@@ -119,7 +125,7 @@ pub(crate) fn limb_setup(
     let a = u.length();
     let b = v.length();
     let limb_len = a + b;
-    if !(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len) {
+    if !(a > ZERO_BONE * limb_len && b > ZERO_BONE * limb_len && limb_len >= MIN_CHAIN_LENGTH) {
         return Err(ChainError::ZeroLengthBone);
     }
     let st = target - p0;
@@ -235,12 +241,14 @@ pub(crate) fn limb_reach(s: &LimbSetup, l: &LimbSettings) -> LimbReach {
         let sum2 = a_s * a_s + b_s * b_s;
         let c_min = (sum2 - two_ab * cos_min).max(0.0).sqrt();
         let c_max = (sum2 - two_ab * cos_max).max(0.0).sqrt();
-        if cs < c_min {
+        // θmin = 0 and θmax = π bound nothing: a fold to 0 or a straight (stretched) limb
+        // lands on them exactly, where rounding alone would say "limited".
+        if cos_min < 1.0 && cs < c_min {
             one_plus = 1.0 + cos_min;
             one_minus = 1.0 - cos_min;
             reached = false;
             info |= info::KNEE_LIMITED;
-        } else if cs > c_max {
+        } else if cos_max > -1.0 && cs > c_max {
             one_plus = 1.0 + cos_max;
             one_minus = 1.0 - cos_max;
             reached = false;

@@ -9,7 +9,13 @@ use std::ops::{Add, Mul};
 
 use glam::{Quat, Vec3};
 
-use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
+use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z, MAX_COORDINATE};
+
+/// `x`, `y`, `z` within ±[`MAX_COORDINATE`] (`w` not looked at; NaN is out of range).
+#[inline]
+pub(crate) fn in_range(a: [f32; 4]) -> bool {
+    a[0].abs() <= MAX_COORDINATE && a[1].abs() <= MAX_COORDINATE && a[2].abs() <= MAX_COORDINATE
+}
 
 /// `true` when all four lanes are finite.
 #[inline]

@@ -4,7 +4,7 @@ use glam::Quat;
 
 use super::chain::{check_joints, finish_chain, relative, write_fk};
 use super::limb::{check_limb_settings, solve_limb};
-use super::math::finite4;
+use super::math::{finite4, in_range};
 use crate::records::{option, v3, TwoBoneChain, TwoBoneSolved};
 use crate::ChainError;
 
@@ -33,6 +33,9 @@ fn solve(chain: &TwoBoneChain, out: &mut TwoBoneSolved) -> Result<(), ChainError
     check_joints(&chain.joints_ms, &chain.rotations_ms, 3)?;
     if !finite4(chain.effector_offset) {
         return Err(ChainError::NonFinite);
+    }
+    if !in_range(chain.effector_offset) {
+        return Err(ChainError::OutOfRange);
     }
     check_limb_settings(l)?;
     let weight = l.target_ms[3];

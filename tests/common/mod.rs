@@ -345,3 +345,58 @@ pub fn reversed_three_bone(rng: &mut Rng, tilt: f32) -> ThreeBoneChain {
         .with_blend(0.0)
         .with_weight(rng.range(0.2, 0.8))
 }
+
+/// Bit patterns that break naive float code.
+pub const NASTY: [u32; 16] = [
+    0x7fc0_0000, // NaN
+    0xffc0_0001, // negative NaN with payload
+    0x7f80_0000, // +inf
+    0xff80_0000, // -inf
+    0x7f7f_ffff, // f32::MAX
+    0x6081_8000, // ~7.5e19
+    0x60ad_78ec, // 1e20
+    0x5d5e_0b6b, // 1e18
+    0x0000_0001, // smallest denormal
+    0x0080_0000, // smallest normal
+    0x2725_3a0d, // ~2.3e-15
+    0x1f80_0000, // ~5.4e-20
+    0x8000_0000, // -0
+    0x0000_0003, // small integer (mode words)
+    0xffff_ffff, // all ones
+    0x3f80_0000, // 1.0
+];
+
+/// Overwrites `count` random words of `record` with nasty or random bits or scaled copies.
+pub fn corrupt<T: bytemuck::Pod>(rng: &mut Rng, record: &mut T, count: u32) {
+    let words: &mut [u32] = bytemuck::cast_slice_mut(std::slice::from_mut(record));
+    for _ in 0..count {
+        let i = rng.below(words.len() as u32) as usize;
+        words[i] = match rng.below(4) {
+            0 => NASTY[rng.below(NASTY.len() as u32) as usize],
+            1 => rng.next_u64() as u32,
+            2 => (f32::from_bits(words[i]) * [1e12, 1e-12, -1.0, 1e20][rng.below(4) as usize]).to_bits(),
+            _ => [0, 1, 2, 3, 4, 5][rng.below(6) as usize],
+        };
+    }
+}
+
+/// Scales the chain's positions (joints, target, pole position, end-effector offset: the
+/// first `points` 16-byte fields, and those listed in `more`) by one of 1e-15, 1e-20, 1e8:
+/// tiny and huge but otherwise ordinary chains.
+pub fn rescale<T: bytemuck::Pod>(rng: &mut Rng, record: &mut T, points: usize, more: &[usize]) {
+    let k = [1e-15_f32, 1e-20, 1e8][rng.below(3) as usize];
+    let fields: &mut [[f32; 4]] = bytemuck::cast_slice_mut(std::slice::from_mut(record));
+    for f in (0..points).chain(more.iter().copied()) {
+        for x in &mut fields[f][..3] {
+            *x *= k;
+        }
+    }
+}
+
+/// The sum of the distances between consecutive `joints` (the length the twins' position
+/// contract is stated in), at least 1e-30 so a collapsed chain still divides; non-finite
+/// distances are left out.
+pub fn chain_length(joints: impl IntoIterator<Item = Vec3>) -> f32 {
+    let joints: Vec<Vec3> = joints.into_iter().collect();
+    joints.windows(2).map(|w| w[0].distance(w[1])).filter(|d| d.is_finite()).sum::<f32>().max(1e-30)
+}

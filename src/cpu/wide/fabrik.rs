@@ -4,11 +4,11 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_finite, assume_init_slice, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc,
+    all_in_range, assume_init_slice, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc,
     store_words_at, words, Kernel, Q, V3,
 };
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
-use crate::cpu::limb::{ON_ROOT, ZERO_BONE};
+use crate::cpu::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use crate::cpu::wide::build;
 use crate::records::{info, option, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
 
@@ -85,12 +85,13 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     let (count, iters, options) = (tail[12], tail[13], tail[14]);
 
     // --- setup(): every check, then bone lengths and FK directions. ---
-    let mut eligible = all_finite(jw)
-        & all_finite(rw)
-        & all_finite(&tail[..8])
+    let mut eligible = all_in_range(jw)
+        & all_in_range(rw)
+        & all_in_range(&tail[..8])
         & count.word_eq(n as u32)
         & iters.word_eq(iterations)
         & options.word_clear(!option::KEEP_END_ROTATION)
+        & tail[15].word_eq(0) // reserved
         & precision.ge(0.0)
         & weight.gt(0.0);
     for q in &r[..n] {
@@ -107,7 +108,7 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     }
     let mut failed = M::splat(false);
     for l in &len[..n - 1] {
-        failed = failed | !l.gt(ZERO_BONE * total);
+        failed = failed | !(l.gt(ZERO_BONE * total) & total.ge(MIN_CHAIN_LENGTH));
     }
     let base = fk[0];
     let c_len = (target - base).length();

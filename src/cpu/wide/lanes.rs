@@ -346,17 +346,18 @@ pub(crate) fn is_unit_quat(q: Q) -> M {
     (q.dot(q) - 1.0).abs().le(crate::constants::UNIT_QUAT_TOLERANCE)
 }
 
-/// Lanes whose words are all finite as `f32`: `Σ x·0` is 0 exactly then (fused or not).
-/// (Mode words are small integers, i.e. finite subnormals; any other bit pattern only sends
-/// a lane to the scalar path, which decides for itself.)
+/// Lanes whose words are all finite as `f32` and within ±`MAX_COORDINATE`: the largest
+/// `|x|` is (a NaN fails the comparison). Mode words are small integers, i.e. tiny
+/// subnormals; any other bit pattern, and any word past the bound that the scalar solver
+/// would accept (a weight of 1e10), only sends the lane to the scalar path, which decides
+/// for itself: the lanes never solve a chain the scalar path would reject.
 #[inline(always)]
-pub(crate) fn all_finite(words: &[F]) -> M {
-    let zero = F::splat(0.0);
-    let mut acc = zero;
+pub(crate) fn all_in_range(words: &[F]) -> M {
+    let mut ok = M::splat(true);
     for &w in words {
-        acc = w.mul_add(zero, acc);
+        ok = ok & w.abs().le(crate::constants::MAX_COORDINATE);
     }
-    acc.ge(zero) & acc.le(zero)
+    ok
 }
 
 /// Words of a record being built in lanes, each written once before it is stored.

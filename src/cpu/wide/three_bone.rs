@@ -3,7 +3,7 @@
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    all_finite, assume_init, finish_chain, is_unit_quat, load_words, store_words, words, Kernel, Q, V3,
+    all_in_range, assume_init, finish_chain, is_unit_quat, load_words, store_words, words, Kernel, Q, V3,
 };
 use super::two_bone::{solve_limb, Limb};
 use crate::cpu::limb::ZERO_BONE;
@@ -40,7 +40,7 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     let r: [Q; 4] = build(|j| Q::at(w, 16 + 4 * j));
     let l = Limb::at(w, 32);
     let ratio = w[52];
-    let mut eligible = all_finite(w) & l.valid & ratio.ge(0.0) & ratio.le(1.0) & l.weight.gt(0.0);
+    let mut eligible = all_in_range(w) & l.valid & ratio.ge(0.0) & ratio.le(1.0) & l.weight.gt(0.0);
     for q in r {
         eligible = eligible & is_unit_quat(q);
     }

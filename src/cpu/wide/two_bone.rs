@@ -3,10 +3,10 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_finite, any_orthonormal, assume_init, finish_chain, is_unit_quat, load_words, normalize_or,
+    all_in_range, any_orthonormal, assume_init, finish_chain, is_unit_quat, load_words, normalize_or,
     quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
 };
-use crate::cpu::limb::{MAX_ANGLE, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+use crate::cpu::limb::{MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 use crate::cpu::two_bone::two_bone;
 use crate::cpu::wide::build;
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
@@ -50,8 +50,11 @@ impl Limb {
         let limits = !options.word_clear(option::KNEE_LIMITS);
         let swivel = pole_mode.word_eq(PoleMode::Swivel as u32);
         let (swivel_angle, twist) = (words[w + 7], words[w + 11]);
-        let modes_ok =
-            pole_mode.word_clear(!3) & bend.word_clear(!3) & !bend.word_eq(3) & options.word_clear(!option::ALL);
+        let modes_ok = pole_mode.word_clear(!3)
+            & bend.word_clear(!3)
+            & !bend.word_eq(3)
+            & options.word_clear(!option::ALL)
+            & words[w + 19].word_eq(0); // reserved
         let valid = modes_ok
             & soften.ge(0.0)
             & soften.le(1.0)
@@ -127,7 +130,7 @@ pub(crate) fn limb_setup(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let a = u.length();
     let b = v.length();
     let limb_len = a + b;
-    let mut failed = !(a.gt(ZERO_BONE * limb_len) & b.gt(ZERO_BONE * limb_len));
+    let mut failed = !(a.gt(ZERO_BONE * limb_len) & b.gt(ZERO_BONE * limb_len) & limb_len.ge(MIN_CHAIN_LENGTH));
     let st = target - p0;
     let c = st.length();
     failed = failed | !c.gt(ON_ROOT * limb_len);
@@ -196,8 +199,9 @@ pub(crate) fn limb_reach(s: &LimbSetup, l: &Limb) -> LimbReach {
         let sum2 = a_s * a_s + b_s * b_s;
         let c_min = (sum2 - two_ab * l.cos_min).max(0.0).sqrt();
         let c_max = (sum2 - two_ab * l.cos_max).max(0.0).sqrt();
-        let below = l.limits & cs.lt(c_min);
-        let above = l.limits & !below & cs.gt(c_max);
+        // θmin = 0 / θmax = π bound nothing (cpu::limb::limb_reach).
+        let below = l.limits & l.cos_min.lt(1.0) & cs.lt(c_min);
+        let above = l.limits & !below & l.cos_max.gt(-1.0) & cs.gt(c_max);
         one_plus = below.sel(1.0 + l.cos_min, above.sel(1.0 + l.cos_max, one_plus));
         one_minus = below.sel(1.0 - l.cos_min, above.sel(1.0 - l.cos_max, one_minus));
         reached = reached & !(below | above);
@@ -271,7 +275,7 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let l = Limb::at(w, 24);
     let offset = V3::at(w, 44);
     let eligible =
-        all_finite(w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
+        all_in_range(w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
 
     // A zero offset leaves the target as it is (skipped when no lane has an offset).
     let offset_lanes = offset.x.ne_(0.0) | offset.y.ne_(0.0) | offset.z.ne_(0.0);

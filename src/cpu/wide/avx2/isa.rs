@@ -55,11 +55,6 @@ impl F {
     pub fn sqrt(self) -> F {
         F(each!(|h| _mm256_sqrt_ps(self.0[h])))
     }
-    /// `self · a + b` (two roundings: AVX2 is not assumed to have FMA).
-    #[inline(always)]
-    pub fn mul_add(self, a: F, b: F) -> F {
-        self * a + b
-    }
     #[inline(always)]
     pub fn abs(self) -> F {
         F(each!(|h| _mm256_andnot_ps(_mm256_set1_ps(-0.0), self.0[h])))

@@ -72,11 +72,6 @@ impl F {
     pub fn sqrt(self) -> F {
         F(each!(|h| _mm512_sqrt_ps(self.0[h])))
     }
-    /// `self · a + b`, fused (one rounding).
-    #[inline(always)]
-    pub fn mul_add(self, a: F, b: F) -> F {
-        F(each!(|h| _mm512_fmadd_ps(self.0[h], a.0[h], b.0[h])))
-    }
     #[inline(always)]
     pub fn abs(self) -> F {
         F(each!(|h| _mm512_abs_ps(self.0[h])))

@@ -1,0 +1,50 @@
+//! What every chain fuzz target checks, on records made from the fuzzer's raw bytes:
+//!
+//! - no panic on any path;
+//! - finite output (positions, rotations, corrections) for every record;
+//! - every SIMD path this CPU has gives the scalar path's error code (`status[1]`);
+//! - a chain solves the same, bit for bit, alone and among the other records of the input
+//!   (neighbour independence), on every path.
+//!
+//! Positions and the reached/info bits are not compared between paths here: arbitrary
+//! bytes make valid chains of any conditioning (see `tests/raw_bytes.rs`, which compares
+//! them for ordinary chains on stable Rust in CI).
+
+use crowd_ik::cpu::CpuPath;
+use crowd_ik::SolvedChain;
+
+/// The records in `data` (whole records only; at most 64), copied out of the byte buffer
+/// so they are aligned.
+pub fn records<T: bytemuck::Pod>(data: &[u8]) -> Vec<T> {
+    data.chunks_exact(size_of::<T>()).take(64).map(bytemuck::pod_read_unaligned).collect()
+}
+
+/// Every CPU path this machine runs.
+pub fn paths() -> Vec<CpuPath> {
+    CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect()
+}
+
+/// Runs `solve(chains, path, out)` on every path and checks the contract above.
+pub fn check<C: Copy, const N: usize>(chains: &[C], solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>])) {
+    if chains.is_empty() {
+        return;
+    }
+    let mut scalar = vec![SolvedChain::<N>::default(); chains.len()];
+    solve(chains, CpuPath::Scalar, &mut scalar);
+    for path in paths() {
+        let mut out = vec![SolvedChain::<N>::default(); chains.len()];
+        solve(chains, path, &mut out);
+        for (i, (o, s)) in out.iter().zip(&scalar).enumerate() {
+            let finite = o.positions_ms.iter().chain(&o.rotations_ms).chain(&o.corrections).flatten();
+            assert!(finite.into_iter().all(|x| x.is_finite()), "{path}: chain {i} has non-finite output");
+            assert_eq!(o.status[1], s.status[1], "{path}: chain {i} error code");
+            let mut alone = [SolvedChain::<N>::default()];
+            solve(&chains[i..=i], path, &mut alone);
+            assert_eq!(
+                bytemuck::bytes_of(&alone[0]),
+                bytemuck::bytes_of(o),
+                "{path}: chain {i} depends on its neighbours"
+            );
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Raw-bytes property tests: valid chains with random words overwritten by arbitrary bits
+//! (NaN and inf patterns, huge and tiny finite values, denormals, integers in the reserved
+//! and mode words), cast straight into the records as a caller's buffer would be. Every
+//! path must give the scalar reference's error code and finite output; the chains left
+//! uncorrupted (ordinary, tiny or huge) must also match the scalar status words bit for
+//! bit and its results within the twins' contract (`1e-4 ×` length, `1e-3` rad). A
+//! corrupted chain that is still valid can be absurdly conditioned (an 8e5-unit bone
+//! folded back to reach a target 1 unit from its root, where one ulp of its coordinates,
+//! 0.06, is more than the margin of its `reached` test), so for those the reached and info
+//! bits, positions and rotations are rounding, and only the error code and finiteness are
+//! compared.
+
+mod common;
+
+use common::Rng;
+use common::*;
+use crowd_ik::cpu::CpuPath;
+use crowd_ik::prelude::*;
+use proptest::prelude::*;
+
+fn finite_out<const N: usize>(s: &crowd_ik::SolvedChain<N>) -> bool {
+    s.positions_ms.iter().chain(&s.rotations_ms).chain(&s.corrections).flatten().all(|x| x.is_finite())
+}
+
+fn simd_paths() -> Vec<CpuPath> {
+    CpuPath::ALL.into_iter().filter(|p| *p != CpuPath::Scalar && p.is_available()).collect()
+}
+
+/// Largest position (× `scale`) and rotation difference between two solved chains.
+fn diff<const N: usize>(
+    a: &crowd_ik::SolvedChain<N>,
+    b: &crowd_ik::SolvedChain<N>,
+    n: usize,
+    scale: f32,
+) -> (f32, f32) {
+    let (mut pos, mut rot) = (0.0_f32, 0.0_f32);
+    for j in 0..n {
+        pos = pos.max(a.position(j).distance(b.position(j)) / scale);
+        rot = rot.max(quat_angle(a.rotation(j), b.rotation(j)));
+    }
+    (pos, rot)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn two_bone_raw_records_agree_on_every_path(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let (chains, corrupted): (Vec<TwoBoneChain>, Vec<bool>) = (0..256).map(|_| {
+            let mut c = random_two_bone(&mut rng);
+            if rng.below(8) == 0 {
+                rescale(&mut rng, &mut c, 3, &[6, 7, 11]); // joints, target, pole, offset
+            }
+            let k = rng.below(4);
+            corrupt(&mut rng, &mut c, k);
+            (c, k > 0)
+        }).unzip();
+        let mut scalar = vec![TwoBoneSolved::default(); chains.len()];
+        TwoBoneJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
+        for (c, s) in chains.iter().zip(&scalar) {
+            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
+        }
+        for path in simd_paths() {
+            let mut out = vec![TwoBoneSolved::default(); chains.len()];
+            TwoBoneJob::new(&chains, &mut out).with_path(path).run().unwrap();
+            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
+                if bad {
+                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
+                } else {
+                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
+                }
+                let scale = chain_length((0..3).map(|j| c.joint(j)));
+                let (pos, rot) = diff(s, o, 3, scale);
+                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
+                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
+            }
+        }
+    }
+
+    #[test]
+    fn three_bone_raw_records_agree_on_every_path(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let (chains, corrupted): (Vec<ThreeBoneChain>, Vec<bool>) = (0..256).map(|_| {
+            let mut c = random_three_bone(&mut rng);
+            if rng.below(8) == 0 {
+                rescale(&mut rng, &mut c, 4, &[8, 9]); // joints, target, pole
+            }
+            let k = rng.below(4);
+            corrupt(&mut rng, &mut c, k);
+            (c, k > 0)
+        }).unzip();
+        let mut scalar = vec![ThreeBoneSolved::default(); chains.len()];
+        ThreeBoneJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
+        for (c, s) in chains.iter().zip(&scalar) {
+            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
+        }
+        for path in simd_paths() {
+            let mut out = vec![ThreeBoneSolved::default(); chains.len()];
+            ThreeBoneJob::new(&chains, &mut out).with_path(path).run().unwrap();
+            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
+                if bad {
+                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
+                } else {
+                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
+                }
+                let scale = chain_length((0..4).map(|j| c.joint(j)));
+                let (pos, rot) = diff(s, o, 4, scale);
+                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
+                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
+            }
+        }
+    }
+
+    #[test]
+    fn fabrik_raw_records_agree_on_every_path(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let (chains, corrupted): (Vec<FabrikChain>, Vec<bool>) = (0..256).map(|_| {
+            let mut c = random_fabrik(&mut rng, 8);
+            if rng.below(8) == 0 {
+                rescale(&mut rng, &mut c, 16, &[32]); // joints, target
+            }
+            let k = rng.below(4);
+            corrupt(&mut rng, &mut c, k);
+            (c, k > 0)
+        }).unzip();
+        let mut scalar = vec![FabrikSolved::default(); chains.len()];
+        FabrikJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
+        for (c, s) in chains.iter().zip(&scalar) {
+            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
+        }
+        for path in simd_paths() {
+            let mut out = vec![FabrikSolved::default(); chains.len()];
+            FabrikJob::new(&chains, &mut out).with_path(path).run().unwrap();
+            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
+                if bad {
+                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
+                } else {
+                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
+                }
+                let n = c.joint_count().min(crowd_ik::MAX_FABRIK_JOINTS);
+                let scale = chain_length((0..n).map(|j| c.joint(j)));
+                let (pos, rot) = diff(s, o, n, scale);
+                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
+                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
+            }
+        }
+    }
+}
