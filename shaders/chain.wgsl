@@ -14,6 +14,16 @@ struct JointOut {
     correction: vec4<f32>,
 }
 
+// The reflection x → −x of option MIRRORED where `m` (records::mirror_point and
+// mirror_rotation): a point or direction has its x negated, a rotation its y and z. Exact.
+fn mirror_point(p: vec4<f32>, m: bool) -> vec4<f32> {
+    return select(p, vec4<f32>(-p.x, p.yzw), m);
+}
+
+fn mirror_rotation(q: vec4<f32>, m: bool) -> vec4<f32> {
+    return select(q, vec4<f32>(q.x, -q.yz, q.w), m);
+}
+
 // One joint of the finishing stage (see finish_joint in src/cpu/chain.rs).
 fn finish_joint(walk: ptr<function, Walk>, r: vec4<f32>, rel: vec4<f32>, weight: f32, bone: vec3<f32>, scale: f32) -> JointOut {
     let e = nlerp_identity(rel, weight);

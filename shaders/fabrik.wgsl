@@ -51,14 +51,17 @@ fn write_fk(i: u32, n: u32, err: u32) {
 fn solve(i: u32) -> u32 {
     // The record's N joints and settings, each field read once (not the whole record: its
     // 16 joint slots are 512 of its 560 bytes).
+    // A mirrored chain is solved as its unmirrored twin and its solved pose reflected back
+    // (option MIRRORED).
+    let mirrored = (chains[i].mode.z & OPT_MIRRORED) != 0u;
     var fk: array<vec4<f32>, N>;
     var rot: array<vec4<f32>, N>;
     // unroll
     for (var k = 0u; k < N; k++) {
-        fk[k] = chains[i].joints_ms[k];
-        rot[k] = chains[i].rotations_ms[k];
+        fk[k] = mirror_point(chains[i].joints_ms[k], mirrored);
+        rot[k] = mirror_rotation(chains[i].rotations_ms[k], mirrored);
     }
-    let target_ms = chains[i].target_ms;
+    let target_ms = mirror_point(chains[i].target_ms, mirrored);
     let params = chains[i].params;
     let mode = chains[i].mode;
     // unroll
@@ -87,7 +90,7 @@ fn solve(i: u32) -> u32 {
     }
     let iterations = mode.y;
     let tip_precision = params.x; // `precision` is reserved in WGSL
-    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~OPT_KEEP_END_ROTATION) != 0u || mode.w != 0u) {
+    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~(OPT_KEEP_END_ROTATION | OPT_MIRRORED)) != 0u || mode.w != 0u) {
         return ERR_INVALID_PARAMETER;
     }
     // Setup: bone lengths and FK directions.
@@ -166,8 +169,8 @@ fn solve(i: u32) -> u32 {
         parent = quat_mul(parent, rel);
         let bone = fk[k + 1u].xyz - fk[k].xyz;
         let j = finish_joint(&walk, rot[k], rel, weight, bone, 1.0);
-        solved[i].positions_ms[k] = j.position;
-        solved[i].rotations_ms[k] = j.rotation;
+        solved[i].positions_ms[k] = mirror_point(j.position, mirrored);
+        solved[i].rotations_ms[k] = mirror_rotation(j.rotation, mirrored);
         solved[i].corrections[k] = j.correction;
     }
     // The end joint has no bone; it keeps its model-space rotation when asked.
@@ -176,8 +179,8 @@ fn solve(i: u32) -> u32 {
         rel_end = quat_conj(parent);
     }
     let end = finish_joint(&walk, rot[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0);
-    solved[i].positions_ms[N - 1u] = end.position;
-    solved[i].rotations_ms[N - 1u] = end.rotation;
+    solved[i].positions_ms[N - 1u] = mirror_point(end.position, mirrored);
+    solved[i].rotations_ms[N - 1u] = mirror_rotation(end.rotation, mirrored);
     solved[i].corrections[N - 1u] = end.correction;
     clear_past(i, N);
     solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, N);

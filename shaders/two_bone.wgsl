@@ -22,7 +22,16 @@ fn write_fk(i: u32, err: u32) {
 
 // Returns 0 when solved (output written), else the ChainError code.
 fn solve(i: u32) -> u32 {
-    let c = chains[i]; // the record, read once (every field of it is used)
+    // The record, read once (every field of it is used). A mirrored chain is solved as its
+    // unmirrored twin and its solved pose reflected back (option MIRRORED).
+    var c = chains[i];
+    let mirrored = (c.limb.mode.z & OPT_MIRRORED) != 0u;
+    c.joints_ms = array<vec4<f32>, 3>(mirror_point(c.joints_ms[0], mirrored), mirror_point(c.joints_ms[1], mirrored),
+        mirror_point(c.joints_ms[2], mirrored));
+    c.rotations_ms = array<vec4<f32>, 3>(mirror_rotation(c.rotations_ms[0], mirrored),
+        mirror_rotation(c.rotations_ms[1], mirrored), mirror_rotation(c.rotations_ms[2], mirrored));
+    c.limb.target_ms = mirror_point(c.limb.target_ms, mirrored);
+    c.limb.pole_ms = mirror_point(c.limb.pole_ms, mirrored);
     // unroll
     for (var k = 0u; k < 3u; k++) {
         if (!finite4(c.joints_ms[k]) || !finite4(c.rotations_ms[k])) {
@@ -79,8 +88,8 @@ fn solve(i: u32) -> u32 {
     for (var k = 0u; k < 3u; k++) {
         let scale = select(1.0, sol.scale, k < 2u);
         let j = finish_joint(&walk, c.rotations_ms[k], rel[k], weight, bones[k], scale);
-        solved[i].positions_ms[k] = j.position;
-        solved[i].rotations_ms[k] = j.rotation;
+        solved[i].positions_ms[k] = mirror_point(j.position, mirrored);
+        solved[i].rotations_ms[k] = mirror_rotation(j.rotation, mirrored);
         solved[i].corrections[k] = j.correction;
     }
     solved[i].status = vec4<u32>(select(0u, 1u, sol.reached && weight >= 1.0), 0u, sol.info, 3u);

@@ -34,8 +34,10 @@ shared_constants! {
     OPT_KEEP_END_ROTATION: u32 = 2;
     /// `records::option::COPY_MID_ROTATION`.
     OPT_COPY_MID_ROTATION: u32 = 4;
+    /// `records::option::MIRRORED`.
+    OPT_MIRRORED: u32 = 8;
     /// `records::option::ALL`: every option bit a solver knows.
-    OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION;
+    OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
 
     /// `records::info::SOFTENED`.
     INFO_SOFTENED: u32 = 1;

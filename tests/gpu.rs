@@ -428,3 +428,38 @@ fn raw_records_match_cpu_status_for_status() {
         }
     }
 }
+
+/// `option::MIRRORED` in the kernels: a random chain reflected (`x → −x`) and flagged
+/// mirrored solves on the GPU to the GPU's solution of the original, reflected, exactly.
+#[test]
+fn mirrored_chains_are_their_reflected_twins_exactly() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(4400);
+    let two: Vec<TwoBoneChain> = (0..5000).map(|_| random_two_bone(&mut rng)).collect();
+    let two_m: Vec<TwoBoneChain> = two.iter().map(mirrored_two_bone).collect();
+    let (mut a, mut b) = (vec![TwoBoneSolved::default(); two.len()], vec![TwoBoneSolved::default(); two.len()]);
+    gpu.solve(&two, &mut a).unwrap();
+    gpu.solve(&two_m, &mut b).unwrap();
+    for i in 0..two.len() {
+        assert_eq!(b[i], reflect_solved(&a[i], 3), "two-bone {i}: {:?}", two[i]);
+    }
+    let three: Vec<ThreeBoneChain> = (0..5000).map(|_| random_three_bone(&mut rng)).collect();
+    let three_m: Vec<ThreeBoneChain> = three.iter().map(mirrored_three_bone).collect();
+    let (mut a, mut b) = (vec![ThreeBoneSolved::default(); three.len()], vec![ThreeBoneSolved::default(); three.len()]);
+    gpu.solve(&three, &mut a).unwrap();
+    gpu.solve(&three_m, &mut b).unwrap();
+    for i in 0..three.len() {
+        assert_eq!(b[i], reflect_solved(&a[i], 4), "three-bone {i}: {:?}", three[i]);
+    }
+    let fab: Vec<FabrikChain> = (0..5000).map(|_| random_fabrik(&mut rng, 8)).collect();
+    let fab_m: Vec<FabrikChain> = fab.iter().map(mirrored_fabrik).collect();
+    let (mut a, mut b) = (vec![FabrikSolved::default(); fab.len()], vec![FabrikSolved::default(); fab.len()]);
+    gpu.solve(&fab, &mut a).unwrap();
+    gpu.solve(&fab_m, &mut b).unwrap();
+    for i in 0..fab.len() {
+        let n = fab[i].joint_count().min(MAX_FABRIK_JOINTS);
+        assert_eq!(b[i], reflect_solved(&a[i], n), "fabrik {i}: {:?}", fab[i]);
+    }
+    // And against the CPU, mirrored chains hold the twins' contract like any other.
+    check_two_bone(&mut gpu, &two_m, "mirrored two-bone");
+}

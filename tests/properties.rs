@@ -24,6 +24,10 @@ proptest! {
             let mut s = TwoBoneSolved::default();
             two_bone(&c, &mut s);
             prop_assert!(all_finite(&s), "non-finite output for {c:?}");
+            // Its mirror image, flagged mirrored, solves to its solution reflected.
+            let mut m = TwoBoneSolved::default();
+            two_bone(&mirrored_two_bone(&c), &mut m);
+            prop_assert_eq!(m, reflect_solved(&s, 3), "mirrored twin of {:?}", c);
             match crowd_ik::cpu::validate_two_bone(&c) {
                 Err(e) => {
                     prop_assert_eq!(s.error(), Some(e));
@@ -59,11 +63,17 @@ proptest! {
             three_bone(&c, &mut s);
             prop_assert!(all_finite(&s), "non-finite output for {c:?}");
             prop_assert_eq!(s.error(), crowd_ik::cpu::validate_three_bone(&c).err());
+            let mut m = ThreeBoneSolved::default();
+            three_bone(&mirrored_three_bone(&c), &mut m);
+            prop_assert_eq!(m, reflect_solved(&s, 4), "mirrored twin of {:?}", c);
             let f = random_fabrik(&mut rng, 8);
             let mut fs = FabrikSolved::default();
             fabrik(&f, &mut fs);
             prop_assert!(all_finite(&fs), "non-finite output for {f:?}");
             prop_assert_eq!(fs.error(), crowd_ik::cpu::validate_fabrik(&f).err());
+            let mut m = FabrikSolved::default();
+            fabrik(&mirrored_fabrik(&f), &mut m);
+            prop_assert_eq!(m, reflect_solved(&fs, f.joint_count().min(crowd_ik::MAX_FABRIK_JOINTS)), "mirrored twin of {:?}", f);
             // Folded back on itself (any bend up to a half turn): finite, and every bone's
             // correction is a swing (no roll about the bone).
             let n = 2 + rng.below(15) as usize;

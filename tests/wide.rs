@@ -12,7 +12,6 @@ use common::*;
 use crowd_ik::cpu::{three_bone, two_bone, CpuPath};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::workload;
-use glam::Vec3;
 
 /// The SIMD paths this CPU runs (printed, so a log shows what was tested).
 fn simd_paths() -> Vec<CpuPath> {
@@ -306,5 +305,41 @@ fn partial_weights_of_half_turn_corrections_turn_the_same_way_on_every_path() {
         let (pos, rot) = compare_three_bone(&three, path);
         eprintln!("{path} three-bone half turns at partial weight: positions {pos:e} x length, rotations {rot:e} rad");
         assert!(pos <= 1e-4 && rot <= 1e-3, "{path}: positions {pos:e} x length, rotations {rot:e} rad");
+    }
+}
+
+/// `option::MIRRORED` on every CPU path: a random chain reflected (`x → −x`) and flagged
+/// mirrored solves to the original's solution reflected, exactly (the reflection is exact
+/// and the mirrored chain is solved as its unmirrored twin, which is the original).
+#[test]
+fn mirrored_chains_are_their_reflected_twins_exactly_on_every_path() {
+    let mut rng = Rng(88);
+    let two: Vec<TwoBoneChain> = (0..3000).map(|_| random_two_bone(&mut rng)).collect();
+    let three: Vec<ThreeBoneChain> = (0..3000).map(|_| random_three_bone(&mut rng)).collect();
+    let fab: Vec<FabrikChain> = (0..3000).map(|_| random_fabrik(&mut rng, 8)).collect();
+    let two_m: Vec<TwoBoneChain> = two.iter().map(mirrored_two_bone).collect();
+    let three_m: Vec<ThreeBoneChain> = three.iter().map(mirrored_three_bone).collect();
+    let fab_m: Vec<FabrikChain> = fab.iter().map(mirrored_fabrik).collect();
+    for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+        let (mut a, mut b) = (vec![TwoBoneSolved::default(); two.len()], vec![TwoBoneSolved::default(); two.len()]);
+        TwoBoneJob::new(&two, &mut a).with_path(path).run().unwrap();
+        TwoBoneJob::new(&two_m, &mut b).with_path(path).run().unwrap();
+        for i in 0..two.len() {
+            assert_eq!(b[i], reflect_solved(&a[i], 3), "{path} two-bone {i}: {:?}", two[i]);
+        }
+        let (mut a, mut b) =
+            (vec![ThreeBoneSolved::default(); three.len()], vec![ThreeBoneSolved::default(); three.len()]);
+        ThreeBoneJob::new(&three, &mut a).with_path(path).run().unwrap();
+        ThreeBoneJob::new(&three_m, &mut b).with_path(path).run().unwrap();
+        for i in 0..three.len() {
+            assert_eq!(b[i], reflect_solved(&a[i], 4), "{path} three-bone {i}: {:?}", three[i]);
+        }
+        let (mut a, mut b) = (vec![FabrikSolved::default(); fab.len()], vec![FabrikSolved::default(); fab.len()]);
+        FabrikJob::new(&fab, &mut a).with_path(path).run().unwrap();
+        FabrikJob::new(&fab_m, &mut b).with_path(path).run().unwrap();
+        for i in 0..fab.len() {
+            let n = fab[i].joint_count().min(crowd_ik::MAX_FABRIK_JOINTS);
+            assert_eq!(b[i], reflect_solved(&a[i], n), "{path} fabrik {i}: {:?}", fab[i]);
+        }
     }
 }

@@ -40,9 +40,15 @@ pub fn fabrik(chain: &FabrikChain, out: &mut FabrikSolved) {
 
 /// [`fabrik`] with an explicit [`FabrikMode`].
 pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    if let Err(e) = solve(chain, mode, out) {
-        let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
-        write_fk(&chain.joints_ms, &chain.rotations_ms, n, e.code(), 0, out);
+    // A mirrored chain is solved as its unmirrored twin, and its results reflected back
+    // (option::MIRRORED); a fallback is the chain's own FK pose.
+    let mirrored = chain.mode[2] & option::MIRRORED != 0;
+    let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
+    let result = if mirrored { solve(&chain.unmirrored(), mode, out) } else { solve(chain, mode, out) };
+    match result {
+        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, n, e.code(), 0, out),
+        Ok(()) if mirrored => out.mirror(n),
+        Ok(()) => {}
     }
 }
 
@@ -74,7 +80,7 @@ fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
     }
     if chain.mode[1] > MAX_FABRIK_ITERATIONS
         || chain.params[0] < 0.0
-        || chain.mode[2] & !option::KEEP_END_ROTATION != 0
+        || chain.mode[2] & !(option::KEEP_END_ROTATION | option::MIRRORED) != 0
         || chain.mode[3] != 0
     {
         return Err(ChainError::InvalidParameter);

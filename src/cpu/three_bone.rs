@@ -20,15 +20,25 @@ use crate::ChainError;
 /// blended orientation so the tip lands on the target again. j3 follows j2.
 /// `reached` is the two-bone contract of the last pass, for the tip.
 pub fn three_bone(chain: &ThreeBoneChain, out: &mut ThreeBoneSolved) {
-    if let Err(e) = solve(chain, out) {
-        write_fk(&chain.joints_ms, &chain.rotations_ms, 4, e.code(), 0, out);
+    // A mirrored chain is solved as its unmirrored twin, and its results reflected back
+    // (option::MIRRORED); a fallback is the chain's own FK pose.
+    let mirrored = chain.limb.mirrored();
+    let result = if mirrored { solve(&chain.unmirrored(), out) } else { solve(chain, out) };
+    match result {
+        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, 4, e.code(), 0, out),
+        Ok(()) if mirrored => out.mirror(4),
+        Ok(()) => {}
     }
 }
 
 /// Checks one chain the way [`three_bone`] does, without keeping the result.
 pub fn validate_three_bone(chain: &ThreeBoneChain) -> Result<(), ChainError> {
     let mut scratch = ThreeBoneSolved::default();
-    solve(chain, &mut scratch)
+    if chain.limb.mirrored() {
+        solve(&chain.unmirrored(), &mut scratch)
+    } else {
+        solve(chain, &mut scratch)
+    }
 }
 
 fn solve(chain: &ThreeBoneChain, out: &mut ThreeBoneSolved) -> Result<(), ChainError> {

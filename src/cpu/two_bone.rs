@@ -17,15 +17,25 @@ use crate::ChainError;
 /// `a`, `b`, stretched by up to `max_stretch` first) and the knee limits allow it, and
 /// `reached` is true exactly then and when weight ≥ 1.
 pub fn two_bone(chain: &TwoBoneChain, out: &mut TwoBoneSolved) {
-    if let Err(e) = solve(chain, out) {
-        write_fk(&chain.joints_ms, &chain.rotations_ms, 3, e.code(), 0, out);
+    // A mirrored chain is solved as its unmirrored twin, and its results reflected back
+    // (option::MIRRORED); a fallback is the chain's own FK pose.
+    let mirrored = chain.limb.mirrored();
+    let result = if mirrored { solve(&chain.unmirrored(), out) } else { solve(chain, out) };
+    match result {
+        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, 3, e.code(), 0, out),
+        Ok(()) if mirrored => out.mirror(3),
+        Ok(()) => {}
     }
 }
 
 /// Checks one chain the way [`two_bone`] does, without solving it.
 pub fn validate_two_bone(chain: &TwoBoneChain) -> Result<(), ChainError> {
     let mut scratch = TwoBoneSolved::default();
-    solve(chain, &mut scratch)
+    if chain.limb.mirrored() {
+        solve(&chain.unmirrored(), &mut scratch)
+    } else {
+        solve(chain, &mut scratch)
+    }
 }
 
 fn solve(chain: &TwoBoneChain, out: &mut TwoBoneSolved) -> Result<(), ChainError> {

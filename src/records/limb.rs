@@ -169,4 +169,17 @@ pub trait LimbBuilder: Sized {
         }
         self
     }
+    /// Marks the chain as mirrored ([`option::MIRRORED`]): its joints' model matrices
+    /// have a negative determinant and `rotations_ms` hold their rotation parts with the
+    /// reflection as a negative x scale ([`crate::records::mirrored_rotation`]).
+    #[must_use]
+    fn with_mirrored(mut self, mirrored: bool) -> Self {
+        let l = self.limb_mut();
+        if mirrored {
+            l.mode[2] |= option::MIRRORED;
+        } else {
+            l.mode[2] &= !option::MIRRORED;
+        }
+        self
+    }
 }

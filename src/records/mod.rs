@@ -88,6 +88,16 @@ pub mod option {
     /// Pseudo three-bone only: blend the third joint toward the second joint's new
     /// orientation itself rather than toward "new second joint × recorded local rotation".
     pub const COPY_MID_ROTATION: u32 = crate::constants::OPT_COPY_MID_ROTATION;
+    /// The chain is mirrored: its joints' model matrices have a negative determinant (a
+    /// negative scale somewhere above them, as in rigs built by mirroring one side), and
+    /// `rotations_ms` are their rotation parts with the reflection taken as a negative x
+    /// scale, `M = T · R · diag(−sx, sy, sz)` (glam's `Mat4::to_scale_rotation_translation`;
+    /// see [`crate::records::mirrored_rotation`]). The chain is solved as its unmirrored
+    /// twin (the reflection `x → −x` applied to every model-space point and direction,
+    /// rotations conjugated by it, both exact), and the results are reflected back: the
+    /// local corrections are the unmirrored twin's, and joint-local inputs (`mid_axis`,
+    /// twist and swivel angles, the end-effector offset) mean what they mean on it.
+    pub const MIRRORED: u32 = crate::constants::OPT_MIRRORED;
     /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
     pub const ALL: u32 = crate::constants::OPT_ALL;
 }
@@ -306,6 +316,16 @@ impl FabrikChain {
         self.mode[1] = iterations;
         self
     }
+    /// Marks the chain as mirrored ([`option::MIRRORED`]).
+    #[must_use]
+    pub fn with_mirrored(mut self, mirrored: bool) -> Self {
+        if mirrored {
+            self.mode[2] |= option::MIRRORED;
+        } else {
+            self.mode[2] &= !option::MIRRORED;
+        }
+        self
+    }
     /// Makes the last joint keep its FK model-space rotation instead of following its parent.
     #[must_use]
     pub fn with_keep_end_rotation(mut self, keep: bool) -> Self {
@@ -336,4 +356,90 @@ pub(crate) fn v3(a: [f32; 4]) -> Vec3 {
 #[inline]
 pub(crate) fn p4(v: Vec3) -> [f32; 4] {
     [v.x, v.y, v.z, 1.0]
+}
+
+/// Position, rotation and handedness of a joint's model matrix, decomposed the way
+/// [`option::MIRRORED`] expects: `m = T · R · diag(sx, sy, sz)` with the reflection of a
+/// negative determinant taken as a negative `sx` (glam's `to_scale_rotation_translation`
+/// convention). Returns `(translation, R, mirrored)`; a chain whose joints are `mirrored`
+/// gets [`option::MIRRORED`] (a chain is mirrored as a whole: a negative scale between two
+/// of its joints is not supported).
+#[must_use]
+pub fn mirrored_rotation(m: glam::Mat4) -> (Vec3, Quat, bool) {
+    let (_, rotation, translation) = m.to_scale_rotation_translation();
+    (translation, rotation, m.determinant() < 0.0)
+}
+
+/// The reflection `x → −x` of a model-space point or direction (`w` kept): exact.
+#[inline]
+pub(crate) fn mirror_point(p: &mut [f32; 4]) {
+    p[0] = -p[0];
+}
+
+/// A model rotation `R` conjugated by the reflection `x → −x`, `P·R·P` (`w` kept): exact.
+#[inline]
+pub(crate) fn mirror_rotation(q: &mut [f32; 4]) {
+    q[1] = -q[1];
+    q[2] = -q[2];
+}
+
+/// The unmirrored twin of a mirrored chain's joints and limb settings (see
+/// [`option::MIRRORED`]): joint positions, target and pole reflected, rotations
+/// conjugated; joint-local inputs (hinge, angles, offset) untouched.
+pub(crate) fn mirror_joints(joints_ms: &mut [[f32; 4]], rotations_ms: &mut [[f32; 4]]) {
+    joints_ms.iter_mut().for_each(mirror_point);
+    rotations_ms.iter_mut().for_each(mirror_rotation);
+}
+
+impl LimbSettings {
+    /// Reflects the model-space target and pole (see [`mirror_joints`]).
+    pub(crate) fn mirror(&mut self) {
+        mirror_point(&mut self.target_ms);
+        mirror_point(&mut self.pole_ms);
+    }
+    /// Whether [`option::MIRRORED`] is set.
+    #[must_use]
+    pub fn mirrored(&self) -> bool {
+        self.mode[2] & option::MIRRORED != 0
+    }
+}
+
+impl<const N: usize> SolvedChain<N> {
+    /// Reflects the solved positions and rotations of the first `n` joints back to the
+    /// mirrored chain (corrections are local: the unmirrored twin's are the mirrored
+    /// chain's; slots past `n` stay zero).
+    pub(crate) fn mirror(&mut self, n: usize) {
+        let n = n.min(N);
+        mirror_joints(&mut self.positions_ms[..n], &mut self.rotations_ms[..n]);
+    }
+}
+
+impl TwoBoneChain {
+    /// The unmirrored twin a mirrored chain is solved as (see [`option::MIRRORED`]).
+    pub(crate) fn unmirrored(&self) -> Self {
+        let mut c = *self;
+        mirror_joints(&mut c.joints_ms, &mut c.rotations_ms);
+        c.limb.mirror();
+        c
+    }
+}
+
+impl ThreeBoneChain {
+    /// The unmirrored twin a mirrored chain is solved as (see [`option::MIRRORED`]).
+    pub(crate) fn unmirrored(&self) -> Self {
+        let mut c = *self;
+        mirror_joints(&mut c.joints_ms, &mut c.rotations_ms);
+        c.limb.mirror();
+        c
+    }
+}
+
+impl FabrikChain {
+    /// The unmirrored twin a mirrored chain is solved as (see [`option::MIRRORED`]).
+    pub(crate) fn unmirrored(&self) -> Self {
+        let mut c = *self;
+        mirror_joints(&mut c.joints_ms, &mut c.rotations_ms);
+        mirror_point(&mut c.target_ms);
+        c
+    }
 }

@@ -400,3 +400,56 @@ pub fn chain_length(joints: impl IntoIterator<Item = Vec3>) -> f32 {
     let joints: Vec<Vec3> = joints.into_iter().collect();
     joints.windows(2).map(|w| w[0].distance(w[1])).filter(|d| d.is_finite()).sum::<f32>().max(1e-30)
 }
+
+/// The reflection `x → −x` of a record's model-space fields (`points`: field indices whose
+/// x is negated; `rotations`: field indices whose y and z are), as `option::MIRRORED`
+/// applies it. A chain reflected this way and flagged mirrored is its original's exact
+/// mirror image: its solution must be the original's, reflected, bit for bit.
+pub fn reflect<T: bytemuck::Pod>(record: &T, points: &[usize], rotations: &[usize]) -> T {
+    let mut r = *record;
+    let fields: &mut [[f32; 4]] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut r));
+    for &p in points {
+        fields[p][0] = -fields[p][0];
+    }
+    for &q in rotations {
+        fields[q][1] = -fields[q][1];
+        fields[q][2] = -fields[q][2];
+    }
+    r
+}
+
+/// [`reflect`] of a two-bone chain (joints, target, pole; rotations), flagged mirrored.
+pub fn mirrored_two_bone(c: &TwoBoneChain) -> TwoBoneChain {
+    let mut m = reflect(c, &[0, 1, 2, 6, 7], &[3, 4, 5]);
+    m.limb.mode[2] ^= option::MIRRORED;
+    m
+}
+
+/// [`reflect`] of a pseudo three-bone chain, flagged mirrored.
+pub fn mirrored_three_bone(c: &ThreeBoneChain) -> ThreeBoneChain {
+    let mut m = reflect(c, &[0, 1, 2, 3, 8, 9], &[4, 5, 6, 7]);
+    m.limb.mode[2] ^= option::MIRRORED;
+    m
+}
+
+/// [`reflect`] of a FABRIK chain, flagged mirrored.
+pub fn mirrored_fabrik(c: &FabrikChain) -> FabrikChain {
+    let points: Vec<usize> = (0..16).chain([32]).collect();
+    let rotations: Vec<usize> = (16..32).collect();
+    let mut m = reflect(c, &points, &rotations);
+    m.mode[2] ^= option::MIRRORED;
+    m
+}
+
+/// A solved chain reflected: positions' x and rotations' y, z negated for the first `n`
+/// joints (compare with `==`: a fallback's origin for a non-finite joint is +0 on one side
+/// and −0 on the other).
+pub fn reflect_solved<const N: usize>(s: &crowd_ik::SolvedChain<N>, n: usize) -> crowd_ik::SolvedChain<N> {
+    let mut r = *s;
+    for j in 0..n.min(N) {
+        r.positions_ms[j][0] = -r.positions_ms[j][0];
+        r.rotations_ms[j][1] = -r.rotations_ms[j][1];
+        r.rotations_ms[j][2] = -r.rotations_ms[j][2];
+    }
+    r
+}

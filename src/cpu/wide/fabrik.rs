@@ -4,8 +4,8 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, assume_init_slice, finish_chain, is_unit_quat, load_words_at, normalize_or, rotation_arc,
-    store_words_at, words, Kernel, Q, V3,
+    all_in_range, assume_init_slice, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at, mirror_words,
+    normalize_or, rotation_arc, store_words_at, words, Kernel, Q, V3,
 };
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
@@ -74,7 +74,19 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     load_words_at(c, 64, &mut rw[..nw]);
     load_words_at(c, 128, &mut tail[..8]);
     load_words_at(c, 132, &mut tail[8..]);
+    // Mirrored lanes: as in `two_bone.rs` (joints and target reflected, rotations
+    // conjugated; the solved words reflected back).
     // SAFETY: the words of the n joints and all 16 words of `tail` were loaded just above.
+    let mirrored = !unsafe { assume_init_slice(&tail) }[14].word_clear(option::MIRRORED);
+    if mirrored.any() {
+        // SAFETY: as above.
+        unsafe {
+            mirror_words(assume_init_slice_mut(&mut jw[..nw]), mirrored, (0..n).map(|j| 4 * j), []);
+            mirror_words(assume_init_slice_mut(&mut rw[..nw]), mirrored, [], (0..n).map(|j| 4 * j));
+            mirror_words(assume_init_slice_mut(&mut tail), mirrored, [0], []);
+        }
+    }
+    // SAFETY: as above.
     let (jw, rw, tail) =
         unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
     let fk: [V3; N] = build(|j| if j < n { V3::at(jw, 4 * j) } else { V3 { x: zero, y: zero, z: zero } });
@@ -90,7 +102,7 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
         & all_in_range(&tail[..8])
         & count.word_eq(n as u32)
         & iters.word_eq(iterations)
-        & options.word_clear(!option::KEEP_END_ROTATION)
+        & options.word_clear(!(option::KEEP_END_ROTATION | option::MIRRORED))
         & tail[15].word_eq(0) // reserved
         & precision.ge(0.0)
         & weight.gt(0.0);
@@ -165,6 +177,14 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     // 0..n of each region and the status) are read back.
     let mut solved = words::<S>();
     finish_chain(&fk[..n], &r[..n], &rel[..n], N, &[F::splat(1.0); N], weight, reached, info, &mut solved);
+    if mirrored.any() {
+        // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
+        let (positions, rest) = solved.split_at_mut(4 * N);
+        unsafe {
+            mirror_words(assume_init_slice_mut(&mut positions[..nw]), mirrored, (0..n).map(|j| 4 * j), []);
+            mirror_words(assume_init_slice_mut(&mut rest[..nw]), mirrored, [], (0..n).map(|j| 4 * j));
+        }
+    }
     for k in 0..3 {
         let (from, region) = (k * 4 * N, k * 4 * J);
         // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.

@@ -397,8 +397,42 @@ pub(crate) unsafe fn assume_init_slice(out: &[MaybeUninit<F>]) -> &[F] {
     unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<F>(), out.len()) }
 }
 
+/// [`assume_init_slice`], writable.
+///
+/// # Safety
+/// Every word of `out` must have been written.
+#[inline(always)]
+pub(crate) unsafe fn assume_init_slice_mut(out: &mut [MaybeUninit<F>]) -> &mut [F] {
+    // SAFETY: the caller wrote every word; `MaybeUninit<F>` has `F`'s layout.
+    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<F>(), out.len()) }
+}
+
+/// The reflection of [`crate::records::option::MIRRORED`] in the lanes of `m`, in place:
+/// the x word of each point starting at a word of `points`, the y and z words of each
+/// rotation starting at a word of `rotations` negated (exact, as the scalar
+/// `records::mirror_point` / `mirror_rotation`). Run on a chain's words before the solve
+/// (its unmirrored twin) and on the solved words after it.
+#[inline(always)]
+pub(crate) fn mirror_words(
+    words: &mut [F],
+    m: M,
+    points: impl IntoIterator<Item = usize>,
+    rotations: impl IntoIterator<Item = usize>,
+) {
+    for p in points {
+        words[p] = m.sel(-words[p], words[p]);
+    }
+    for r in rotations {
+        for k in [r + 1, r + 2] {
+            words[k] = m.sel(-words[k], words[k]);
+        }
+    }
+}
+
 /// The `W` 32-bit words of [`L`] records, transposed into `out` and viewed in place:
-/// word `w` lane `i` = word `w` of `src[i]`. `T` must be exactly `W` words.
+/// word `w` lane `i` = word `w` of `src[i]`. `T` must be exactly `W` words. (The kernels
+/// load with [`load_words_at`], which leaves the words writable for `mirror_words`.)
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn load_words<'a, T: bytemuck::Pod, const W: usize>(src: &[T; L], out: &'a mut Words<W>) -> &'a [F; W] {
     assert!(size_of::<T>() == 4 * W);

@@ -3,7 +3,8 @@
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    all_in_range, assume_init, finish_chain, is_unit_quat, load_words, store_words, words, Kernel, Q, V3,
+    all_in_range, assume_init, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at, mirror_words,
+    store_words, words, Kernel, Q, V3,
 };
 use super::two_bone::{solve_limb, Limb};
 use crate::cpu::limb::ZERO_BONE;
@@ -35,7 +36,16 @@ fn nlerp(a: Q, b: Q, t: F) -> Q {
 fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     // Words: joints 0..16, rotations 16..32, limb 32..52, blend 52..56.
     let mut buf = words::<56>();
-    let w = load_words(c, &mut buf);
+    load_words_at(c, 0, &mut buf);
+    // Mirrored lanes: as in `two_bone.rs`.
+    // SAFETY: all 56 words were loaded just above.
+    let mirrored = !unsafe { assume_init(&buf) }[50].word_clear(option::MIRRORED);
+    if mirrored.any() {
+        // SAFETY: as above.
+        mirror_words(unsafe { assume_init_slice_mut(&mut buf) }, mirrored, [0, 4, 8, 12, 32, 36], [16, 20, 24, 28]);
+    }
+    // SAFETY: as above.
+    let w = unsafe { assume_init(&buf) };
     let p: [V3; 4] = build(|j| V3::at(w, 4 * j));
     let r: [Q; 4] = build(|j| Q::at(w, 16 + 4 * j));
     let l = Limb::at(w, 32);
@@ -75,6 +85,10 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     let mut solved = words::<52>();
     let one = F::splat(1.0);
     finish_chain(&p, &r, &rel, 4, &[sol.scale, sol.scale, one], l.weight, sol.reached, sol.info, &mut solved);
+    if mirrored.any() {
+        // SAFETY: `finish_chain` wrote all 12·4 + 4 words of the four joints.
+        mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8, 12], [16, 20, 24, 28]);
+    }
     // SAFETY: `finish_chain` wrote all 12·4 + 4 words of the four joints.
     store_words(unsafe { assume_init(&solved) }, out);
     let mut scalar = (!(eligible & !failed)).bits();

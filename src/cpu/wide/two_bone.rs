@@ -3,8 +3,9 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, any_orthonormal, assume_init, finish_chain, is_unit_quat, load_words, normalize_or,
-    quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
+    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at,
+    mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos,
+    store_words, words, Kernel, Q, V3,
 };
 use crate::cpu::limb::{MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
 use crate::cpu::two_bone::two_bone;
@@ -269,7 +270,17 @@ impl Kernel for TwoBone {
 #[inline(always)]
 fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let mut buf = words::<48>();
-    let w = load_words(c, &mut buf);
+    load_words_at(c, 0, &mut buf);
+    // Mirrored lanes are solved as their unmirrored twins (option::MIRRORED): joints,
+    // target and pole reflected, rotations conjugated; the solved words are reflected back.
+    // SAFETY: all 48 words were loaded just above.
+    let mirrored = !unsafe { assume_init(&buf) }[42].word_clear(option::MIRRORED);
+    if mirrored.any() {
+        // SAFETY: as above.
+        mirror_words(unsafe { assume_init_slice_mut(&mut buf) }, mirrored, [0, 4, 8, 24, 28], [12, 16, 20]);
+    }
+    // SAFETY: as above.
+    let w = unsafe { assume_init(&buf) };
     let p: [V3; 3] = build(|j| V3::at(w, 4 * j));
     let r: [Q; 3] = build(|j| Q::at(w, 12 + 4 * j));
     let l = Limb::at(w, 24);
@@ -288,6 +299,10 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), rel2];
     let mut solved = words::<40>();
     finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut solved);
+    if mirrored.any() {
+        // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
+        mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8], [12, 16, 20]);
+    }
     // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
     store_words(unsafe { assume_init(&solved) }, out);
     let mut scalar = (!(eligible & !sol.failed)).bits();
