@@ -347,6 +347,33 @@ fn huge_swivel_and_twist_angles_match_cpu() {
     assert!(invalid >= 50, "only {invalid} chains flagged");
 }
 
+/// GPU against CPU on raw records: the CPU's status words bit for bit, finite output, and
+/// positions within `1e-4 ×` the chain's length (`joints(c)`: its joint positions).
+fn raw_records_match<C, const N: usize>(
+    gpu: &mut GpuSolver,
+    chains: &[C],
+    cpu_solve: impl Fn(&[C], &mut [crowd_ik::SolvedChain<N>]),
+    joints: impl Fn(&C) -> Vec<glam::Vec3>,
+) where
+    C: crowd_ik::gpu::GpuChain<Solved = crowd_ik::SolvedChain<N>> + std::fmt::Debug,
+{
+    let mut cpu = vec![crowd_ik::SolvedChain::<N>::default(); chains.len()];
+    cpu_solve(chains, &mut cpu);
+    let mut out = vec![crowd_ik::SolvedChain::<N>::default(); chains.len()];
+    gpu.solve(chains, &mut out).unwrap();
+    for ((c, s), g) in chains.iter().zip(&cpu).zip(&out) {
+        assert_eq!(g.status, s.status, "{c:?}");
+        let j = joints(c);
+        let scale = chain_length(j.iter().copied());
+        for k in 0..N {
+            assert!(g.positions_ms[k].iter().chain(&g.rotations_ms[k]).all(|x| x.is_finite()), "{c:?}");
+            if k < j.len() {
+                assert!(g.position(k).distance(s.position(k)) <= 1e-4 * scale, "joint {k}: {c:?}");
+            }
+        }
+    }
+}
+
 /// The raw-bytes records of tests/raw_bytes.rs (random words overwritten by NaN, inf, huge,
 /// tiny and integer bit patterns; whole chains scaled to 1e-15, 1e-20 or 1e8) through the
 /// kernels: the CPU's status words bit for bit (error codes, reached, info bits), finite
@@ -355,78 +382,33 @@ fn huge_swivel_and_twist_angles_match_cpu() {
 fn raw_records_match_cpu_status_for_status() {
     let Some(mut gpu) = solver() else { return };
     let mut rng = Rng(4300);
-    let n = 4000;
-    let positions_close = |a: glam::Vec3, b: glam::Vec3, scale: f32| a.distance(b) <= 1e-4 * scale;
-    let two: Vec<TwoBoneChain> = (0..n)
-        .map(|_| {
-            let mut c = random_two_bone(&mut rng);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 3, &[6, 7, 11]);
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            c
-        })
-        .collect();
-    let mut cpu = vec![TwoBoneSolved::default(); n];
-    TwoBoneJob::new(&two, &mut cpu).run_par().unwrap();
-    let mut out = vec![TwoBoneSolved::default(); n];
-    gpu.solve(&two, &mut out).unwrap();
-    for ((c, s), g) in two.iter().zip(&cpu).zip(&out) {
-        assert_eq!(g.status, s.status, "two-bone {c:?}");
-        let scale = chain_length((0..3).map(|j| c.joint(j)));
-        for j in 0..3 {
-            assert!(g.positions_ms[j].iter().chain(&g.rotations_ms[j]).all(|x| x.is_finite()), "{c:?}");
-            assert!(positions_close(g.position(j), s.position(j), scale), "two-bone joint {j}: {c:?}");
-        }
-    }
-    let three: Vec<ThreeBoneChain> = (0..n)
-        .map(|_| {
-            let mut c = random_three_bone(&mut rng);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 4, &[8, 9]);
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            c
-        })
-        .collect();
-    let mut cpu = vec![ThreeBoneSolved::default(); n];
-    ThreeBoneJob::new(&three, &mut cpu).run_par().unwrap();
-    let mut out = vec![ThreeBoneSolved::default(); n];
-    gpu.solve(&three, &mut out).unwrap();
-    for ((c, s), g) in three.iter().zip(&cpu).zip(&out) {
-        assert_eq!(g.status, s.status, "three-bone {c:?}");
-        let scale = chain_length((0..4).map(|j| c.joint(j)));
-        for j in 0..4 {
-            assert!(g.positions_ms[j].iter().chain(&g.rotations_ms[j]).all(|x| x.is_finite()), "{c:?}");
-            assert!(positions_close(g.position(j), s.position(j), scale), "three-bone joint {j}: {c:?}");
-        }
-    }
-    let fab: Vec<FabrikChain> = (0..n)
-        .map(|_| {
-            let mut c = random_fabrik(&mut rng, 8);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 16, &[32]);
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            c
-        })
-        .collect();
-    let mut cpu = vec![FabrikSolved::default(); n];
-    FabrikJob::new(&fab, &mut cpu).run_par().unwrap();
-    let mut out = vec![FabrikSolved::default(); n];
-    gpu.solve(&fab, &mut out).unwrap();
-    for ((c, s), g) in fab.iter().zip(&cpu).zip(&out) {
-        assert_eq!(g.status, s.status, "fabrik {c:?}");
-        let joints = c.joint_count().min(MAX_FABRIK_JOINTS);
-        let scale = chain_length((0..joints).map(|j| c.joint(j)));
-        for j in 0..MAX_FABRIK_JOINTS {
-            assert!(g.positions_ms[j].iter().chain(&g.rotations_ms[j]).all(|x| x.is_finite()), "{c:?}");
-            assert!(positions_close(g.position(j), s.position(j), scale), "fabrik joint {j}: {c:?}");
-        }
-    }
+    let (two, _) = raw_records(&mut rng, 4000, random_two_bone, 3, &[6, 7, 11]);
+    raw_records_match(
+        &mut gpu,
+        &two,
+        |c, o| {
+            TwoBoneJob::new(c, o).run_par().unwrap();
+        },
+        |c| (0..3).map(|j| c.joint(j)).collect(),
+    );
+    let (three, _) = raw_records(&mut rng, 4000, random_three_bone, 4, &[8, 9]);
+    raw_records_match(
+        &mut gpu,
+        &three,
+        |c, o| {
+            ThreeBoneJob::new(c, o).run_par().unwrap();
+        },
+        |c| (0..4).map(|j| c.joint(j)).collect(),
+    );
+    let (fab, _) = raw_records(&mut rng, 4000, |rng| random_fabrik(rng, 8), 16, &[32]);
+    raw_records_match(
+        &mut gpu,
+        &fab,
+        |c, o| {
+            FabrikJob::new(c, o).run_par().unwrap();
+        },
+        |c| (0..c.joint_count().min(MAX_FABRIK_JOINTS)).map(|j| c.joint(j)).collect(),
+    );
 }
 
 /// `option::MIRRORED` in the kernels: a random chain reflected (`x → −x`) and flagged

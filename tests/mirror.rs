@@ -74,6 +74,21 @@ fn pole<C: LimbBuilder>(c: C, mode: u32, world: Mat4) -> C {
     }
 }
 
+/// `c` solved in a batch of 40 copies on every CPU path this machine has (one result per
+/// path).
+fn on_every_path<C: Copy, S: Default + Copy>(c: C, solve: impl Fn(&[C], CpuPath, &mut [S])) -> Vec<S> {
+    CpuPath::ALL
+        .into_iter()
+        .filter(|p| p.is_available())
+        .map(|path| {
+            let batch = vec![c; 40];
+            let mut out = vec![S::default(); batch.len()];
+            solve(&batch, path, &mut out);
+            out[17]
+        })
+        .collect()
+}
+
 fn corrections<const N: usize>(s: &crowd_ik::SolvedChain<N>) -> [Quat; N] {
     std::array::from_fn(|i| s.correction(i))
 }
@@ -105,15 +120,9 @@ fn mirrored_two_bone_chains_get_their_unmirrored_twins_corrections() {
                             .with_effector_offset(offset * units)
                             .with_knee_limits(0.05, 3.0)
                             .with_mirrored(flag.unwrap_or(mirrored));
-                        let c = pole(c, mode, world);
-                        let mut outs = Vec::new();
-                        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
-                            let batch = vec![c; 40];
-                            let mut out = vec![TwoBoneSolved::default(); batch.len()];
-                            TwoBoneJob::new(&batch, &mut out).with_path(path).run().unwrap();
-                            outs.push(out[17]);
-                        }
-                        outs
+                        on_every_path(pole(c, mode, world), |b, path, out: &mut [TwoBoneSolved]| {
+                            TwoBoneJob::new(b, out).with_path(path).run().unwrap();
+                        })
                     };
                     let plain = solve_in(parent, None);
                     let mirrored = solve_in(mirror * parent, None);
@@ -154,16 +163,9 @@ fn mirrored_three_bone_and_fabrik_chains_get_their_unmirrored_twins_corrections(
                         .with_blend(blend)
                         .with_weight(weight)
                         .with_mirrored(mirrored);
-                    CpuPath::ALL
-                        .into_iter()
-                        .filter(|p| p.is_available())
-                        .map(|path| {
-                            let batch = vec![c; 40];
-                            let mut out = vec![ThreeBoneSolved::default(); batch.len()];
-                            ThreeBoneJob::new(&batch, &mut out).with_path(path).run().unwrap();
-                            out[5]
-                        })
-                        .collect::<Vec<_>>()
+                    on_every_path(c, |b, path, out: &mut [ThreeBoneSolved]| {
+                        ThreeBoneJob::new(b, out).with_path(path).run().unwrap();
+                    })
                 };
                 for (p, m) in three(parent).iter().zip(&three(mirror * parent)) {
                     assert_eq!(p.status, m.status, "three-bone {pname} / {mname}");
@@ -176,16 +178,9 @@ fn mirrored_three_bone_and_fabrik_chains_get_their_unmirrored_twins_corrections(
                     let c = FabrikChain::new(&j, &r, world.transform_point3(target_local), 16)
                         .with_weight(weight)
                         .with_mirrored(mirrored);
-                    CpuPath::ALL
-                        .into_iter()
-                        .filter(|p| p.is_available())
-                        .map(|path| {
-                            let batch = vec![c; 40];
-                            let mut out = vec![FabrikSolved::default(); batch.len()];
-                            FabrikJob::new(&batch, &mut out).with_path(path).run().unwrap();
-                            out[33]
-                        })
-                        .collect::<Vec<_>>()
+                    on_every_path(c, |b, path, out: &mut [FabrikSolved]| {
+                        FabrikJob::new(b, out).with_path(path).run().unwrap();
+                    })
                 };
                 for (p, m) in fabrik(parent).iter().zip(&fabrik(mirror * parent)) {
                     assert_eq!(p.status, m.status, "fabrik {pname} / {mname}");

@@ -41,109 +41,64 @@ fn diff<const N: usize>(
     (pos, rot)
 }
 
+/// The checks of this file for one batch: `solve` on the scalar path and every SIMD path;
+/// `joints(c)` is the chain's joint positions (for its length and the joints compared).
+fn agree_on_every_path<C: std::fmt::Debug, const N: usize>(
+    chains: &[C],
+    corrupted: &[bool],
+    solve: impl Fn(&[C], CpuPath, &mut [crowd_ik::SolvedChain<N>]),
+    joints: impl Fn(&C) -> Vec<glam::Vec3>,
+) -> Result<(), TestCaseError> {
+    let mut scalar = vec![crowd_ik::SolvedChain::<N>::default(); chains.len()];
+    solve(chains, CpuPath::Scalar, &mut scalar);
+    for (c, s) in chains.iter().zip(&scalar) {
+        prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
+    }
+    for path in simd_paths() {
+        let mut out = vec![crowd_ik::SolvedChain::<N>::default(); chains.len()];
+        solve(chains, path, &mut out);
+        for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(corrupted) {
+            if bad {
+                prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
+            } else {
+                prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
+            }
+            let j = joints(c);
+            let (pos, rot) = diff(s, o, j.len(), chain_length(j));
+            prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
+            prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn two_bone_raw_records_agree_on_every_path(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
-        let (chains, corrupted): (Vec<TwoBoneChain>, Vec<bool>) = (0..256).map(|_| {
-            let mut c = random_two_bone(&mut rng);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 3, &[6, 7, 11]); // joints, target, pole, offset
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            (c, k > 0)
-        }).unzip();
-        let mut scalar = vec![TwoBoneSolved::default(); chains.len()];
-        TwoBoneJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
-        for (c, s) in chains.iter().zip(&scalar) {
-            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
-        }
-        for path in simd_paths() {
-            let mut out = vec![TwoBoneSolved::default(); chains.len()];
-            TwoBoneJob::new(&chains, &mut out).with_path(path).run().unwrap();
-            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
-                if bad {
-                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
-                } else {
-                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
-                }
-                let scale = chain_length((0..3).map(|j| c.joint(j)));
-                let (pos, rot) = diff(s, o, 3, scale);
-                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
-                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
-            }
-        }
+        // Fields rescaled: joints, target, pole, offset.
+        let (chains, corrupted) = raw_records(&mut Rng(seed), 256, random_two_bone, 3, &[6, 7, 11]);
+        agree_on_every_path(&chains, &corrupted, |c, path, out| {
+            TwoBoneJob::new(c, out).with_path(path).run().unwrap();
+        }, |c| (0..3).map(|j| c.joint(j)).collect())?;
     }
 
     #[test]
     fn three_bone_raw_records_agree_on_every_path(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
-        let (chains, corrupted): (Vec<ThreeBoneChain>, Vec<bool>) = (0..256).map(|_| {
-            let mut c = random_three_bone(&mut rng);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 4, &[8, 9]); // joints, target, pole
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            (c, k > 0)
-        }).unzip();
-        let mut scalar = vec![ThreeBoneSolved::default(); chains.len()];
-        ThreeBoneJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
-        for (c, s) in chains.iter().zip(&scalar) {
-            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
-        }
-        for path in simd_paths() {
-            let mut out = vec![ThreeBoneSolved::default(); chains.len()];
-            ThreeBoneJob::new(&chains, &mut out).with_path(path).run().unwrap();
-            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
-                if bad {
-                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
-                } else {
-                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
-                }
-                let scale = chain_length((0..4).map(|j| c.joint(j)));
-                let (pos, rot) = diff(s, o, 4, scale);
-                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
-                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
-            }
-        }
+        // Fields rescaled: joints, target, pole.
+        let (chains, corrupted) = raw_records(&mut Rng(seed), 256, random_three_bone, 4, &[8, 9]);
+        agree_on_every_path(&chains, &corrupted, |c, path, out| {
+            ThreeBoneJob::new(c, out).with_path(path).run().unwrap();
+        }, |c| (0..4).map(|j| c.joint(j)).collect())?;
     }
 
     #[test]
     fn fabrik_raw_records_agree_on_every_path(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
-        let (chains, corrupted): (Vec<FabrikChain>, Vec<bool>) = (0..256).map(|_| {
-            let mut c = random_fabrik(&mut rng, 8);
-            if rng.below(8) == 0 {
-                rescale(&mut rng, &mut c, 16, &[32]); // joints, target
-            }
-            let k = rng.below(4);
-            corrupt(&mut rng, &mut c, k);
-            (c, k > 0)
-        }).unzip();
-        let mut scalar = vec![FabrikSolved::default(); chains.len()];
-        FabrikJob::new(&chains, &mut scalar).with_path(CpuPath::Scalar).run().unwrap();
-        for (c, s) in chains.iter().zip(&scalar) {
-            prop_assert!(finite_out(s), "non-finite output for {:?}: {:?}", c, s);
-        }
-        for path in simd_paths() {
-            let mut out = vec![FabrikSolved::default(); chains.len()];
-            FabrikJob::new(&chains, &mut out).with_path(path).run().unwrap();
-            for (((c, s), o), &bad) in chains.iter().zip(&scalar).zip(&out).zip(&corrupted) {
-                if bad {
-                    prop_assert_eq!(o.status[1], s.status[1], "{} error code of {:?}", path, c);
-                } else {
-                    prop_assert_eq!(o.status, s.status, "{} status of {:?}", path, c);
-                }
-                let n = c.joint_count().min(crowd_ik::MAX_FABRIK_JOINTS);
-                let scale = chain_length((0..n).map(|j| c.joint(j)));
-                let (pos, rot) = diff(s, o, n, scale);
-                prop_assert!(finite_out(o), "{} non-finite output for {:?}", path, c);
-                prop_assert!(bad || (pos <= 1e-4 && rot <= 1e-3), "{} differs ({:e}, {:e}) on {:?}", path, pos, rot, c);
-            }
-        }
+        // Fields rescaled: joints, target.
+        let (chains, corrupted) = raw_records(&mut Rng(seed), 256, |rng| random_fabrik(rng, 8), 16, &[32]);
+        agree_on_every_path(&chains, &corrupted, |c, path, out| {
+            FabrikJob::new(c, out).with_path(path).run().unwrap();
+        }, |c| (0..c.joint_count().min(crowd_ik::MAX_FABRIK_JOINTS)).map(|j| c.joint(j)).collect())?;
     }
 }

@@ -453,3 +453,25 @@ pub fn reflect_solved<const N: usize>(s: &crowd_ik::SolvedChain<N>, n: usize) ->
     }
     r
 }
+
+/// `n` records from `make`, one in 8 rescaled ([`rescale`] with `points`/`more`), 0–3
+/// words of each [`corrupt`]ed; returns them and which were corrupted.
+pub fn raw_records<C: bytemuck::Pod>(
+    rng: &mut Rng,
+    n: usize,
+    make: impl Fn(&mut Rng) -> C,
+    points: usize,
+    more: &[usize],
+) -> (Vec<C>, Vec<bool>) {
+    (0..n)
+        .map(|_| {
+            let mut c = make(rng);
+            if rng.below(8) == 0 {
+                rescale(rng, &mut c, points, more);
+            }
+            let k = rng.below(4);
+            corrupt(rng, &mut c, k);
+            (c, k > 0)
+        })
+        .unzip()
+}
