@@ -3,54 +3,16 @@
 //! rig, over a heightfield or the hits. Checks: no panic; a frame that validates solves
 //! with finite poses and results; serial and parallel runs agree bit for bit.
 
-use crowd_ik::bvh::to_model;
 use crowd_ik::crowd::*;
-use crowd_ik::prelude::*;
-use glam::{Quat, Vec2, Vec3};
+use crowd_ik::prelude::FootIkJob;
+use crowd_ik_tools::scene;
+use glam::Vec2;
 use libfuzzer_sys::fuzz_target;
 
-/// Root, pelvis, spine, head, left and right hip, knee, ankle, toe.
-fn rig() -> (FootRig, Vec<JointPose>) {
-    let parents =
-        vec![None, Some(0), Some(1), Some(2), Some(1), Some(4), Some(5), Some(6), Some(1), Some(8), Some(9), Some(10)];
-    let offsets = [
-        Vec3::ZERO,
-        Vec3::new(0.0, 0.95, 0.0),
-        Vec3::new(0.0, 0.25, 0.0),
-        Vec3::new(0.0, 0.4, 0.0),
-        Vec3::new(0.1, -0.03, 0.0),
-        Vec3::new(0.0, -0.42, 0.0),
-        Vec3::new(0.0, -0.42, 0.0),
-        Vec3::new(0.0, -0.08, 0.12),
-        Vec3::new(-0.1, -0.03, 0.0),
-        Vec3::new(0.0, -0.42, 0.0),
-        Vec3::new(0.0, -0.42, 0.0),
-        Vec3::new(0.0, -0.08, 0.12),
-    ];
-    let rest = to_model(&parents, &offsets.iter().map(|o| (*o, Quat::IDENTITY)).collect::<Vec<_>>());
-    let leg = |joints| LegRig {
-        kind: LegKind::TwoBone,
-        joints,
-        foot_height: 0.08,
-        knee_axis: -Vec3::X,
-        knee_limits: Some((0.1, 175f32.to_radians())),
-        max_foot_angle: 30f32.to_radians(),
-        foot_up: Vec3::Y,
-        knee_pole: KneePole::FkKnee,
-    };
-    let rig = FootRig {
-        parents,
-        pelvis: 1,
-        legs: vec![leg([4, 5, 6, 7]), leg([8, 9, 10, 11])],
-        max_pelvis_drop: 0.35,
-        max_step_up: 0.5,
-        max_step_down: 0.6,
-    };
-    (rig, rest)
-}
-
 fuzz_target!(|data: &[u8]| {
-    let (rig, rest) = rig();
+    // The procedural biped of the examples and benchmarks, in its first walk pose.
+    let rig = scene::biped_rig();
+    let (rest, _) = scene::walk_pose(0.0);
     let n = rig.joint_count();
     let Some((&head, data)) = data.split_first() else { return };
     // The first byte picks the ground and how many characters; the rest are their inputs,
