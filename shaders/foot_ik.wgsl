@@ -98,6 +98,16 @@ fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
     return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
 }
 
+// Height above the ground of a two-bone foot's sole: of its lowest contact point, the heel
+// (under the ankle) or the ball (the toe joint brought down to the sole plane).
+fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32) -> f32 {
+    let heel = ankle - up * h;
+    let ball = heel + reject(toe - ankle, up);
+    let heel_above = heel.y - ground_height(point, normal, heel.x, heel.z);
+    let ball_above = ball.y - ground_height(point, normal, ball.x, ball.z);
+    return min(heel_above, ball_above);
+}
+
 fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
     let p0 = pose_in[base + leg.joints.x].position_ms.xyz;
     let p1 = pose_in[base + leg.joints.y].position_ms.xyz;
@@ -175,6 +185,7 @@ struct FeetGround {
     hit: array<bool, MAX_LEGS>,
     point: array<vec3<f32>, MAX_LEGS>,
     normal: array<vec3<f32>, MAX_LEGS>,
+    aim: array<vec3<f32>, MAX_LEGS>, // the reference joint's target (world; see src/cpu/foot_ik.rs)
     drop: f32,          // the largest weighted drop any foot needs (before the pelvis limit)
 }
 
@@ -226,6 +237,7 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
         ground.hit[l] = false;
         ground.point[l] = vec3<f32>(0.0);
         ground.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
+        ground.aim[l] = vec3<f32>(0.0);
     }
     ground.drop = 0.0;
     for (var l = 0u; l < rig.header.z; l++) {
@@ -241,13 +253,28 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
         ground.point[l] = g.point;
         ground.normal[l] = g.normal;
         res.status[l] = res.status[l] | FOOT_HIT;
-        var up_fk = vec3<f32>(0.0, 1.0, 0.0);
-        if (!three) {
-            up_fk = quat_rotate(root.q, quat_rotate(pose_in[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+        var target_ws = g.point + g.normal * h;
+        if (three) {
+            let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
+            res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
+        } else {
+            let ankle = pose_in[base + leg.joints.z];
+            let toe = pose_in[base + leg.joints.w];
+            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+            let toe_ws = to_world(root, toe.position_ms.xyz);
+            res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, quat_rotate(root.q, up_ms), h);
+            // The whole sole on the ground: the lower of heel and ball, of the foot turned as
+            // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
+            let turn = foot_turn(leg, ankle.rotation_ms, normalize(quat_rotate(quat_conj(root.q), g.normal)));
+            let up = quat_rotate(root.q, quat_rotate(turn.q, up_ms));
+            let heel = target_ws - up * h;
+            let toe_off = quat_rotate(root.q, quat_rotate(turn.q, toe.position_ms.xyz - ankle.position_ms.xyz)) * root.s;
+            let ball = heel + reject(toe_off, up);
+            let heel_gap = heel.y - ground_height(g.point, g.normal, heel.x, heel.z);
+            let ball_gap = ball.y - ground_height(g.point, g.normal, ball.x, ball.z);
+            target_ws.y -= min(heel_gap, ball_gap);
         }
-        let sole = ref_ws - up_fk * h;
-        res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
-        let target_ws = g.point + g.normal * h;
+        ground.aim[l] = target_ws;
         var need = ref_ws.y - target_ws.y;
         if (!three) {
             let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
@@ -281,8 +308,7 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
         let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
         let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
         let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
-        let h = leg.knee_axis.w;
-        let target_ms = to_model(root, ground.point[l] + ground.normal[l] * h);
+        let target_ms = to_model(root, ground.aim[l]);
         // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
         // or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
@@ -344,13 +370,26 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
 // Feet: the model-space turn aligning the foot's up axis with the ground normal, within
 // the leg's max foot angle (flagged when it clamps).
 fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, l: u32) -> vec4<f32> {
+    let turn = foot_turn(leg, ankle, normal);
+    if (turn.limited) {
+        res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
+    }
+    return turn.q;
+}
+
+struct FootTurn {
+    q: vec4<f32>,
+    limited: bool,
+}
+
+// The turn of align_foot and whether the max foot angle clamps it.
+fn foot_turn(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
     let up = quat_rotate(ankle, leg.foot_up.xyz);
     if (dot(up, normal) >= leg.limits.z) {
-        return rotation_arc(up, normal);
+        return FootTurn(rotation_arc(up, normal), false);
     }
-    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
     let axis = normalize_or(cross(up, normal), any_orthonormal(up), 1e-12);
-    return quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w);
+    return FootTurn(quat_from_axis_cos_sin(axis, leg.limits.z, leg.limits.w), true);
 }
 
 // Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
@@ -394,12 +433,15 @@ fn measure_soles(base: u32, root: Root) {
         let leg = rig.legs[l];
         let three = leg.mode.x == 1u;
         let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
-        var up = vec3<f32>(0.0, 1.0, 0.0);
-        if (!three) {
-            up = quat_rotate(root.q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+        let h = leg.knee_axis.w;
+        if (three) {
+            let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
+            res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
+        } else {
+            let up = quat_rotate(root.q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+            let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
+            res.sole_after[l] = sole_height(ground.point[l], ground.normal[l], ref_ws, toe_ws, up, h);
         }
-        let sole = ref_ws - up * leg.knee_axis.w;
-        res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
     }
 }
 

@@ -120,6 +120,24 @@ fn biped_crowds_match_the_cpu() {
 }
 
 #[test]
+fn angle_limited_feet_on_steep_slopes_match_the_cpu() {
+    // Slopes steeper than the feet can tilt: the whole sole on the ground, lowest point
+    // first, in the kernel as on the CPU.
+    let rig = biped_rig();
+    for degrees in [46.0_f32, 60.0] {
+        let hf = slope(degrees);
+        let ground = Ground::Heightfield(hf.clone());
+        let mut rng = Rng(95 + degrees as u64);
+        let (chars, poses) = random_crowd(&mut rng, &hf, 2000);
+        let Some(res) = compare(&format!("{degrees}° slope"), &rig, &ground, &chars, &[], &poses, LEG_LENGTH) else {
+            return;
+        };
+        let limited = res.iter().filter(|r| r.status[0] & foot::ANGLE_LIMITED != 0).count();
+        assert!(limited > 300, "{degrees}°: only {limited} angle-limited left feet");
+    }
+}
+
+#[test]
 fn caller_hits_and_bad_characters_match_the_cpu() {
     let mut rng = Rng(90);
     let hf = hills();

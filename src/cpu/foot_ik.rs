@@ -82,6 +82,26 @@ fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: 
     point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y
 }
 
+/// Height above the ground of a two-bone foot's sole: of its lowest contact point, the heel
+/// (under the ankle, `h` down the foot's world up axis `up`) or the ball (the toe joint
+/// brought down to the sole plane), each against the ground under it.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn sole_height(
+    rig: &SolverRig,
+    g: &GroundData,
+    point: Vec3,
+    normal: Vec3,
+    ankle: Vec3,
+    toe: Vec3,
+    up: Vec3,
+    h: f32,
+) -> f32 {
+    let heel = ankle - up * h;
+    let ball = heel + reject(toe - ankle, up);
+    let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
+    above(heel).min(above(ball))
+}
+
 /// How far the hip must drop (world up) for `target_ws` to come within the leg's reach:
 /// `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b`), less 1e-4 so the solve stays inside the
 /// knee limit; at most the hip's height above the target.
@@ -151,6 +171,10 @@ struct FeetGround {
     hit: [bool; MAX_LEGS],
     point: [Vec3; MAX_LEGS],
     normal: [Vec3; MAX_LEGS],
+    /// Where the reference joint goes (world): the foot height above the ground point along
+    /// the normal, then (two-bone) raised or lowered so the lowest sole point of the aligned
+    /// foot is on the ground.
+    target: [Vec3; MAX_LEGS],
     /// The largest weighted drop any foot needs (before the pelvis limit).
     drop: f32,
 }
@@ -207,8 +231,13 @@ fn find_ground(
     res: &mut FootResult,
 ) -> FeetGround {
     let [_, step_up, step_down, _] = rig.params;
-    let mut out =
-        FeetGround { hit: [false; MAX_LEGS], point: [Vec3::ZERO; MAX_LEGS], normal: [Vec3::Y; MAX_LEGS], drop: 0.0 };
+    let mut out = FeetGround {
+        hit: [false; MAX_LEGS],
+        point: [Vec3::ZERO; MAX_LEGS],
+        normal: [Vec3::Y; MAX_LEGS],
+        target: [Vec3::ZERO; MAX_LEGS],
+        drop: 0.0,
+    };
     for l in 0..rig.header[2] as usize {
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
@@ -222,11 +251,29 @@ fn find_ground(
         out.point[l] = gp;
         out.normal[l] = gn;
         res.status[l] |= foot::HIT;
-        let up_fk =
-            if three { Vec3::Y } else { root.q * (pose_in[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
-        let sole = ref_ws - up_fk * h;
-        res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
-        let target_ws = gp + gn * h;
+        let mut target_ws = gp + gn * h;
+        if three {
+            let sole = ref_ws - Vec3::Y * h;
+            res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
+        } else {
+            let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
+            let up_ms = ankle.rotation() * v3(leg.foot_up);
+            let toe_ws = root.to_world(toe.position());
+            res.sole_before[l] = sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.q * up_ms, h);
+            // The whole sole on the ground: the foot turned as `align_foot` will turn it,
+            // its heel and ball measured against the ground under each, and the ankle target
+            // moved up or down so the lower of them touches it. On a plane with the foot
+            // aligned both already do; an angle-limited foot cannot lie flat, so one end
+            // lifts (the least the limit allows) instead of the other sinking in; on curved
+            // ground the ball follows the curve.
+            let (turn, _) = foot_turn(leg, ankle.rotation(), (root.q.conjugate() * gn).normalize());
+            let up = root.q * (turn * up_ms);
+            let heel = target_ws - up * h;
+            let ball = heel + reject(root.q * (turn * (toe.position() - ankle.position())) * root.s, up);
+            let gap = |p: Vec3| p.y - ground_height(rig, g, gp, gn, p.x, p.z);
+            target_ws.y -= gap(heel).min(gap(ball));
+        }
+        out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
         if !three {
             let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
@@ -268,8 +315,7 @@ fn solve_legs(
         let jp = |k: usize| pose_in[leg.joints[k] as usize].position() + drop_ms;
         let jr = |k: usize| pose_in[leg.joints[k] as usize].rotation();
         let (p0, p1, p2, p3) = (jp(0), jp(1), jp(2), jp(3));
-        let h = leg.knee_axis[3];
-        let target_ms = root.to_model(ground.point[l] + ground.normal[l] * h);
+        let target_ms = root.to_model(ground.target[l]);
         // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane, hinge-defined),
         // the FK plane, or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
@@ -327,13 +373,21 @@ fn solve_legs(
 /// Feet: the model-space turn that aligns the foot's up axis (ankle rotation `ankle`) with
 /// the ground `normal`, within the leg's max foot angle (flagged when it clamps).
 fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3, status: &mut u32) -> Quat {
+    let (turn, limited) = foot_turn(leg, ankle, normal);
+    if limited {
+        *status |= foot::ANGLE_LIMITED;
+    }
+    turn
+}
+
+/// The turn of [`align_foot`] and whether the max foot angle clamps it.
+fn foot_turn(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
     let up = ankle * v3(leg.foot_up);
     if up.dot(normal) >= leg.limits[2] {
-        rotation_arc(up, normal)
+        (rotation_arc(up, normal), false)
     } else {
-        *status |= foot::ANGLE_LIMITED;
         let axis = normalize_or(up.cross(normal), any_orthonormal(up), 1e-12);
-        quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3])
+        (quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3]), true)
     }
 }
 
@@ -383,9 +437,15 @@ fn measure_soles(
         let leg = &rig.legs[l];
         let three = leg.mode[0] == 1;
         let ref_ws = root.to_world(pose_out[reference_joint(leg)].position());
-        let up = if three { Vec3::Y } else { root.q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up)) };
-        let sole = ref_ws - up * leg.knee_axis[3];
-        res.sole_after[l] = sole.y - ground_height(rig, g, ground.point[l], ground.normal[l], sole.x, sole.z);
+        let (point, normal, h) = (ground.point[l], ground.normal[l], leg.knee_axis[3]);
+        res.sole_after[l] = if three {
+            let sole = ref_ws - Vec3::Y * h;
+            sole.y - ground_height(rig, g, point, normal, sole.x, sole.z)
+        } else {
+            let up = root.q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up));
+            let toe_ws = root.to_world(pose_out[leg.joints[3] as usize].position());
+            sole_height(rig, g, point, normal, ref_ws, toe_ws, up, h)
+        };
     }
 }
 

@@ -111,6 +111,8 @@ pub struct FootResult {
     /// `x` = pelvis drop in world units (≥ 0, downward), `yzw` = 0.
     pub pelvis: [f32; 4],
     /// Per leg: height of the FK sole above the ground (world units; negative = below).
+    /// (A two-bone foot's sole is its lowest contact point, heel or ball, each measured
+    /// against the ground under it; a pseudo three-bone leg's is its tip's.)
     pub sole_before: [f32; 4],
     /// Per leg: height of the solved sole above the ground.
     pub sole_after: [f32; 4],

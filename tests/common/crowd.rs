@@ -140,3 +140,14 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
     let pose = pos.iter().map(|p| JointPose::new(*p, Quat::IDENTITY)).collect();
     (rig, pose)
 }
+
+/// A plane sloping `degrees` along x (and a gentle cross slope along z), as a heightfield.
+pub fn slope(degrees: f32) -> Heightfield {
+    let (nx, nz, cell) = (121, 121, 1.0);
+    let origin = Vec2::new(-60.0, -60.0);
+    let k = degrees.to_radians().tan();
+    let heights = (0..nx * nz)
+        .map(|i| (origin.x + (i % nx) as f32 * cell) * k + (origin.y + (i / nx) as f32 * cell) * 0.05)
+        .collect();
+    Heightfield::new(origin, cell, nx, nz, heights).expect("valid slope")
+}
