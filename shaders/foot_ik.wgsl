@@ -38,8 +38,8 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     if (!(u >= 0.0 && v >= 0.0 && u <= f32(nx - 1u) && v <= f32(nz - 1u))) {
         return out;
     }
-    let i = min(u32(floor(u)), nx - 2u);
-    let j = min(u32(floor(v)), nz - 2u);
+    let i = min(u32(u), nx - 2u); // u, v >= 0: truncation is floor
+    let j = min(u32(v), nz - 2u);
     let fx = u - f32(i);
     let fz = v - f32(j);
     let h00 = heights[j * nx + i];
@@ -186,6 +186,8 @@ struct FeetGround {
     point: array<vec3<f32>, MAX_LEGS>,
     normal: array<vec3<f32>, MAX_LEGS>,
     aim: array<vec3<f32>, MAX_LEGS>, // the reference joint's target (world; see src/cpu/foot_ik.rs)
+    turn: array<vec4<f32>, MAX_LEGS>, // the foot's turn (align_foot, model space)
+    limited: array<bool, MAX_LEGS>,  // whether the max foot angle clamped it
     drop: f32,          // the largest weighted drop any foot needs (before the pelvis limit)
 }
 
@@ -238,6 +240,8 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
         ground.point[l] = vec3<f32>(0.0);
         ground.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
         ground.aim[l] = vec3<f32>(0.0);
+        ground.turn[l] = Q_IDENTITY;
+        ground.limited[l] = false;
     }
     ground.drop = 0.0;
     for (var l = 0u; l < rig.header.z; l++) {
@@ -265,12 +269,17 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
             res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, quat_rotate(root.q, up_ms), h);
             // The whole sole on the ground: the lower of heel and ball, of the foot turned as
             // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
-            let turn = foot_turn(leg, ankle.rotation_ms, normalize(quat_rotate(quat_conj(root.q), g.normal)));
+            let turn = align_foot(leg, ankle.rotation_ms, normalize(quat_rotate(quat_conj(root.q), g.normal)));
+            ground.turn[l] = turn.q;
+            ground.limited[l] = turn.limited;
             let up = quat_rotate(root.q, quat_rotate(turn.q, up_ms));
             let heel = target_ws - up * h;
             let toe_off = quat_rotate(root.q, quat_rotate(turn.q, toe.position_ms.xyz - ankle.position_ms.xyz)) * root.s;
             let ball = heel + reject(toe_off, up);
-            let heel_gap = heel.y - ground_height(g.point, g.normal, heel.x, heel.z);
+            var heel_gap = 0.0; // an aligned foot's heel is the ground point itself
+            if (turn.limited) {
+                heel_gap = heel.y - ground_height(g.point, g.normal, heel.x, heel.z);
+            }
             let ball_gap = ball.y - ground_height(g.point, g.normal, ball.x, ball.z);
             target_ws.y -= min(heel_gap, ball_gap);
         }
@@ -342,10 +351,11 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
             let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
             leg_err = sol.err;
             if (sol.err == 0u) {
-                let normal = normalize(quat_rotate(quat_conj(root.q), ground.normal[l]));
-                let align = align_foot(leg, pose_in[base + leg.joints.z].rotation_ms, normal, l);
+                if (ground.limited[l]) {
+                    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
+                }
                 let d1 = quat_mul(sol.e0, sol.e1);
-                e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), align));
+                e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), ground.turn[l]));
                 reached = sol.reached;
                 info = sol.info;
             }
@@ -367,23 +377,16 @@ fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
     }
 }
 
-// Feet: the model-space turn aligning the foot's up axis with the ground normal, within
-// the leg's max foot angle (flagged when it clamps).
-fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, l: u32) -> vec4<f32> {
-    let turn = foot_turn(leg, ankle, normal);
-    if (turn.limited) {
-        res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
-    }
-    return turn.q;
-}
-
+// A foot's turn and whether the max foot angle clamped it.
 struct FootTurn {
     q: vec4<f32>,
     limited: bool,
 }
 
-// The turn of align_foot and whether the max foot angle clamps it.
-fn foot_turn(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
+// Feet: the model-space turn aligning the foot's up axis with the ground normal, within the
+// leg's max foot angle, and whether that clamped it. Made by find_ground (which places the
+// sole with it), applied by solve_legs (which flags FOOT_ANGLE_LIMITED).
+fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
     let up = quat_rotate(ankle, leg.foot_up.xyz);
     if (dot(up, normal) >= leg.limits.z) {
         return FootTurn(rotation_arc(up, normal), false);

@@ -17,8 +17,8 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, sample_heightfield, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, SolverLeg, SolverRig,
-    MAX_LEGS, NONE,
+    foot, heightfield_height, sample_heightfield, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose,
+    SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
 use crate::{ChainError, IkError};
@@ -69,7 +69,7 @@ fn ground_query(
 /// a sample, else the plane of the foot's hit.
 fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
     if rig.header[3] == 0 {
-        if let Some((h, _)) = sample_heightfield(
+        if let Some(h) = heightfield_height(
             g.heights,
             [rig.grid[0], rig.grid[1]],
             [rig.ground[0], rig.ground[1], rig.ground[2]],
@@ -175,6 +175,9 @@ struct FeetGround {
     /// the normal, then (two-bone) raised or lowered so the lowest sole point of the aligned
     /// foot is on the ground.
     target: [Vec3; MAX_LEGS],
+    /// The foot's turn ([`align_foot`], model space) and whether the max angle clamped it.
+    turn: [Quat; MAX_LEGS],
+    limited: [bool; MAX_LEGS],
     /// The largest weighted drop any foot needs (before the pelvis limit).
     drop: f32,
 }
@@ -236,6 +239,8 @@ fn find_ground(
         point: [Vec3::ZERO; MAX_LEGS],
         normal: [Vec3::Y; MAX_LEGS],
         target: [Vec3::ZERO; MAX_LEGS],
+        turn: [Quat::IDENTITY; MAX_LEGS],
+        limited: [false; MAX_LEGS],
         drop: 0.0,
     };
     for l in 0..rig.header[2] as usize {
@@ -260,18 +265,22 @@ fn find_ground(
             let up_ms = ankle.rotation() * v3(leg.foot_up);
             let toe_ws = root.to_world(toe.position());
             res.sole_before[l] = sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.q * up_ms, h);
-            // The whole sole on the ground: the foot turned as `align_foot` will turn it,
+            // The whole sole on the ground: the foot turned as `align_foot` turns it,
             // its heel and ball measured against the ground under each, and the ankle target
             // moved up or down so the lower of them touches it. On a plane with the foot
             // aligned both already do; an angle-limited foot cannot lie flat, so one end
             // lifts (the least the limit allows) instead of the other sinking in; on curved
             // ground the ball follows the curve.
-            let (turn, _) = foot_turn(leg, ankle.rotation(), (root.q.conjugate() * gn).normalize());
+            // (An aligned foot's heel is the ground point itself: its gap is 0 to rounding,
+            // and only an angle-limited heel is measured.)
+            let (turn, limited) = align_foot(leg, ankle.rotation(), (root.q.conjugate() * gn).normalize());
+            (out.turn[l], out.limited[l]) = (turn, limited);
             let up = root.q * (turn * up_ms);
             let heel = target_ws - up * h;
             let ball = heel + reject(root.q * (turn * (toe.position() - ankle.position())) * root.s, up);
             let gap = |p: Vec3| p.y - ground_height(rig, g, gp, gn, p.x, p.z);
-            target_ws.y -= gap(heel).min(gap(ball));
+            let heel_gap = if limited { gap(heel) } else { 0.0 };
+            target_ws.y -= heel_gap.min(gap(ball));
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -343,10 +352,11 @@ fn solve_legs(
             .map(|sol| (sol.e, sol.reached, sol.info))
         } else {
             solve_limb(p0, p1, p2, jr(1), target_ms, &limb).map(|sol| {
-                let normal = (root.q.conjugate() * ground.normal[l]).normalize();
-                let align = align_foot(leg, jr(2), normal, &mut res.status[l]);
+                if ground.limited[l] {
+                    res.status[l] |= foot::ANGLE_LIMITED;
+                }
                 let d1 = sol.e0 * sol.e1;
-                ([sol.e0, sol.e1, d1.conjugate() * align], sol.reached, sol.info)
+                ([sol.e0, sol.e1, d1.conjugate() * ground.turn[l]], sol.reached, sol.info)
             })
         };
         match solved {
@@ -371,17 +381,10 @@ fn solve_legs(
 }
 
 /// Feet: the model-space turn that aligns the foot's up axis (ankle rotation `ankle`) with
-/// the ground `normal`, within the leg's max foot angle (flagged when it clamps).
-fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3, status: &mut u32) -> Quat {
-    let (turn, limited) = foot_turn(leg, ankle, normal);
-    if limited {
-        *status |= foot::ANGLE_LIMITED;
-    }
-    turn
-}
-
-/// The turn of [`align_foot`] and whether the max foot angle clamps it.
-fn foot_turn(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
+/// the ground `normal` (model space), within the leg's max foot angle, and whether that
+/// clamped it. Made by [`find_ground`] (which places the sole with it), applied by
+/// [`solve_legs`] (which flags `ANGLE_LIMITED`).
+fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
     let up = ankle * v3(leg.foot_up);
     if up.dot(normal) >= leg.limits[2] {
         (rotation_arc(up, normal), false)

@@ -158,26 +158,60 @@ impl Heightfield {
 /// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
 /// `ground` = origin X, origin Z, cell size.
 #[must_use]
+#[inline]
 pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<(f32, Vec3)> {
+    let c = heightfield_cell(heights, grid, ground, x, z)?;
+    let dhdx = ((c.h10 - c.h00) * (1.0 - c.fz) + (c.h11 - c.h01) * c.fz) / ground[2];
+    let dhdz = ((c.h01 - c.h00) * (1.0 - c.fx) + (c.h11 - c.h10) * c.fx) / ground[2];
+    Some((c.height(), Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
+}
+
+/// The height of [`sample_heightfield`] alone (no normal): what measuring a sole point
+/// needs. Same arithmetic, same bits.
+#[must_use]
+#[inline]
+pub fn heightfield_height(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<f32> {
+    heightfield_cell(heights, grid, ground, x, z).map(|c| c.height())
+}
+
+/// The four corner heights of the cell under `(x, z)` and the position inside it.
+struct Cell {
+    h00: f32,
+    h10: f32,
+    h01: f32,
+    h11: f32,
+    fx: f32,
+    fz: f32,
+}
+
+impl Cell {
+    #[inline]
+    fn height(&self) -> f32 {
+        let h0 = self.h00 + (self.h10 - self.h00) * self.fx;
+        let h1 = self.h01 + (self.h11 - self.h01) * self.fx;
+        h0 + (h1 - h0) * self.fz
+    }
+}
+
+#[inline]
+fn heightfield_cell(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<Cell> {
     let (nx, nz) = (grid[0], grid[1]);
     let u = (x - ground[0]) / ground[2];
     let v = (z - ground[1]) / ground[2];
     if !(u >= 0.0 && v >= 0.0 && u <= (nx - 1) as f32 && v <= (nz - 1) as f32) {
         return None;
     }
-    let i = (u.floor() as u32).min(nx - 2);
-    let j = (v.floor() as u32).min(nz - 2);
-    let fx = u - i as f32;
-    let fz = v - j as f32;
+    // u, v ≥ 0 here, where truncation is floor (and no libm call on baseline x86-64).
+    let i = (u as u32).min(nx - 2);
+    let j = (v as u32).min(nz - 2);
     let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
-    let (h00, h10, h01, h11) = (at(i, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1));
-    if !(h00.is_finite() && h10.is_finite() && h01.is_finite() && h11.is_finite()) {
-        return None;
-    }
-    let h0 = h00 + (h10 - h00) * fx;
-    let h1 = h01 + (h11 - h01) * fx;
-    let h = h0 + (h1 - h0) * fz;
-    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / ground[2];
-    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / ground[2];
-    Some((h, Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
+    let c = Cell {
+        h00: at(i, j),
+        h10: at(i + 1, j),
+        h01: at(i, j + 1),
+        h11: at(i + 1, j + 1),
+        fx: u - i as f32,
+        fz: v - j as f32,
+    };
+    (c.h00.is_finite() && c.h10.is_finite() && c.h01.is_finite() && c.h11.is_finite()).then_some(c)
 }

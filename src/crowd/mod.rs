@@ -14,7 +14,7 @@ pub mod ground;
 pub mod records;
 pub mod rig;
 
-pub use ground::{sample_heightfield, Ground, Heightfield};
+pub use ground::{heightfield_height, sample_heightfield, Ground, Heightfield};
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
 pub use rig::{FootRig, KneePole, LegKind, LegRig};
 
