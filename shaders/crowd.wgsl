@@ -5,7 +5,7 @@
 #import records
 
 struct CharacterInput {
-    root_ws: vec4<f32>,       // translation; w = uniform scale
+    root_ws: vec4<f32>,       // translation; w = uniform scale (negative: mirrored across model x)
     root_rotation: vec4<f32>,
     foot_weights: vec4<f32>,
 }

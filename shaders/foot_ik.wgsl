@@ -140,7 +140,7 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
     if (!(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights))) {
         return ERR_NON_FINITE;
     }
-    let s = ch.root_ws.w;
+    let s = abs(ch.root_ws.w); // negative: a mirrored character
     if (!(s >= MIN_CHARACTER_SCALE && s <= MAX_CHARACTER_SCALE && in_world(ch.root_ws.xyz))) {
         return ERR_INVALID_PARAMETER;
     }
@@ -166,18 +166,33 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
 }
 
 // A character's root: world = q * (model * s) + t.
+// world = q · (mirror(model) · s) + t; mirror negates x for a mirrored character (m = −1,
+// a negative scale), s = |scale| (src/cpu/foot_ik.rs, Root).
 struct Root {
     t: vec3<f32>,
     s: f32,
     q: vec4<f32>,
+    m: f32,
+}
+
+fn mirror_x(root: Root, v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(v.x * root.m, v.y, v.z);
+}
+
+fn dir_to_world(root: Root, v_ms: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(root.q, mirror_x(root, v_ms));
+}
+
+fn dir_to_model(root: Root, v_ws: vec3<f32>) -> vec3<f32> {
+    return mirror_x(root, quat_rotate(quat_conj(root.q), v_ws));
 }
 
 fn to_world(root: Root, p_ms: vec3<f32>) -> vec3<f32> {
-    return quat_rotate(root.q, p_ms * root.s) + root.t;
+    return dir_to_world(root, p_ms * root.s) + root.t;
 }
 
 fn to_model(root: Root, p_ws: vec3<f32>) -> vec3<f32> {
-    return quat_rotate(quat_conj(root.q), p_ws - root.t) / root.s;
+    return dir_to_model(root, p_ws - root.t) / root.s;
 }
 
 // What find_ground finds under each foot.
@@ -221,7 +236,7 @@ fn solve_character(c: u32) {
         return;
     }
     let ch = characters[c];
-    let root = Root(ch.root_ws.xyz, ch.root_ws.w, ch.root_rotation);
+    let root = Root(ch.root_ws.xyz, abs(ch.root_ws.w), ch.root_rotation, select(1.0, -1.0, ch.root_ws.w < 0.0));
     find_ground(c, base, ch, root);
     let drop_ms = drop_pelvis(root);
     solve_legs(base, ch, root, drop_ms);
@@ -266,15 +281,15 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
             let toe = pose_in[base + leg.joints.w];
             let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
             let toe_ws = to_world(root, toe.position_ms.xyz);
-            res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, quat_rotate(root.q, up_ms), h);
+            res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
             // The whole sole on the ground: the lower of heel and ball, of the foot turned as
             // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
-            let turn = align_foot(leg, ankle.rotation_ms, normalize(quat_rotate(quat_conj(root.q), g.normal)));
+            let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
             ground.turn[l] = turn.q;
             ground.limited[l] = turn.limited;
-            let up = quat_rotate(root.q, quat_rotate(turn.q, up_ms));
+            let up = dir_to_world(root, quat_rotate(turn.q, up_ms));
             let heel = target_ws - up * h;
-            let toe_off = quat_rotate(root.q, quat_rotate(turn.q, toe.position_ms.xyz - ankle.position_ms.xyz)) * root.s;
+            let toe_off = dir_to_world(root, quat_rotate(turn.q, toe.position_ms.xyz - ankle.position_ms.xyz)) * root.s;
             let ball = heel + reject(toe_off, up);
             var heel_gap = 0.0; // an aligned foot's heel is the ground point itself
             if (turn.limited) {
@@ -297,7 +312,7 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
 fn drop_pelvis(root: Root) -> vec3<f32> {
     let drop = clamp(ground.drop, 0.0, rig.params.x);
     res.pelvis.x = drop;
-    return quat_rotate(quat_conj(root.q), vec3<f32>(0.0, -drop, 0.0)) / root.s;
+    return dir_to_model(root, vec3<f32>(0.0, -drop, 0.0)) / root.s;
 }
 
 // Legs: leg IK per leg with ground and weight (two-bone with its foot aligned, or pseudo
@@ -441,7 +456,7 @@ fn measure_soles(base: u32, root: Root) {
             let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
             res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
         } else {
-            let up = quat_rotate(root.q, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+            let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
             let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
             res.sole_after[l] = sole_height(ground.point[l], ground.normal[l], ref_ws, toe_ws, up, h);
         }

@@ -57,10 +57,12 @@ fn vs_character(
     let model = (skin * vec4<f32>(position, 1.0)).xyz;
     let model_normal = (skin * vec4<f32>(normal, 0.0)).xyz;
     let root = characters[character];
-    let world = quat_rotate(root.root_rotation, model * root.root_ws.w) + root.root_ws.xyz;
+    // A negative scale mirrors the character across its own x axis (CharacterInput).
+    let m = vec3<f32>(select(1.0, -1.0, root.root_ws.w < 0.0), 1.0, 1.0);
+    let world = quat_rotate(root.root_rotation, model * m * abs(root.root_ws.w)) + root.root_ws.xyz;
     var out: VertexOut;
     out.clip = camera.view_proj * vec4<f32>(world, 1.0);
-    out.normal = quat_rotate(root.root_rotation, model_normal);
+    out.normal = quat_rotate(root.root_rotation, model_normal * m);
     out.color = color;
     return out;
 }

@@ -480,7 +480,8 @@ fn extreme_character_scales_and_far_hits_are_flagged_never_inf() {
             && res.iter().all(|r| r.sole_before.iter().chain(&r.sole_after).chain(&r.pelvis).all(|x| x.is_finite()))
     };
     assert!(finite(&clean_out, &clean_res));
-    let bad_scales = [1e-44, f32::MIN_POSITIVE, 9.9e-5, 1.01e4, 1e30, -1.0];
+    // (A negative scale mirrors the character: its magnitude is what must be in range.)
+    let bad_scales = [1e-44, f32::MIN_POSITIVE, 9.9e-5, 1.01e4, 1e30, 0.0, -0.0, -1e-44, -1e30];
     for scale in bad_scales {
         let mut c = chars.clone();
         c[3].root_ws[3] = scale;
@@ -572,4 +573,59 @@ fn feet_on_slopes_steeper_than_they_can_tilt_rest_on_their_lowest_sole_point() {
         assert!(limited > 100, "{degrees}°: only {limited} angle-limited feet");
         assert!(worst_excess <= 0.0, "{degrees}°: the lifted end floats {worst_excess} m more than the tilt forces");
     }
+}
+
+/// A mirrored character (negative scale: model `x → −x`) is the mirror image of its
+/// unmirrored twin: on the mirrored terrain it gets the same model-space pose, results and
+/// status (to the rounding of the mirrored heightfield's interpolation).
+#[test]
+fn mirrored_characters_are_the_mirror_images_of_their_twins() {
+    let mut rng = Rng(76);
+    let hf = hills();
+    // The terrain mirrored across the world plane x = 0.
+    let mirrored_hf = {
+        let mut heights = hf.heights.clone();
+        for row in heights.chunks_mut(hf.nx) {
+            row.reverse();
+        }
+        let origin = Vec2::new(-(hf.origin.x + (hf.nx - 1) as f32 * hf.cell), hf.origin.y);
+        Heightfield::new(origin, hf.cell, hf.nx, hf.nz, heights).unwrap()
+    };
+    let rig = biped_rig();
+    let (chars, poses) = random_crowd(&mut rng, &hf, 1000);
+    // world_B(p) = P·world_A(p): translation reflected, rotation conjugated, scale negated.
+    let twins: Vec<CharacterInput> = chars
+        .iter()
+        .map(|c| {
+            let mut m = *c;
+            m.root_ws[0] = -m.root_ws[0];
+            m.root_rotation[1] = -m.root_rotation[1];
+            m.root_rotation[2] = -m.root_rotation[2];
+            m.with_mirrored(true)
+        })
+        .collect();
+    for (c, m) in chars.iter().zip(&twins) {
+        let p = Vec3::new(0.3, 0.9, -0.2);
+        let (a, b) = (c.to_world(p), m.to_world(p));
+        assert!(Vec3::new(-a.x, a.y, a.z).distance(b) < 1e-5, "to_world mirrors");
+    }
+    let (out_a, res_a) = solve(&rig, &Ground::Heightfield(hf), &chars, &[], &poses);
+    let (out_b, res_b) = solve(&rig, &Ground::Heightfield(mirrored_hf), &twins, &[], &poses);
+    let mut worst = 0.0_f32;
+    for (a, b) in out_a.iter().zip(&out_b) {
+        worst = worst.max(a.position().distance(b.position()));
+        assert!(a.rotation().dot(b.rotation()).abs() > 1.0 - 1e-6);
+    }
+    eprintln!("mirrored characters: model-space poses within {worst:.1e} m of their twins'");
+    assert!(worst <= 2e-5, "{worst}");
+    let mut solved = 0;
+    for (a, b) in res_a.iter().zip(&res_b) {
+        assert_eq!(a.status, b.status);
+        assert!((a.pelvis[0] - b.pelvis[0]).abs() < 1e-5);
+        for l in 0..2 {
+            assert!((a.sole_after[l] - b.sole_after[l]).abs() < 1e-5, "{} vs {}", a.sole_after[l], b.sole_after[l]);
+        }
+        solved += usize::from(a.status[0] & foot::SOLVED != 0);
+    }
+    assert!(solved > 500, "{solved}");
 }

@@ -138,6 +138,23 @@ fn angle_limited_feet_on_steep_slopes_match_the_cpu() {
 }
 
 #[test]
+fn mirrored_characters_match_the_cpu() {
+    // Every other character mirrored (a negative scale): the kernel reflects its root as
+    // the CPU twin does.
+    let hf = rough_hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig();
+    let mut rng = Rng(97);
+    let (mut chars, poses) = random_crowd(&mut rng, &hf, 4000);
+    for (k, c) in chars.iter_mut().enumerate() {
+        *c = c.with_mirrored(k % 2 == 0);
+    }
+    let Some(res) = compare("mirrored bipeds", &rig, &ground, &chars, &[], &poses, LEG_LENGTH) else { return };
+    let solved = res.iter().step_by(2).filter(|r| r.status[0] & foot::SOLVED != 0).count();
+    assert!(solved > 1000, "mirrored characters are solved: {solved}");
+}
+
+#[test]
 fn caller_hits_and_bad_characters_match_the_cpu() {
     let mut rng = Rng(90);
     let hf = hills();

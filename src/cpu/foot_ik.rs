@@ -129,7 +129,7 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
     if !(finite4(ch.root_ws) && finite4(ch.root_rotation) && finite4(ch.foot_weights)) {
         return ChainError::NonFinite.code();
     }
-    let s = ch.root_ws[3];
+    let s = ch.root_ws[3].abs(); // negative: a mirrored character
     if !((MIN_CHARACTER_SCALE..=MAX_CHARACTER_SCALE).contains(&s) && in_world(ch.root_ws)) {
         return ChainError::InvalidParameter.code();
     }
@@ -149,20 +149,38 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
     0
 }
 
-/// A character's root: `world = q · (model · s) + t`.
+/// A character's root: `world = q · (mirror(model) · s) + t`, `mirror` negating x for a
+/// mirrored character (`m = −1`, a negative scale in [`CharacterInput`]), `s = |scale|`.
 #[derive(Clone, Copy)]
 struct Root {
     t: Vec3,
     s: f32,
     q: Quat,
+    m: f32,
 }
 
 impl Root {
+    fn new(ch: &CharacterInput) -> Self {
+        let scale = ch.root_ws[3];
+        let m = if scale < 0.0 { -1.0 } else { 1.0 };
+        Root { t: v3(ch.root_ws), s: scale.abs(), q: Quat::from_array(ch.root_rotation), m }
+    }
+    fn mirror(self, v: Vec3) -> Vec3 {
+        Vec3::new(v.x * self.m, v.y, v.z)
+    }
+    /// A model-space direction in world space (unscaled).
+    fn dir_to_world(self, v_ms: Vec3) -> Vec3 {
+        self.q * self.mirror(v_ms)
+    }
+    /// A world-space direction in model space (unscaled).
+    fn dir_to_model(self, v_ws: Vec3) -> Vec3 {
+        self.mirror(self.q.conjugate() * v_ws)
+    }
     fn to_world(self, p_ms: Vec3) -> Vec3 {
-        self.q * (p_ms * self.s) + self.t
+        self.dir_to_world(p_ms * self.s) + self.t
     }
     fn to_model(self, p_ws: Vec3) -> Vec3 {
-        (self.q.conjugate() * (p_ws - self.t)) / self.s
+        self.dir_to_model(p_ws - self.t) / self.s
     }
 }
 
@@ -213,7 +231,7 @@ pub(crate) fn foot_ik(
         }
         return;
     }
-    let root = Root { t: v3(ch.root_ws), s: ch.root_ws[3], q: Quat::from_array(ch.root_rotation) };
+    let root = Root::new(ch);
     let ground = find_ground(rig, g, hits, ch, &root, pose_in, res);
     let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
     let rel = solve_legs(rig, ch, &root, pose_in, &ground, drop_ms, res);
@@ -264,7 +282,7 @@ fn find_ground(
             let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
             let up_ms = ankle.rotation() * v3(leg.foot_up);
             let toe_ws = root.to_world(toe.position());
-            res.sole_before[l] = sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.q * up_ms, h);
+            res.sole_before[l] = sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h);
             // The whole sole on the ground: the foot turned as `align_foot` turns it,
             // its heel and ball measured against the ground under each, and the ankle target
             // moved up or down so the lower of them touches it. On a plane with the foot
@@ -273,11 +291,11 @@ fn find_ground(
             // ground the ball follows the curve.
             // (An aligned foot's heel is the ground point itself: its gap is 0 to rounding,
             // and only an angle-limited heel is measured.)
-            let (turn, limited) = align_foot(leg, ankle.rotation(), (root.q.conjugate() * gn).normalize());
+            let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
             (out.turn[l], out.limited[l]) = (turn, limited);
-            let up = root.q * (turn * up_ms);
+            let up = root.dir_to_world(turn * up_ms);
             let heel = target_ws - up * h;
-            let ball = heel + reject(root.q * (turn * (toe.position() - ankle.position())) * root.s, up);
+            let ball = heel + reject(root.dir_to_world(turn * (toe.position() - ankle.position())) * root.s, up);
             let gap = |p: Vec3| p.y - ground_height(rig, g, gp, gn, p.x, p.z);
             let heel_gap = if limited { gap(heel) } else { 0.0 };
             target_ws.y -= heel_gap.min(gap(ball));
@@ -297,7 +315,7 @@ fn find_ground(
 fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) -> Vec3 {
     let drop = drop.clamp(0.0, rig.params[0]);
     res.pelvis[0] = drop;
-    (root.q.conjugate() * Vec3::new(0.0, -drop, 0.0)) / root.s
+    root.dir_to_model(Vec3::new(0.0, -drop, 0.0)) / root.s
 }
 
 /// Legs: per leg with ground and weight, the leg IK (two-bone with its foot aligned, or
@@ -445,7 +463,7 @@ fn measure_soles(
             let sole = ref_ws - Vec3::Y * h;
             sole.y - ground_height(rig, g, point, normal, sole.x, sole.z)
         } else {
-            let up = root.q * (pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up));
+            let up = root.dir_to_world(pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up));
             let toe_ws = root.to_world(pose_out[leg.joints[3] as usize].position());
             sole_height(rig, g, point, normal, ref_ws, toe_ws, up, h)
         };

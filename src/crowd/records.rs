@@ -43,9 +43,13 @@ impl JointPose {
 pub struct CharacterInput {
     /// World translation of the character's root (each coordinate within
     /// ±[`MAX_WORLD_COORDINATE`](crate::constants::MAX_WORLD_COORDINATE)); `.w` = uniform
-    /// scale in `[1e-4, 1e4]` ([`MIN_CHARACTER_SCALE`](crate::constants::MIN_CHARACTER_SCALE),
+    /// scale, its magnitude in `[1e-4, 1e4]`
+    /// ([`MIN_CHARACTER_SCALE`](crate::constants::MIN_CHARACTER_SCALE),
     /// [`MAX_CHARACTER_SCALE`](crate::constants::MAX_CHARACTER_SCALE)); outside either, the
-    /// character gets `InvalidParameter`.
+    /// character gets `InvalidParameter`. A **negative** scale mirrors the character across
+    /// its own x axis (model `x → −x`, the left/right mirror of a rig built by mirroring one
+    /// side): `world = rotation · (mirror(model) · |scale|) + translation`
+    /// ([`CharacterInput::with_mirrored`]).
     pub root_ws: [f32; 4],
     /// World rotation of the root.
     pub root_rotation: [f32; 4],
@@ -71,10 +75,23 @@ impl CharacterInput {
         self.root_ws[3] = scale;
         self
     }
+    /// Mirrors the character across its own x axis (or not): the sign of the scale.
+    #[must_use]
+    pub fn with_mirrored(mut self, mirrored: bool) -> Self {
+        self.root_ws[3] = if mirrored { -self.root_ws[3].abs() } else { self.root_ws[3].abs() };
+        self
+    }
+    /// Whether the character is mirrored (a negative scale).
+    #[must_use]
+    pub fn mirrored(&self) -> bool {
+        self.root_ws[3] < 0.0
+    }
     /// Model space → world space.
     #[must_use]
     pub fn to_world(&self, p_ms: Vec3) -> Vec3 {
-        Quat::from_array(self.root_rotation) * (p_ms * self.root_ws[3]) + v3(self.root_ws)
+        let s = self.root_ws[3];
+        let m = if s < 0.0 { Vec3::new(-p_ms.x, p_ms.y, p_ms.z) } else { p_ms };
+        Quat::from_array(self.root_rotation) * (m * s.abs()) + v3(self.root_ws)
     }
 }
 
