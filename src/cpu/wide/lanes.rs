@@ -3,7 +3,7 @@
 //! record loads and stores in transpose blocks, and the group loop. Built on the
 //! primitives of the instantiating module's `isa` ([`F`], [`M`], [`U`]); see `wide/mod.rs`.
 //!
-//! About 570 lines with its tests, over the crate's ~500-line guide on purpose: it is the
+//! About 610 lines with its tests, over the crate's ~500-line guide on purpose: it is the
 //! lane twin of `cpu::math` and `cpu::chain` together, and it is compiled once per
 //! instruction set (a `#[path]` module in `wide/mod.rs`), so every lane helper a kernel
 //! needs sits in one module.
