@@ -8,7 +8,7 @@
 //! the full corrected pose, every joint below the pelvis following it.
 //!
 //! About 560 lines, over the crate's ~500-line guide on purpose: it is the twin of one
-//! kernel, stage for stage (`shaders/foot_ik.wgsl`, ~450 lines), and the two read side by
+//! kernel, stage for stage (`shaders/foot_ik.wgsl`, ~470 lines), and the two read side by
 //! side best as one file each.
 
 use glam::{Quat, Vec3};
