@@ -272,16 +272,23 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
         ground.point[l] = g.point;
         ground.normal[l] = g.normal;
         res.status[l] = res.status[l] | FOOT_HIT;
-        var target_ws = g.point + g.normal * h;
+        let ankle = pose_in[base + leg.joints.z];
+        let toe = pose_in[base + leg.joints.w];
+        let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
         if (three) {
             let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
             res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
         } else {
-            let ankle = pose_in[base + leg.joints.z];
-            let toe = pose_in[base + leg.joints.w];
-            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
             let toe_ws = to_world(root, toe.position_ms.xyz);
             res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
+        }
+        // A lifted foot (weight <= 0) keeps its FK pose and asks nothing of the pelvis.
+        let w = ch.foot_weights[l];
+        if (!(w > 0.0)) {
+            continue;
+        }
+        var target_ws = g.point + g.normal * h;
+        if (!three) {
             // The whole sole on the ground: the lower of heel and ball, of the foot turned as
             // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
             let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
@@ -304,7 +311,7 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
             let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
             need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
         }
-        ground.drop = max(ground.drop, need * clamp(ch.foot_weights[l], 0.0, 1.0));
+        ground.drop = max(ground.drop, need * min(w, 1.0));
     }
 }
 

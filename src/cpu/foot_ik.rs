@@ -278,15 +278,22 @@ fn find_ground(
         out.point[l] = gp;
         out.normal[l] = gn;
         res.status[l] |= foot::HIT;
-        let mut target_ws = gp + gn * h;
-        if three {
+        let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
+        let up_ms = ankle.rotation() * v3(leg.foot_up);
+        res.sole_before[l] = if three {
             let sole = ref_ws - Vec3::Y * h;
-            res.sole_before[l] = sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
+            sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
         } else {
-            let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
-            let up_ms = ankle.rotation() * v3(leg.foot_up);
-            let toe_ws = root.to_world(toe.position());
-            res.sole_before[l] = sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h);
+            sole_height(rig, g, gp, gn, ref_ws, root.to_world(toe.position()), root.dir_to_world(up_ms), h)
+        };
+        // A lifted foot (weight ≤ 0) keeps its FK pose and asks nothing of the pelvis: no
+        // target to place.
+        let w = ch.foot_weights[l];
+        if !(w > 0.0) {
+            continue;
+        }
+        let mut target_ws = gp + gn * h;
+        if !three {
             // The whole sole on the ground: the foot turned as `align_foot` turns it,
             // its heel and ball measured against the ground under each, and the ankle target
             // moved up or down so the lower of them touches it. On a plane with the foot
@@ -310,7 +317,7 @@ fn find_ground(
             let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
             need = need.max(reach_drop(pose_in, leg, root.s, hip_ws, target_ws));
         }
-        out.drop = out.drop.max(need * ch.foot_weights[l].clamp(0.0, 1.0));
+        out.drop = out.drop.max(need * w.min(1.0));
     }
     out
 }
