@@ -24,17 +24,44 @@ struct FootResult {
 
 struct SolverLeg {
     joints: vec4<u32>,        // hip, knee, ankle, toe
-    mode: vec4<u32>,          // kind, option bits, knee pole rule (0 FK knee, 1 FK plane, 2 direction)
+    mode: vec4<u32>,          // kind, option bits, knee pole rule (0 FK knee, 1 FK plane, 2 direction), PLANT_* | PIVOT_BALL
     knee_axis: vec4<f32>,     // w = foot height
     limits: vec4<f32>,        // cos θmin, cos θmax, cos/sin max foot angle
     foot_up: vec4<f32>,       // w = three-bone blend
     pole: vec4<f32>,          // model-space knee pole direction (rule 2)
+    lock: vec4<f32>,          // foot placement: plant enter/exit speed, release distance/time
 }
 
 struct SolverRig {
     header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
-    grid: vec4<u32>,
+    grid: vec4<u32>,          // samples x, z; foot placement on (1)
     ground: vec4<f32>,        // origin x, origin z, cell
     params: vec4<f32>,        // max drop, max step up, max step down
+    springs: vec4<f32>,       // pelvis half-life, pelvis max speed, pelvis max rise, ground half-life
+    blend: vec4<f32>,         // ground tolerance, weight blend time, max reach
     legs: array<SolverLeg, MAX_LEGS>,
+}
+
+// Foot placement state, one per character (src/crowd/placement.rs): keep in sync.
+struct LegState {
+    plane: vec4<f32>,         // ground spring: normal xyz, w = plane offset
+    plane_velocity: vec4<f32>,
+    lock: vec4<f32>,          // locked contact xyz (world), w = seconds since release
+    release: vec4<f32>,       // contact offset at release xyz
+    fk: vec4<f32>,            // last FK contact xyz, w = blended weight
+    yaw: vec4<f32>,           // locked heading (x, z), heading offset at release (cos, sin)
+}
+
+struct CharacterState {
+    pelvis: vec4<f32>,        // offset (world up), velocity, last root height
+    flags: vec4<u32>,         // [0]: STATE_VALID, locked (4 + leg), planted (8 + leg)
+    legs: array<LegState, MAX_LEGS>,
+}
+
+// This frame, for foot placement (written with the rig; src/gpu/crowd.rs).
+struct FrameInput {
+    dt: f32,                  // seconds since the last frame (validated at the API)
+    reserved0: f32,
+    reserved1: f32,
+    reserved2: f32,
 }

@@ -2,19 +2,29 @@
 
 #import crowd
 #import limb
+#import foot_placement
 
 const WORKGROUP_SIZE: u32 = 64u;
 
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
-@group(0) @binding(0) var<storage, read> rig: SolverRig;
-@group(0) @binding(1) var<storage, read> joint_table: array<u32>;   // parents, then roles
-@group(0) @binding(2) var<storage, read> characters: array<CharacterInput>;
-@group(0) @binding(3) var<storage, read> pose_in: array<JointPose>;
-@group(0) @binding(4) var<storage, read_write> pose_out: array<JointPose>;
-@group(0) @binding(5) var<storage, read_write> results: array<FootResult>;
-@group(0) @binding(6) var<storage, read> heights: array<f32>;
-@group(0) @binding(7) var<storage, read> hits: array<GroundHit>;
+// The rig, this frame's time and the joint table share one buffer (the kernel binds eight
+// storage buffers, WebGPU's default limit per stage). The frame time lives in storage, not
+// in the uniform: lavapipe specialises on uniform contents, and dt changes every frame.
+struct RigBuffer {
+    rig: SolverRig,
+    frame: FrameInput,
+    joint_table: array<u32>,  // parents, then roles
+}
+
+@group(0) @binding(0) var<storage, read> rb: RigBuffer;
+@group(0) @binding(1) var<storage, read> characters: array<CharacterInput>;
+@group(0) @binding(2) var<storage, read> pose_in: array<JointPose>;
+@group(0) @binding(3) var<storage, read_write> pose_out: array<JointPose>;
+@group(0) @binding(4) var<storage, read_write> results: array<FootResult>;
+@group(0) @binding(5) var<storage, read> heights: array<f32>;
+@group(0) @binding(6) var<storage, read> hits: array<GroundHit>;
+@group(0) @binding(7) var<storage, read_write> states: array<CharacterState>; // foot placement
 @group(0) @binding(8) var<uniform> dispatch: DispatchParams;
 
 struct Ground {
@@ -31,10 +41,10 @@ struct HeightSample {
 
 fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     var out = HeightSample(false, 0.0, vec3<f32>(0.0, 1.0, 0.0));
-    let nx = rig.grid.x;
-    let nz = rig.grid.y;
-    let u = (x - rig.ground.x) / rig.ground.z;
-    let v = (z - rig.ground.y) / rig.ground.z;
+    let nx = rb.rig.grid.x;
+    let nz = rb.rig.grid.y;
+    let u = (x - rb.rig.ground.x) / rb.rig.ground.z;
+    let v = (z - rb.rig.ground.y) / rb.rig.ground.z;
     if (!(u >= 0.0 && v >= 0.0 && u <= f32(nx - 1u) && v <= f32(nz - 1u))) {
         return out;
     }
@@ -53,8 +63,8 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     let h1 = h01 + (h11 - h01) * fx;
     out.found = true;
     out.height = h0 + (h1 - h0) * fz;
-    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rig.ground.z;
-    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rig.ground.z;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rb.rig.ground.z;
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rb.rig.ground.z;
     out.normal = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
     return out;
 }
@@ -66,7 +76,7 @@ fn in_world(v: vec3<f32>) -> bool {
 
 fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
     var out = Ground(false, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0));
-    if (rig.header.w == 0u) {
+    if (rb.rig.header.w == 0u) {
         let s = sample_heightfield(x, z);
         out.found = s.found;
         out.point = vec3<f32>(x, s.height, z);
@@ -89,7 +99,7 @@ fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
 }
 
 fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
-    if (rig.header.w == 0u) {
+    if (rb.rig.header.w == 0u) {
         let s = sample_heightfield(x, z);
         if (s.found) {
             return s.height;
@@ -108,7 +118,8 @@ fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<
     return min(heel_above, ball_above);
 }
 
-fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
+// A leg's reach: sqrt(a² + b² − 2ab·cos θmax) (or a + b without knee limits), world units.
+fn leg_reach(base: u32, leg: SolverLeg, s: f32) -> f32 {
     let p0 = pose_in[base + leg.joints.x].position_ms.xyz;
     let p1 = pose_in[base + leg.joints.y].position_ms.xyz;
     let p2 = pose_in[base + leg.joints.z].position_ms.xyz;
@@ -118,7 +129,11 @@ fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: v
     if ((leg.mode.y & OPT_KNEE_LIMITS) != 0u) {
         cos_max = leg.limits.y;
     }
-    let c_max = sqrt(max(a * a + b * b - 2.0 * a * b * cos_max, 0.0)) * (1.0 - 1e-4);
+    return sqrt(max(a * a + b * b - 2.0 * a * b * cos_max, 0.0));
+}
+
+fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
+    let c_max = leg_reach(base, leg, s) * (1.0 - 1e-4);
     let v = target_ws - hip_ws;
     let horizontal2 = v.x * v.x + v.z * v.z;
     if (c_max * c_max > horizontal2) {
@@ -198,6 +213,7 @@ fn to_model(root: Root, p_ws: vec3<f32>) -> vec3<f32> {
 // What find_ground finds under each foot.
 struct FeetGround {
     hit: array<bool, MAX_LEGS>,
+    aimed: array<bool, MAX_LEGS>, // a target to solve toward (stateless: hit and weight > 0; placement: every leg)
     point: array<vec3<f32>, MAX_LEGS>,
     normal: array<vec3<f32>, MAX_LEGS>,
     aim: array<vec3<f32>, MAX_LEGS>, // the reference joint's target (world; see src/cpu/foot_ik.rs)
@@ -215,10 +231,13 @@ var<private> ground: FeetGround;
 var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle per leg (leg * 3 + k)
 
 // The stages as in src/cpu/foot_ik.rs (same names): find_ground -> drop_pelvis ->
-// solve_legs (align_foot for the feet) -> write_pose -> measure_soles.
+// solve_legs (align_foot for the feet) -> write_pose -> measure_soles; with foot placement
+// (shaders/foot_placement.wgsl) begin_placement first, place_feet and spring_pelvis instead
+// of the stateless targets and drop_pelvis, end_placement last.
 fn solve_character(c: u32) {
-    let n = rig.header.x;
-    let legs = rig.header.z;
+    let n = rb.rig.header.x;
+    let legs = rb.rig.header.z;
+    let temporal = rb.rig.grid.z != 0u;
     let base = c * n;
     res.pelvis = vec4<f32>(0.0);
     res.sole_before = vec4<f32>(0.0);
@@ -233,25 +252,45 @@ fn solve_character(c: u32) {
             res.status[l] = err << 8u;
         }
         results[c] = res;
+        if (temporal) {
+            states[c] = CharacterState(); // reset when the character is valid again
+        }
         return;
     }
     let ch = characters[c];
     let root = Root(ch.root_ws.xyz, abs(ch.root_ws.w), ch.root_rotation, select(1.0, -1.0, ch.root_ws.w < 0.0));
-    find_ground(c, base, ch, root);
-    let drop_ms = drop_pelvis(root);
-    solve_legs(base, ch, root, drop_ms);
+    if (!temporal) {
+        find_ground(c, base, ch, root, false);
+        let drop_ms = drop_pelvis(root);
+        solve_legs(base, ch.foot_weights, root, drop_ms);
+        write_pose(base, drop_ms);
+        measure_soles(base, root);
+        results[c] = res;
+        return;
+    }
+    st = states[c];
+    begin_placement(ch);
+    find_ground(c, base, ch, root, true);
+    place_feet(base, ch, root);
+    let drop_ms = spring_pelvis(root);
+    solve_legs(base, vec4<f32>(1.0), root, drop_ms);
     write_pose(base, drop_ms);
     measure_soles(base, root);
+    end_placement(base, root, drop_ms);
     results[c] = res;
+    states[c] = st;
 }
 
 // Ground: the ground under each FK foot inside the step window, the FK sole height above
-// it, and the weighted drop each foot needs.
-fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
-    let step_up = rig.params.y;
-    let step_down = rig.params.z;
+// it, and (stateless) the weighted drop each foot needs. With foot placement the targets
+// are left to place_feet, and on a heightfield a two-bone foot takes the flattest normal
+// under its heel, ankle and ball (src/cpu/foot_ik.rs).
+fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool) {
+    let step_up = rb.rig.params.y;
+    let step_down = rb.rig.params.z;
     for (var l = 0u; l < MAX_LEGS; l++) {
         ground.hit[l] = false;
+        ground.aimed[l] = false;
         ground.point[l] = vec3<f32>(0.0);
         ground.normal[l] = vec3<f32>(0.0, 1.0, 0.0);
         ground.aim[l] = vec3<f32>(0.0);
@@ -259,8 +298,8 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
         ground.limited[l] = false;
     }
     ground.drop = 0.0;
-    for (var l = 0u; l < rig.header.z; l++) {
-        let leg = rig.legs[l];
+    for (var l = 0u; l < rb.rig.header.z; l++) {
+        let leg = rb.rig.legs[l];
         let three = leg.mode.x == 1u;
         let ref_ws = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
         let h = leg.knee_axis.w;
@@ -269,24 +308,37 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
             continue;
         }
         ground.hit[l] = true;
-        ground.point[l] = g.point;
-        ground.normal[l] = g.normal;
         res.status[l] = res.status[l] | FOOT_HIT;
         let ankle = pose_in[base + leg.joints.z];
         let toe = pose_in[base + leg.joints.w];
         let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+        let toe_ws = to_world(root, toe.position_ms.xyz);
         if (three) {
             let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
             res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
         } else {
-            let toe_ws = to_world(root, toe.position_ms.xyz);
             res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
         }
+        ground.point[l] = g.point;
+        if (temporal) {
+            var gn = g.normal;
+            if (rb.rig.header.w == 0u && !three) {
+                let up = dir_to_world(root, up_ms);
+                let heel = ref_ws - up * h;
+                let ball = heel + reject(toe_ws - ref_ws, up);
+                gn = flatter(heel, gn);
+                gn = flatter(ball, gn);
+            }
+            ground.normal[l] = gn;
+            continue;
+        }
+        ground.normal[l] = g.normal;
         // A lifted foot (weight <= 0) keeps its FK pose and asks nothing of the pelvis.
         let w = ch.foot_weights[l];
         if (!(w > 0.0)) {
             continue;
         }
+        ground.aimed[l] = true;
         var target_ws = g.point + g.normal * h;
         if (!three) {
             // The whole sole on the ground: the lower of heel and ball, of the foot turned as
@@ -294,16 +346,8 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
             let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
             ground.turn[l] = turn.q;
             ground.limited[l] = turn.limited;
-            let up = dir_to_world(root, quat_rotate(turn.q, up_ms));
-            let heel = target_ws - up * h;
-            let toe_off = dir_to_world(root, quat_rotate(turn.q, toe.position_ms.xyz - ankle.position_ms.xyz)) * root.s;
-            let ball = heel + reject(toe_off, up);
-            var heel_gap = 0.0; // an aligned foot's heel is the ground point itself
-            if (turn.limited) {
-                heel_gap = heel.y - ground_height(g.point, g.normal, heel.x, heel.z);
-            }
-            let ball_gap = ball.y - ground_height(g.point, g.normal, ball.x, ball.z);
-            target_ws.y -= min(heel_gap, ball_gap);
+            let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
+            target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited);
         }
         ground.aim[l] = target_ws;
         var need = ref_ws.y - target_ws.y;
@@ -315,25 +359,52 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root) {
     }
 }
 
+// The flatter of `normal` and the heightfield's normal at p (where it has one).
+fn flatter(p: vec3<f32>, normal: vec3<f32>) -> vec3<f32> {
+    let s = sample_heightfield(p.x, p.z);
+    if (s.found && s.normal.y > normal.y) {
+        return s.normal;
+    }
+    return normal;
+}
+
+// Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal
+// above the ground point, then moved vertically so the lower of ball and (when `heel`) heel
+// of the foot turned by `turn` touches the ground under each (src/cpu/foot_ik.rs).
+fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, heel: bool) -> vec3<f32> {
+    var target_ws = gp + normal * h;
+    let up = dir_to_world(root, quat_rotate(turn, up_ms));
+    let heel_ws = target_ws - up * h;
+    let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
+    let ball = heel_ws + reject(toe_off, up);
+    var heel_gap = 0.0; // an aligned foot's heel is the ground point itself
+    if (heel) {
+        heel_gap = heel_ws.y - ground_height(gp, normal, heel_ws.x, heel_ws.z);
+    }
+    let ball_gap = ball.y - ground_height(gp, normal, ball.x, ball.z);
+    target_ws.y -= min(heel_gap, ball_gap);
+    return target_ws;
+}
+
 // Pelvis: the drop clamped to [0, max] (never above FK), as a model-space offset.
 fn drop_pelvis(root: Root) -> vec3<f32> {
-    let drop = clamp(ground.drop, 0.0, rig.params.x);
+    let drop = clamp(ground.drop, 0.0, rb.rig.params.x);
     res.pelvis.x = drop;
     return dir_to_model(root, vec3<f32>(0.0, -drop, 0.0)) / root.s;
 }
 
 // Legs: leg IK per leg with ground and weight (two-bone with its foot aligned, or pseudo
 // three-bone), the knee pole from the rig's rule.
-fn solve_legs(base: u32, ch: CharacterInput, root: Root, drop_ms: vec3<f32>) {
+fn solve_legs(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>) {
     for (var k = 0u; k < 12u; k++) {
         rel[k] = Q_IDENTITY;
     }
-    for (var l = 0u; l < rig.header.z; l++) {
-        let w = ch.foot_weights[l];
-        if (!ground.hit[l] || !(w > 0.0)) {
+    for (var l = 0u; l < rb.rig.header.z; l++) {
+        let w = weights[l];
+        if (!ground.aimed[l]) {
             continue;
         }
-        let leg = rig.legs[l];
+        let leg = rb.rig.legs[l];
         let three = leg.mode.x == 1u;
         let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
         let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
@@ -409,7 +480,11 @@ struct FootTurn {
 // leg's max foot angle, and whether that clamped it. Made by find_ground (which places the
 // sole with it), applied by solve_legs (which flags FOOT_ANGLE_LIMITED).
 fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
-    let up = quat_rotate(ankle, leg.foot_up.xyz);
+    return align_up(leg, quat_rotate(ankle, leg.foot_up.xyz), normal);
+}
+
+// The model-space turn taking `up` to `normal` within the leg's max foot angle.
+fn align_up(leg: SolverLeg, up: vec3<f32>, normal: vec3<f32>) -> FootTurn {
     if (dot(up, normal) >= leg.limits.z) {
         return FootTurn(rotation_arc(up, normal), false);
     }
@@ -420,12 +495,12 @@ fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
 // Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
 // leg joints turn by their deltas.
 fn write_pose(base: u32, drop_ms: vec3<f32>) {
-    let n = rig.header.x;
-    let pelvis = rig.header.y;
+    let n = rb.rig.header.x;
+    let pelvis = rb.rig.header.y;
     for (var j = 0u; j < n; j++) {
         let fk = pose_in[base + j];
-        let parent = joint_table[j];
-        let role = joint_table[n + j];
+        let parent = rb.joint_table[j];
+        let role = rb.joint_table[n + j];
         var e = Q_IDENTITY;
         if (role != NONE) {
             e = rel[(role / 4u) * 3u + (role % 4u)];
@@ -451,11 +526,11 @@ fn write_pose(base: u32, drop_ms: vec3<f32>) {
 
 // The sole height above the ground after IK, per leg with ground.
 fn measure_soles(base: u32, root: Root) {
-    for (var l = 0u; l < rig.header.z; l++) {
+    for (var l = 0u; l < rb.rig.header.z; l++) {
         if (!ground.hit[l]) {
             continue;
         }
-        let leg = rig.legs[l];
+        let leg = rb.rig.legs[l];
         let three = leg.mode.x == 1u;
         let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
         let h = leg.knee_axis.w;

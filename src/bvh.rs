@@ -351,6 +351,7 @@ impl FootRig {
             max_pelvis_drop: s.max_pelvis_drop,
             max_step_up: s.max_step_up,
             max_step_down: s.max_step_down,
+            placement: None,
         };
         rig.validate()?;
         Ok(rig)

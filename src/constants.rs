@@ -108,6 +108,32 @@ shared_constants! {
     FOOT_ANGLE_LIMITED: u32 = 8;
     /// `crowd::foot::KNEE_LIMITED`: the knee limits clamped the leg.
     FOOT_KNEE_LIMITED: u32 = 16;
+    /// `crowd::foot::LOCKED`: foot placement holds the foot at its locked contact point.
+    FOOT_LOCKED: u32 = 32;
+    /// `crowd::foot::RESET`: foot placement reset this character's state this frame (spawn,
+    /// explicit reset, a frame longer than `MAX_FRAME_TIME`, or a non-finite state).
+    FOOT_RESET: u32 = 64;
+    /// ln 2, for springs given by their half-life (`y = 2 ln 2 / half-life`).
+    LN_2: f32 = 0.693_147_2;
+    /// Longest frame foot placement integrates (seconds): a longer one (a hitch) resets
+    /// every character's state to this frame's solve, flagged `FOOT_RESET`.
+    MAX_FRAME_TIME: f32 = 0.25;
+    /// `CharacterState::flags[0]` bit: the state holds a frame (zero: reset on next use).
+    STATE_VALID: u32 = 1;
+    /// `CharacterState::flags[0]`: bit `STATE_LOCKED_SHIFT + leg` = that foot is locked.
+    STATE_LOCKED_SHIFT: u32 = 4;
+    /// `CharacterState::flags[0]`: bit `STATE_PLANTED_SHIFT + leg` = the plant detector's
+    /// hysteresis state of that foot.
+    STATE_PLANTED_SHIFT: u32 = 8;
+    /// Plant detection of a leg (`SolverLeg::mode[3]` low byte): never lock.
+    PLANT_OFF: u32 = 0;
+    /// Plant detection: the FK contact point's world speed, with hysteresis.
+    PLANT_SPEED: u32 = 1;
+    /// Plant detection: the caller's foot weight (planted while it is 1).
+    PLANT_WEIGHTS: u32 = 2;
+    /// `SolverLeg::mode[3]` bit: lock the ball (toe joint) instead of the whole foot, the
+    /// foot keeping its animated tilt so the heel can lift.
+    PIVOT_BALL: u32 = 256;
     /// Smallest and largest character scale (`CharacterInput::root_ws.w`) foot IK accepts;
     /// outside, the character gets `ChainError::InvalidParameter` (model space is world
     /// space divided by the scale: a denormal scale made every joint below the pelvis inf).

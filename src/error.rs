@@ -115,6 +115,11 @@ pub enum IkError {
     Parse(String),
     /// A CPU batch job asked for an instruction set this CPU does not have.
     CpuPathUnavailable(crate::cpu::CpuPath),
+    /// A frame time that is NaN, infinite or negative (the value as written).
+    InvalidFrameTime(String),
+    /// A rig with foot placement was run without its per-character state
+    /// (`FootIkJob::run_frame`, `CrowdSolver::set_frame_time`).
+    StateRequired,
 }
 
 impl fmt::Display for IkError {
@@ -132,6 +137,10 @@ impl fmt::Display for IkError {
             Self::FrameMismatch(m) => write!(f, "crowd frame slices disagree: {m}"),
             Self::Parse(m) => write!(f, "parse error: {m}"),
             Self::CpuPathUnavailable(p) => write!(f, "this CPU cannot run the {p} path"),
+            Self::InvalidFrameTime(dt) => write!(f, "frame time {dt} s: it must be finite and ≥ 0"),
+            Self::StateRequired => {
+                write!(f, "this rig has foot placement: run frames with their time and per-character state")
+            }
         }
     }
 }

@@ -58,8 +58,11 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
     check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
-    check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole]);
-    check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, legs]);
+    check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole, lock]);
+    check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, springs, blend, legs]);
+    check_struct!(s, "LegState", LegState, [plane, plane_velocity, lock, release, fk, yaw]);
+    check_struct!(s, "CharacterState", CharacterState, [pelvis, flags, legs]);
+    check_struct!(s, "FrameInput", FrameInput, [dt, reserved0, reserved1, reserved2]);
 }
 
 /// Every uniform struct a shader declares has its Rust twin's size and member offsets.

@@ -14,6 +14,7 @@
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
+use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{
     any_orthonormal, finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or,
@@ -21,7 +22,7 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, heightfield_height, sample_heightfield, CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose,
+    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FootRig, Ground, GroundHit, JointPose,
     SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
@@ -106,15 +107,21 @@ fn sole_height(
     above(heel).min(above(ball))
 }
 
-/// How far the hip must drop (world up) for `target_ws` to come within the leg's reach:
-/// `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b`), less 1e-4 so the solve stays inside the
-/// knee limit; at most the hip's height above the target.
-fn reach_drop(pose: &[JointPose], leg: &SolverLeg, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
+/// A leg's reach: `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b` without knee limits),
+/// world units.
+pub(crate) fn leg_reach(pose: &[JointPose], leg: &SolverLeg, s: f32) -> f32 {
     let p = |k: usize| pose[leg.joints[k] as usize].position();
     let a = (p(1) - p(0)).length() * s;
     let b = (p(2) - p(1)).length() * s;
     let cos_max = if leg.mode[1] & option::KNEE_LIMITS != 0 { leg.limits[1] } else { -1.0 };
-    let c_max = (a * a + b * b - 2.0 * a * b * cos_max).max(0.0).sqrt() * (1.0 - 1e-4);
+    (a * a + b * b - 2.0 * a * b * cos_max).max(0.0).sqrt()
+}
+
+/// How far the hip must drop (world up) for `target_ws` to come within the leg's reach
+/// ([`leg_reach`], less 1e-4 so the solve stays inside the knee limit); at most the hip's
+/// height above the target.
+pub(crate) fn reach_drop(pose: &[JointPose], leg: &SolverLeg, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
+    let c_max = leg_reach(pose, leg, s) * (1.0 - 1e-4);
     let v = target_ws - hip_ws;
     let horizontal2 = v.x * v.x + v.z * v.z;
     if c_max * c_max > horizontal2 {
@@ -125,7 +132,7 @@ fn reach_drop(pose: &[JointPose], leg: &SolverLeg, s: f32, hip_ws: Vec3, target_
 }
 
 /// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
-fn reference_joint(leg: &SolverLeg) -> usize {
+pub(crate) fn reference_joint(leg: &SolverLeg) -> usize {
     (if leg.mode[0] == 1 { leg.joints[3] } else { leg.joints[2] }) as usize
 }
 
@@ -156,11 +163,11 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
 /// A character's root: `world = q · (mirror(model) · s) + t`, `mirror` negating x for a
 /// mirrored character (`m = −1`, a negative scale in [`CharacterInput`]), `s = |scale|`.
 #[derive(Clone, Copy)]
-struct Root {
-    t: Vec3,
-    s: f32,
-    q: Quat,
-    m: f32,
+pub(crate) struct Root {
+    pub t: Vec3,
+    pub s: f32,
+    pub q: Quat,
+    pub m: f32,
 }
 
 impl Root {
@@ -169,48 +176,54 @@ impl Root {
         let m = if scale < 0.0 { -1.0 } else { 1.0 };
         Root { t: v3(ch.root_ws), s: scale.abs(), q: Quat::from_array(ch.root_rotation), m }
     }
-    fn mirror(self, v: Vec3) -> Vec3 {
+    pub(crate) fn mirror(self, v: Vec3) -> Vec3 {
         Vec3::new(v.x * self.m, v.y, v.z)
     }
     /// A model-space direction in world space (unscaled).
-    fn dir_to_world(self, v_ms: Vec3) -> Vec3 {
+    pub(crate) fn dir_to_world(self, v_ms: Vec3) -> Vec3 {
         self.q * self.mirror(v_ms)
     }
     /// A world-space direction in model space (unscaled).
-    fn dir_to_model(self, v_ws: Vec3) -> Vec3 {
+    pub(crate) fn dir_to_model(self, v_ws: Vec3) -> Vec3 {
         self.mirror(self.q.conjugate() * v_ws)
     }
-    fn to_world(self, p_ms: Vec3) -> Vec3 {
+    pub(crate) fn to_world(self, p_ms: Vec3) -> Vec3 {
         self.dir_to_world(p_ms * self.s) + self.t
     }
-    fn to_model(self, p_ws: Vec3) -> Vec3 {
+    pub(crate) fn to_model(self, p_ws: Vec3) -> Vec3 {
         self.dir_to_model(p_ws - self.t) / self.s
     }
 }
 
 /// What [`find_ground`] finds under each foot.
-struct FeetGround {
-    hit: [bool; MAX_LEGS],
-    point: [Vec3; MAX_LEGS],
-    normal: [Vec3; MAX_LEGS],
+pub(crate) struct FeetGround {
+    pub hit: [bool; MAX_LEGS],
+    /// The leg has a target to solve toward (stateless: ground and weight > 0; with foot
+    /// placement: every leg).
+    pub aimed: [bool; MAX_LEGS],
+    pub point: [Vec3; MAX_LEGS],
+    pub normal: [Vec3; MAX_LEGS],
     /// Where the reference joint goes (world): the foot height above the ground point along
     /// the normal, then (two-bone) raised or lowered so the lowest sole point of the aligned
     /// foot is on the ground.
-    target: [Vec3; MAX_LEGS],
+    pub target: [Vec3; MAX_LEGS],
     /// The foot's turn ([`align_foot`], model space) and whether the max angle clamped it.
-    turn: [Quat; MAX_LEGS],
-    limited: [bool; MAX_LEGS],
+    pub turn: [Quat; MAX_LEGS],
+    pub limited: [bool; MAX_LEGS],
     /// The largest weighted drop any foot needs (before the pelvis limit).
-    drop: f32,
+    pub drop: f32,
 }
 
 /// Solves one character. `table` = [`FootRig::joint_table`], `pose_in`/`pose_out` = this
-/// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode).
+/// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode); `state` and
+/// `dt` are read and written only when the rig has foot placement.
 ///
 /// The stages, with the same names in `shaders/foot_ik.wgsl`: [`find_ground`] (ground under
 /// each foot, the drop each needs) → [`drop_pelvis`] → [`solve_legs`] (leg IK per leg, with
 /// [`align_foot`] for the feet) → [`write_pose`] (the pelvis drops, everything below follows,
-/// legs turn) → [`measure_soles`].
+/// legs turn) → [`measure_soles`]. With foot placement (`super::foot_placement`):
+/// `begin_placement` first, `place_feet` and `spring_pelvis` instead of the stateless
+/// targets and [`drop_pelvis`], `end_placement` last.
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's bindings
 pub(crate) fn foot_ik(
     rig: &SolverRig,
@@ -221,9 +234,12 @@ pub(crate) fn foot_ik(
     pose_in: &[JointPose],
     pose_out: &mut [JointPose],
     res: &mut FootResult,
+    state: &mut CharacterState,
+    dt: f32,
 ) {
     let n = rig.header[0] as usize;
     let legs = rig.header[2] as usize;
+    let temporal = rig.grid[2] != 0;
     *res = FootResult::default();
     let err = check_character(ch, &pose_in[..n]);
     if err != 0 {
@@ -233,19 +249,38 @@ pub(crate) fn foot_ik(
         for l in 0..legs {
             res.status[l] = err << 8;
         }
+        if temporal {
+            *state = CharacterState::default(); // reset when the character is valid again
+        }
         return;
     }
     let root = Root::new(ch);
-    let ground = find_ground(rig, g, hits, ch, &root, pose_in, res);
-    let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
-    let rel = solve_legs(rig, ch, &root, pose_in, &ground, drop_ms, res);
+    if !temporal {
+        let ground = find_ground(rig, g, hits, ch, &root, pose_in, false, res);
+        let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
+        let rel = solve_legs(rig, &ch.foot_weights, &root, pose_in, &ground, drop_ms, res);
+        write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
+        measure_soles(rig, g, &root, pose_out, &ground, res);
+        return;
+    }
+    let p = begin_placement(rig, ch, state, dt);
+    let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, true, res);
+    let mut free = [FreeFoot::default(); MAX_LEGS];
+    let (goal, cap) = place_feet(rig, g, ch, &root, pose_in, &mut ground, &p, state, &mut free);
+    let drop_ms = spring_pelvis(rig, &root, &p, goal, cap, state, res);
+    let rel = solve_legs(rig, &[1.0; MAX_LEGS], &root, pose_in, &ground, drop_ms, res);
     write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
     measure_soles(rig, g, &root, pose_out, &ground, res);
+    end_placement(rig, &root, pose_in, &ground, drop_ms, &p, &free, state, res);
 }
 
 /// Ground: the ground under each FK foot inside the step window, the FK sole height above
-/// it, and the drop each foot needs: down to its target and (two-bone) enough for the
-/// target to come within the leg's knee-limited reach, weighted by the foot's weight.
+/// it, and (stateless) the drop each foot needs: down to its target and (two-bone) enough
+/// for the target to come within the leg's knee-limited reach, weighted by the foot's
+/// weight. With foot placement (`temporal`) the targets are left to `place_feet`, and on a
+/// heightfield a two-bone foot takes the flattest normal under its heel, ankle and ball, so
+/// a foot over a step edge stands on the step rather than on the riser between samples.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 fn find_ground(
     rig: &SolverRig,
     g: &GroundData,
@@ -253,11 +288,13 @@ fn find_ground(
     ch: &CharacterInput,
     root: &Root,
     pose_in: &[JointPose],
+    temporal: bool,
     res: &mut FootResult,
 ) -> FeetGround {
     let [_, step_up, step_down, _] = rig.params;
     let mut out = FeetGround {
         hit: [false; MAX_LEGS],
+        aimed: [false; MAX_LEGS],
         point: [Vec3::ZERO; MAX_LEGS],
         normal: [Vec3::Y; MAX_LEGS],
         target: [Vec3::ZERO; MAX_LEGS],
@@ -270,28 +307,42 @@ fn find_ground(
         let three = leg.mode[0] == 1;
         let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
         let h = leg.knee_axis[3];
-        let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
+        let Some((gp, mut gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
         if !(gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down) {
             continue;
         }
         out.hit[l] = true;
-        out.point[l] = gp;
-        out.normal[l] = gn;
         res.status[l] |= foot::HIT;
         let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
+        let toe_ws = root.to_world(toe.position());
         res.sole_before[l] = if three {
             let sole = ref_ws - Vec3::Y * h;
             sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
         } else {
-            sole_height(rig, g, gp, gn, ref_ws, root.to_world(toe.position()), root.dir_to_world(up_ms), h)
+            sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h)
         };
+        if temporal {
+            if rig.header[3] == 0 && !three {
+                let up = root.dir_to_world(up_ms);
+                let heel = ref_ws - up * h;
+                let ball = heel + reject(toe_ws - ref_ws, up);
+                gn = flatter(rig, g, heel, gn);
+                gn = flatter(rig, g, ball, gn);
+            }
+            out.point[l] = gp;
+            out.normal[l] = gn;
+            continue;
+        }
+        out.point[l] = gp;
+        out.normal[l] = gn;
         // A lifted foot (weight ≤ 0) keeps its FK pose and asks nothing of the pelvis: no
         // target to place.
         let w = ch.foot_weights[l];
         if !(w > 0.0) {
             continue;
         }
+        out.aimed[l] = true;
         let mut target_ws = gp + gn * h;
         if !three {
             // The whole sole on the ground: the foot turned as `align_foot` turns it,
@@ -300,16 +351,10 @@ fn find_ground(
             // aligned both already do; an angle-limited foot cannot lie flat, so one end
             // lifts (the least the limit allows) instead of the other sinking in; on curved
             // ground the ball follows the curve.
-            // (An aligned foot's heel is the ground point itself: its gap is 0 to rounding,
-            // and only an angle-limited heel is measured.)
             let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
             (out.turn[l], out.limited[l]) = (turn, limited);
-            let up = root.dir_to_world(turn * up_ms);
-            let heel = target_ws - up * h;
-            let ball = heel + reject(root.dir_to_world(turn * (toe.position() - ankle.position())) * root.s, up);
-            let gap = |p: Vec3| p.y - ground_height(rig, g, gp, gn, p.x, p.z);
-            let heel_gap = if limited { gap(heel) } else { 0.0 };
-            target_ws.y -= heel_gap.min(gap(ball));
+            let toe_off = toe.position() - ankle.position();
+            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h, limited);
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -320,6 +365,48 @@ fn find_ground(
         out.drop = out.drop.max(need * w.min(1.0));
     }
     out
+}
+
+/// The flatter of `normal` and the heightfield's normal at `p` (where it has one).
+fn flatter(rig: &SolverRig, g: &GroundData, p: Vec3, normal: Vec3) -> Vec3 {
+    match sample_heightfield(
+        g.heights,
+        [rig.grid[0], rig.grid[1]],
+        [rig.ground[0], rig.ground[1], rig.ground[2]],
+        p.x,
+        p.z,
+    ) {
+        Some((_, n)) if n.y > normal.y => n,
+        _ => normal,
+    }
+}
+
+/// Where a two-bone foot's ankle goes so its whole sole rests on the ground: `h` along
+/// `normal` above the ground point `gp`, then, with the foot turned by `turn` (model space),
+/// moved vertically so the lower of its ball and (when `heel`: an angle-limited or tilted
+/// foot; an aligned foot's heel is the ground point itself, its gap 0 to rounding) heel
+/// touches the ground under each.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+pub(crate) fn sole_target(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    gp: Vec3,
+    normal: Vec3,
+    turn: Quat,
+    up_ms: Vec3,
+    toe_off_ms: Vec3,
+    h: f32,
+    heel: bool,
+) -> Vec3 {
+    let mut target_ws = gp + normal * h;
+    let up = root.dir_to_world(turn * up_ms);
+    let heel_ws = target_ws - up * h;
+    let ball = heel_ws + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up);
+    let gap = |p: Vec3| p.y - ground_height(rig, g, gp, normal, p.x, p.z);
+    let heel_gap = if heel { gap(heel_ws) } else { 0.0 };
+    target_ws.y -= heel_gap.min(gap(ball));
+    target_ws
 }
 
 /// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.
@@ -335,7 +422,7 @@ fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) ->
 #[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 fn solve_legs(
     rig: &SolverRig,
-    ch: &CharacterInput,
+    weights: &[f32; MAX_LEGS],
     root: &Root,
     pose_in: &[JointPose],
     ground: &FeetGround,
@@ -344,8 +431,8 @@ fn solve_legs(
 ) -> [[Quat; 3]; MAX_LEGS] {
     let mut rel = [[Quat::IDENTITY; 3]; MAX_LEGS];
     for l in 0..rig.header[2] as usize {
-        let w = ch.foot_weights[l];
-        if !ground.hit[l] || !(w > 0.0) {
+        let w = weights[l];
+        if !ground.aimed[l] {
             continue;
         }
         let leg = &rig.legs[l];
@@ -413,8 +500,13 @@ fn solve_legs(
 /// the ground `normal` (model space), within the leg's max foot angle, and whether that
 /// clamped it. Made by [`find_ground`] (which places the sole with it), applied by
 /// [`solve_legs`] (which flags `ANGLE_LIMITED`).
-fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
-    let up = ankle * v3(leg.foot_up);
+pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
+    align_up(leg, ankle * v3(leg.foot_up), normal)
+}
+
+/// The model-space turn taking `up` to `normal` within the leg's max foot angle, and whether
+/// that clamped it.
+pub(crate) fn align_up(leg: &SolverLeg, up: Vec3, normal: Vec3) -> (Quat, bool) {
     if up.dot(normal) >= leg.limits[2] {
         (rotation_arc(up, normal), false)
     } else {
@@ -482,10 +574,15 @@ fn measure_soles(
 }
 
 /// One character's inputs and outputs, as zipped by [`FootIkJob`].
-type Work<'a> = (usize, ((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult));
+type Work<'a> =
+    (usize, (((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult), &'a mut CharacterState));
 
 /// A crowd frame for the CPU: the rig and ground, this frame's characters and FK poses
 /// (`characters.len() × joint_count` joints, character-major), and the outputs.
+///
+/// Stateless rigs run with [`FootIkJob::run`]; a rig with foot placement
+/// ([`FootRig::placement`]) runs with [`FootIkJob::run_frame`], which also advances one
+/// [`CharacterState`] per character by the frame time.
 pub struct FootIkJob<'a> {
     /// The rig.
     pub rig: &'a FootRig,
@@ -501,6 +598,16 @@ pub struct FootIkJob<'a> {
     pub poses_out: &'a mut [JointPose],
     /// One result per character.
     pub results: &'a mut [FootResult],
+}
+
+/// Checks a frame time: finite and ≥ 0 (0: no time passed; above
+/// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME): every character resets).
+pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
+    if dt.is_finite() && dt >= 0.0 {
+        Ok(())
+    } else {
+        Err(IkError::InvalidFrameTime(dt.to_string()))
+    }
 }
 
 impl FootIkJob<'_> {
@@ -529,18 +636,50 @@ impl FootIkJob<'_> {
         Ok(())
     }
 
-    /// Solves every character on the calling thread.
+    /// Solves every character on the calling thread, each frame from scratch. A rig with
+    /// foot placement needs [`FootIkJob::run_frame`] (error [`IkError::StateRequired`]).
     pub fn run(&mut self) -> Result<(), IkError> {
-        self.solve(false)
+        self.solve(false, None)
     }
 
     /// Solves every character on all cores; bit-identical to [`FootIkJob::run`].
     pub fn run_par(&mut self) -> Result<(), IkError> {
-        self.solve(true)
+        self.solve(true, None)
     }
 
-    fn solve(&mut self, par: bool) -> Result<(), IkError> {
+    /// Solves one frame of foot placement on the calling thread: `states` (one per
+    /// character, kept by the caller across frames; `CharacterState::default()` for a new or
+    /// reset character) are read and advanced by `dt` seconds. `dt` must be finite and
+    /// ≥ 0; a frame longer than [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME)
+    /// resets every character (flagged [`foot::RESET`]). A stateless rig ignores `states`
+    /// and `dt` and solves as [`FootIkJob::run`].
+    pub fn run_frame(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
+        self.solve(false, Some((states, dt)))
+    }
+
+    /// [`FootIkJob::run_frame`] on all cores; bit-identical to it.
+    pub fn run_frame_par(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
+        self.solve(true, Some((states, dt)))
+    }
+
+    fn solve(&mut self, par: bool, frame: Option<(&mut [CharacterState], f32)>) -> Result<(), IkError> {
         self.validate()?;
+        let c = self.characters.len();
+        let mut none: Vec<CharacterState> = Vec::new();
+        let (states, dt) = match frame {
+            Some((states, dt)) if self.rig.placement.is_some() => {
+                check_frame_time(dt)?;
+                if states.len() != c {
+                    return Err(IkError::FrameMismatch(format!("{c} characters but {} states", states.len())));
+                }
+                (states, dt)
+            }
+            None if self.rig.placement.is_some() => return Err(IkError::StateRequired),
+            _ => {
+                none.resize(c, CharacterState::default());
+                (&mut none[..], 0.0)
+            }
+        };
         let n = self.rig.joint_count();
         let rig = self.rig.solver_rig(self.ground);
         let table = self.rig.joint_table();
@@ -550,8 +689,8 @@ impl FootIkJob<'_> {
         };
         let g = GroundData { heights, hits: self.hits };
         let hits_of = |c: usize| if g.hits.is_empty() { &[][..] } else { &g.hits[c * MAX_LEGS..(c + 1) * MAX_LEGS] };
-        let work = |(c, ((ch, (pin, pout)), res)): Work<'_>| {
-            foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res);
+        let work = |(c, (((ch, (pin, pout)), res), state)): Work<'_>| {
+            foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res, state, dt);
         };
         let chars = self.characters;
         if par {
@@ -559,6 +698,7 @@ impl FootIkJob<'_> {
                 .par_iter()
                 .zip(self.poses_in.par_chunks(n).zip(self.poses_out.par_chunks_mut(n)))
                 .zip(self.results.par_iter_mut())
+                .zip(states.par_iter_mut())
                 .enumerate()
                 .for_each(work);
         } else {
@@ -566,6 +706,7 @@ impl FootIkJob<'_> {
                 .iter()
                 .zip(self.poses_in.chunks(n).zip(self.poses_out.chunks_mut(n)))
                 .zip(self.results.iter_mut())
+                .zip(states.iter_mut())
                 .enumerate()
                 .for_each(work);
         }

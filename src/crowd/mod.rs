@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | [`rig`] | [`FootRig`], [`LegRig`]: which joints are the pelvis and legs, and each leg's settings |
 //! | [`ground`] | [`Ground`], [`Heightfield`] (sampling, `.npy` and raw loaders), [`GroundHit`] from the caller |
+//! | [`placement`] | [`FootPlacement`]: foot placement across frames, and the [`CharacterState`] it keeps per character |
 //! | [`records`] | the records both twins read: [`CharacterInput`], [`JointPose`], [`FootResult`], [`SolverRig`] |
 //!
 //! This module depends on none of the solvers: `cpu::foot_ik` and `gpu::crowd` read it.
@@ -11,10 +12,12 @@
 //! `world = root_rotation · (model · scale) + root_translation`.
 
 pub mod ground;
+pub mod placement;
 pub mod records;
 pub mod rig;
 
 pub use ground::{heightfield_height, sample_heightfield, Ground, Heightfield};
+pub use placement::{remap_states, CharacterState, FrameInput, FootPlacement, LegPlacement, LegState, LockPivot, PlantDetection};
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
 pub use rig::{FootRig, KneePole, LegKind, LegRig};
 

@@ -157,9 +157,13 @@ pub mod foot {
     pub const ANGLE_LIMITED: u32 = crate::constants::FOOT_ANGLE_LIMITED;
     /// The knee limits clamped the leg.
     pub const KNEE_LIMITED: u32 = crate::constants::FOOT_KNEE_LIMITED;
+    /// Foot placement holds the foot at its locked contact point.
+    pub const LOCKED: u32 = crate::constants::FOOT_LOCKED;
+    /// Foot placement reset the character's state this frame (set on every leg).
+    pub const RESET: u32 = crate::constants::FOOT_RESET;
 }
 
-/// One leg of [`SolverRig`]. 96 bytes. Keep in sync with `SolverLeg` in
+/// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in
 /// `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -167,7 +171,8 @@ pub struct SolverLeg {
     /// Hip, knee, ankle, toe joint indices.
     pub joints: [u32; 4],
     /// Kind (0 two-bone, 1 pseudo three-bone), option bits (knee limits), knee pole rule
-    /// (0 FK knee, 1 FK plane, 2 direction), 0.
+    /// (0 FK knee, 1 FK plane, 2 direction), foot placement (plant detection `PLANT_*` |
+    /// `PIVOT_BALL`; 0 without placement).
     pub mode: [u32; 4],
     /// Knee-local hinge axis (unit); `.w` = foot height.
     pub knee_axis: [f32; 4],
@@ -177,21 +182,27 @@ pub struct SolverLeg {
     pub foot_up: [f32; 4],
     /// Model-space knee pole direction for rule 2 (unit), else zero.
     pub pole: [f32; 4],
+    /// Foot placement: plant enter speed, exit speed, release distance, release time.
+    pub lock: [f32; 4],
 }
 
 /// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
-/// the CPU job from memory. 448 bytes. Keep in sync with `SolverRig` in `shaders/crowd.wgsl`.
+/// the CPU job from memory. 544 bytes. Keep in sync with `SolverRig` in `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct SolverRig {
     /// Joint count, pelvis, leg count, ground mode (0 heightfield, 1 caller hits).
     pub header: [u32; 4],
-    /// Heightfield samples along x and z, 0, 0.
+    /// Heightfield samples along x and z, foot placement on (1) or off (0), 0.
     pub grid: [u32; 4],
     /// Heightfield origin x, origin z, cell size, 0.
     pub ground: [f32; 4],
     /// Max pelvis drop, max step up, max step down, 0.
     pub params: [f32; 4],
+    /// Foot placement: pelvis half-life, pelvis max speed, pelvis max rise, ground half-life.
+    pub springs: [f32; 4],
+    /// Foot placement: ground tolerance, weight blend time, max reach, 0.
+    pub blend: [f32; 4],
     /// The legs (unused entries zero).
     pub legs: [SolverLeg; MAX_LEGS],
 }
@@ -200,6 +211,6 @@ const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
 const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
 const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
-const _: () = assert!(std::mem::size_of::<SolverLeg>() == 96);
-const _: () = assert!(std::mem::size_of::<SolverRig>() == 448);
-const _: () = assert!(std::mem::offset_of!(SolverRig, legs) == 64);
+const _: () = assert!(std::mem::size_of::<SolverLeg>() == 112);
+const _: () = assert!(std::mem::size_of::<SolverRig>() == 544);
+const _: () = assert!(std::mem::offset_of!(SolverRig, legs) == 96);

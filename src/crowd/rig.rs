@@ -4,6 +4,7 @@ use bytemuck::Zeroable;
 use glam::Vec3;
 
 use super::ground::Ground;
+use super::placement::FootPlacement;
 use super::records::{SolverLeg, SolverRig};
 use super::{MAX_LEGS, MAX_SKELETON_JOINTS, NONE};
 use crate::IkError;
@@ -74,6 +75,9 @@ pub struct FootRig {
     pub max_step_up: f32,
     /// ...and ends this far below it: deeper ground is ignored (a cliff, a hole).
     pub max_step_down: f32,
+    /// Foot placement across frames (springs, locked feet; see [`FootPlacement`]), or `None`
+    /// for a stateless solve of every frame from scratch.
+    pub placement: Option<FootPlacement>,
 }
 
 fn rig_error(msg: impl Into<String>) -> IkError {
@@ -102,6 +106,9 @@ impl FootRig {
         }
         if self.legs.is_empty() || self.legs.len() > MAX_LEGS {
             return Err(rig_error(format!("{} legs; 1 to {MAX_LEGS} supported", self.legs.len())));
+        }
+        if let Some(p) = &self.placement {
+            p.validate()?;
         }
         let finite = |x: f32| x.is_finite() && x >= 0.0;
         if !(finite(self.max_pelvis_drop) && finite(self.max_step_up) && finite(self.max_step_down)) {
@@ -142,6 +149,13 @@ impl FootRig {
             }
         }
         Ok(())
+    }
+
+    /// The rig with foot placement across frames (`Some`) or stateless (`None`).
+    #[must_use]
+    pub fn with_placement(mut self, placement: Option<FootPlacement>) -> Self {
+        self.placement = placement;
+        self
     }
 
     /// `true` when `j` is `ancestor` or below it.
@@ -187,9 +201,13 @@ impl FootRig {
             Ground::Hits => (1, [0, 0], [0.0, 0.0, 1.0]),
         };
         r.header = [self.parents.len() as u32, self.pelvis as u32, self.legs.len() as u32, mode];
-        r.grid = [grid[0], grid[1], 0, 0];
+        r.grid = [grid[0], grid[1], u32::from(self.placement.is_some()), 0];
         r.ground = [origin[0], origin[1], origin[2], 0.0];
         r.params = [self.max_pelvis_drop, self.max_step_up, self.max_step_down, 0.0];
+        if let Some(p) = &self.placement {
+            r.springs = [p.pelvis_half_life, p.pelvis_max_speed, p.pelvis_max_rise, p.ground_half_life];
+            r.blend = [p.ground_tolerance, p.weight_blend_time, p.max_reach, 0.0];
+        }
         for (l, leg) in self.legs.iter().enumerate() {
             let (kind, blend) = match leg.kind {
                 LegKind::TwoBone => (0, 1.0),
@@ -205,9 +223,11 @@ impl FootRig {
                 KneePole::FkPlane => (1, Vec3::ZERO),
                 KneePole::Direction(d) => (2, d.normalize()),
             };
+            let (lock, placement) = self.placement.map_or(([0.0; 4], 0), |p| p.pack_leg(l));
             r.legs[l] = SolverLeg {
                 joints: j,
-                mode: [kind, limits, pole_rule, 0],
+                mode: [kind, limits, pole_rule, placement],
+                lock,
                 knee_axis: leg.knee_axis.normalize().extend(leg.foot_height).to_array(),
                 limits: [cos_min, cos_max, leg.max_foot_angle.cos(), leg.max_foot_angle.sin()],
                 foot_up: leg.foot_up.normalize().extend(blend).to_array(),

@@ -8,11 +8,18 @@ use super::buffers::{
 use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
 use super::shaders;
-use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, JointPose, SolverRig, MAX_LEGS};
+use crate::crowd::{
+    CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, SolverRig, MAX_LEGS,
+};
+
+/// Byte offsets in the rig buffer: the rig, this frame's [`FrameInput`], the joint table.
+const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
+const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
+const STATE_BYTES: u64 = std::mem::size_of::<CharacterState>() as u64;
 
 /// Rounds the characters one storage binding holds (the largest per-character array
 /// decides) down to a multiple of 16, which keeps every segment offset 256-byte aligned.
-fn segment_size(max_binding: u64, per_character: [u64; 4]) -> usize {
+fn segment_size(max_binding: u64, per_character: [u64; 5]) -> usize {
     let fit = per_character.iter().filter(|b| **b > 0).map(|b| (max_binding / b) as usize).min().unwrap_or(0);
     (fit / 16 * 16).max(16)
 }
@@ -30,9 +37,11 @@ pub struct CrowdSolver {
     layout: wgpu::BindGroupLayout,
     joint_count: usize,
     hits_mode: bool,
+    temporal: bool,
     rig_buf: wgpu::Buffer,
-    table_buf: wgpu::Buffer,
     heights_buf: wgpu::Buffer,
+    /// Bound in place of the state buffer by a stateless rig.
+    no_state: wgpu::Buffer,
     frame: Option<Frame>,
     external_poses: Option<wgpu::Buffer>,
     count: usize,
@@ -50,6 +59,8 @@ struct Frame {
     poses_out: wgpu::Buffer,
     results: wgpu::Buffer,
     hits: wgpu::Buffer,
+    /// Foot placement: one [`CharacterState`] per character, kept across frames.
+    states: Option<wgpu::Buffer>,
     segments: Vec<Option<Segment>>,
     staging: Option<wgpu::Buffer>,
 }
@@ -60,13 +71,15 @@ struct Segment {
     count: usize,
 }
 
-/// Bytes per character in each array the kernel binds: characters, poses, results, hits.
-fn per_character(joints: usize, hits_mode: bool) -> [u64; 4] {
+/// Bytes per character in each array the kernel binds: characters, poses, results, hits,
+/// foot-placement states.
+fn per_character(joints: usize, hits_mode: bool, temporal: bool) -> [u64; 5] {
     [
         std::mem::size_of::<CharacterInput>() as u64,
         (joints * std::mem::size_of::<JointPose>()) as u64,
         std::mem::size_of::<FootResult>() as u64,
         if hits_mode { (MAX_LEGS * std::mem::size_of::<GroundHit>()) as u64 } else { 0 },
+        if temporal { STATE_BYTES } else { 0 },
     ]
 }
 
@@ -86,18 +99,24 @@ impl CrowdSolver {
         }
         let scope = context.error_scopes();
         let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
-        let rig_buf =
-            storage(device, "foot_ik rig", std::mem::size_of::<SolverRig>() as u64, wgpu::BufferUsages::empty());
         let table = rig.joint_table();
-        let table_buf = storage(device, "foot_ik joints", (table.len() * 4) as u64, wgpu::BufferUsages::empty());
+        let rig_buf = storage(
+            device,
+            "foot_ik rig",
+            TABLE_OFFSET + (table.len() * 4) as u64,
+            wgpu::BufferUsages::empty(),
+        );
         queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.solver_rig(ground)));
-        queue.write_buffer(&table_buf, 0, bytemuck::cast_slice(&table));
+        queue.write_buffer(&rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&FrameInput::default()));
+        queue.write_buffer(&rig_buf, TABLE_OFFSET, bytemuck::cast_slice(&table));
         let heights: &[f32] = match ground {
             Ground::Heightfield(h) => &h.heights,
             Ground::Hits => &[0.0; 4],
         };
         let heights_buf = storage(device, "foot_ik heights", (heights.len() * 4) as u64, wgpu::BufferUsages::empty());
         queue.write_buffer(&heights_buf, 0, bytemuck::cast_slice(heights));
+        let no_state = storage(device, "foot_ik no state", STATE_BYTES, wgpu::BufferUsages::empty());
+        let temporal = rig.placement.is_some();
         scope.pop()?;
         Ok(Self {
             context: context.clone(),
@@ -105,15 +124,16 @@ impl CrowdSolver {
             layout,
             joint_count: rig.joint_count(),
             hits_mode: matches!(ground, Ground::Hits),
+            temporal,
             rig_buf,
-            table_buf,
             heights_buf,
+            no_state,
             frame: None,
             external_poses: None,
             count: 0,
             segment_characters: segment_size(
                 context.max_binding_bytes(),
-                per_character(rig.joint_count(), matches!(ground, Ground::Hits)),
+                per_character(rig.joint_count(), matches!(ground, Ground::Hits), temporal),
             ),
             timer: PassTimer::default(),
         })
@@ -123,7 +143,7 @@ impl CrowdSolver {
     /// `max_buffer_size`; past one storage binding the crowd is split into segments.
     #[must_use]
     pub fn max_characters(&self) -> usize {
-        per_character(self.joint_count, self.hits_mode)
+        per_character(self.joint_count, self.hits_mode, self.temporal)
             .iter()
             .filter(|b| **b > 0)
             .map(|b| (self.context.limits().max_buffer_size / b) as usize)
@@ -141,7 +161,7 @@ impl CrowdSolver {
     /// tests of the splitting path on small crowds.
     pub fn set_max_segment_characters(&mut self, characters: usize) {
         self.segment_characters = self.segment_characters.min((characters / 16 * 16).max(16));
-        self.frame = None;
+        self.rebuild_frame();
     }
 
     /// Reads the FK poses from the caller's GPU buffer (usage `STORAGE`, `JointPose` per
@@ -149,7 +169,7 @@ impl CrowdSolver {
     /// system's compute pass. `None` goes back to [`CrowdSolver::upload`]ed poses.
     pub fn set_pose_source(&mut self, buffer: Option<&wgpu::Buffer>) {
         self.external_poses = buffer.cloned();
-        self.frame = None; // the bind group changes
+        self.rebuild_frame(); // the bind groups change
     }
 
     /// Uploads this frame's characters, their FK poses (`characters × joint_count`, skipped
@@ -185,7 +205,14 @@ impl CrowdSolver {
         let queue = self.context.queue();
         if self.frame.as_ref().is_none_or(|f| f.capacity < c) {
             let capacity = c.next_power_of_two().max(64).min(self.max_characters().max(1));
-            self.frame = Some(self.make_frame(capacity));
+            let old = self.frame.take();
+            let frame = self.make_frame(capacity, None);
+            // Foot placement: every character keeps its state as the buffers grow.
+            if let (Some(old), Some(new)) = (old.as_ref().and_then(|f| f.states.as_ref()), frame.states.as_ref()) {
+                let bytes = old.size().min(new.size());
+                self.context.submit("foot_ik states grow", |e| e.copy_buffer_to_buffer(old, 0, new, 0, bytes))?;
+            }
+            self.frame = Some(frame);
         }
         let frame = self.frame.as_ref().expect("just made");
         queue.write_buffer(&frame.characters, 0, bytemuck::cast_slice(characters));
@@ -207,8 +234,13 @@ impl CrowdSolver {
         scope.pop()
     }
 
-    fn make_frame(&self, capacity: usize) -> Frame {
+    /// The buffers for `capacity` characters; `states` reuses a state buffer (else a new,
+    /// zeroed one: every character resets).
+    fn make_frame(&self, capacity: usize, states: Option<wgpu::Buffer>) -> Frame {
         let d = self.context.device();
+        let states = self.temporal.then(|| {
+            states.unwrap_or_else(|| storage(d, "foot_ik states", capacity as u64 * STATE_BYTES, wgpu::BufferUsages::COPY_SRC))
+        });
         let pose_bytes = (capacity * self.joint_count * std::mem::size_of::<JointPose>()) as u64;
         let characters = storage(
             d,
@@ -237,7 +269,8 @@ impl CrowdSolver {
             wgpu::BufferUsages::empty(),
         );
         let pose_source = self.external_poses.as_ref().unwrap_or(&poses_in);
-        let [b_char, b_pose, b_result, b_hits] = per_character(self.joint_count, self.hits_mode);
+        let [b_char, b_pose, b_result, b_hits, b_state] =
+            per_character(self.joint_count, self.hits_mode, self.temporal);
         let seg = self.segment_characters;
         let source_characters =
             if self.external_poses.is_some() { (pose_source.size() / b_pose) as usize } else { capacity };
@@ -262,37 +295,152 @@ impl CrowdSolver {
                 } else {
                     hits.as_entire_binding()
                 };
+                let state_binding = match &states {
+                    Some(states) => wgpu::BindingResource::Buffer(range(states, first, count, b_state)),
+                    None => self.no_state.as_entire_binding(),
+                };
                 let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("foot_ik"),
                     layout: &self.layout,
                     entries: &[
                         wgpu::BindGroupEntry { binding: 0, resource: self.rig_buf.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: self.table_buf.as_entire_binding() },
                         wgpu::BindGroupEntry {
-                            binding: 2,
+                            binding: 1,
                             resource: wgpu::BindingResource::Buffer(range(&characters, first, count, b_char)),
                         },
                         wgpu::BindGroupEntry {
-                            binding: 3,
+                            binding: 2,
                             resource: wgpu::BindingResource::Buffer(range(pose_source, first, source_count, b_pose)),
                         },
                         wgpu::BindGroupEntry {
-                            binding: 4,
+                            binding: 3,
                             resource: wgpu::BindingResource::Buffer(range(&poses_out, first, count, b_pose)),
                         },
                         wgpu::BindGroupEntry {
-                            binding: 5,
+                            binding: 4,
                             resource: wgpu::BindingResource::Buffer(range(&results, first, count, b_result)),
                         },
-                        wgpu::BindGroupEntry { binding: 6, resource: self.heights_buf.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 7, resource: hits_binding },
+                        wgpu::BindGroupEntry { binding: 5, resource: self.heights_buf.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 6, resource: hits_binding },
+                        wgpu::BindGroupEntry { binding: 7, resource: state_binding },
                         wgpu::BindGroupEntry { binding: 8, resource: params.as_entire_binding() },
                     ],
                 });
                 Some(Segment { bind_group, params, count: 0 })
             })
             .collect();
-        Frame { capacity, characters, poses_in, poses_out, results, hits, segments, staging: None }
+        Frame { capacity, characters, poses_in, poses_out, results, hits, states, segments, staging: None }
+    }
+
+    /// New buffers and bind groups at the same capacity, keeping the foot-placement states
+    /// (the next [`CrowdSolver::upload`] fills the rest).
+    fn rebuild_frame(&mut self) {
+        if let Some(old) = self.frame.take() {
+            self.frame = Some(self.make_frame(old.capacity, old.states));
+        }
+    }
+
+    /// Foot placement: sets the time since the last frame (seconds), read by the frames
+    /// encoded from now on (it stays until set again; 0 before the first call). It must be
+    /// finite and ≥ 0; a frame longer than
+    /// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME) resets every character, flagged
+    /// [`foot::RESET`](crate::crowd::foot::RESET). A stateless rig ignores it.
+    pub fn set_frame_time(&mut self, dt: f32) -> Result<(), GpuError> {
+        crate::cpu::foot_ik::check_frame_time(dt).map_err(GpuError::Input)?;
+        let frame = FrameInput { dt, ..FrameInput::default() };
+        self.context.queue().write_buffer(&self.rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&frame));
+        Ok(())
+    }
+
+    /// Foot placement: resets these characters' state (spawned or teleported characters):
+    /// their next frame snaps to its solve. Indices past the crowd's buffers are ignored.
+    pub fn reset_states(&mut self, characters: &[usize]) {
+        let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return };
+        let zero = [0u8; STATE_BYTES as usize];
+        for &c in characters {
+            if (c as u64 + 1) * STATE_BYTES <= states.size() {
+                self.context.queue().write_buffer(states, c as u64 * STATE_BYTES, &zero);
+            }
+        }
+    }
+
+    /// Foot placement: resets every character's state.
+    pub fn reset_all_states(&mut self) -> Result<(), GpuError> {
+        let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return Ok(()) };
+        self.context.submit("foot_ik reset states", |e| e.clear_buffer(states, 0, None))
+    }
+
+    /// Foot placement: keeps each surviving character's state when the crowd changes
+    /// (despawns compacted, spawns appended or inserted): after it, character `i` has the
+    /// state of old character `map[i]`, `None` = reset. On the GPU (copies between
+    /// buffers), nothing read back. Upload the new crowd after it.
+    /// The CPU twin is [`crate::crowd::remap_states`].
+    pub fn remap_states(&mut self, map: &[Option<usize>]) -> Result<(), GpuError> {
+        let Some(old) = self.frame.take() else { return Ok(()) };
+        let Some(old_states) = old.states.as_ref() else {
+            self.frame = Some(old);
+            return Ok(());
+        };
+        let capacity = old.capacity.max(map.len().next_power_of_two()).min(self.max_characters().max(1));
+        if map.len() > capacity {
+            self.frame = Some(old);
+            return Err(GpuError::BatchTooLarge { chains: map.len(), max: capacity });
+        }
+        let frame = self.make_frame(capacity, None);
+        let new_states = frame.states.as_ref().expect("foot placement");
+        let old_len = (old_states.size() / STATE_BYTES) as usize;
+        // Runs of consecutive surviving characters, one copy each.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, m) in map.iter().enumerate() {
+            let Some(src) = m.filter(|&m| m < old_len) else { continue };
+            match runs.last_mut() {
+                Some((s, d, n)) if *s + *n == src && *d + *n == i => *n += 1,
+                _ => runs.push((src, i, 1)),
+            }
+        }
+        self.context.submit("foot_ik remap states", |e| {
+            for &(src, dst, n) in &runs {
+                e.copy_buffer_to_buffer(
+                    old_states,
+                    src as u64 * STATE_BYTES,
+                    new_states,
+                    dst as u64 * STATE_BYTES,
+                    n as u64 * STATE_BYTES,
+                );
+            }
+        })?;
+        self.frame = Some(frame);
+        self.count = 0; // upload the new crowd
+        Ok(())
+    }
+
+    /// Foot placement: the per-character [`CharacterState`] buffer (`None` for a stateless
+    /// rig or before the first upload).
+    #[must_use]
+    pub fn state_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.frame.as_ref().and_then(|f| f.states.as_ref())
+    }
+
+    /// Blocking: reads back the foot-placement state of the first `states.len()` characters
+    /// (tools and tests; the frame loop never needs it).
+    pub fn read_states(&self, states: &mut [CharacterState]) -> Result<(), GpuError> {
+        self.context.check_lost()?;
+        let Some(buffer) = self.state_buffer() else {
+            return Err(GpuError::Input(crate::IkError::StateRequired));
+        };
+        let bytes = std::mem::size_of_val(states) as u64;
+        if bytes > buffer.size() {
+            return Err(GpuError::LengthMismatch { chains: (buffer.size() / STATE_BYTES) as usize, outputs: states.len() });
+        }
+        if bytes == 0 {
+            return Ok(());
+        }
+        let staging = staging_buffer(self.context.device(), bytes);
+        self.context.submit("foot_ik read states", |e| e.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes))?;
+        let mut out = vec![0u8; bytes as usize];
+        map_read(self.context.device(), &staging, &mut out)?;
+        bytemuck::cast_slice_mut(states).copy_from_slice(&out);
+        self.context.check_lost()
     }
 
     /// Records the frame's foot IK into `encoder`: one compute pass, one dispatch for the

@@ -43,6 +43,7 @@ pub fn biped_rig() -> FootRig {
         max_pelvis_drop: 0.35,
         max_step_up: 0.5,
         max_step_down: 0.6,
+        placement: None,
     }
 }
 

@@ -1,0 +1,347 @@
+// Foot placement across frames: the temporal stages of the foot_ik kernel, the WGSL twin of
+// src/cpu/foot_placement.rs (same stage names). Part of shaders/foot_ik.wgsl: it reads that
+// kernel's bindings (rb, pose_in, heights) and per-invocation variables (ground, res).
+
+#import crowd
+#import math
+
+// This character's state, loaded by solve_character and stored back after end_placement.
+var<private> st: CharacterState;
+var<private> pl_snap: bool;                          // the state resets this frame
+var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
+var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
+var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
+
+// A critically damped spring toward goal, exact for any dt: (value, velocity).
+fn spring(x: f32, v: f32, goal: f32, half_life: f32, dt: f32) -> vec2<f32> {
+    if (!(half_life > 0.0)) {
+        return vec2<f32>(goal, 0.0);
+    }
+    let y = 2.0 * LN_2 / half_life;
+    let j0 = x - goal;
+    let j1 = v + j0 * y;
+    let e = exp(-y * dt);
+    return vec2<f32>(goal + e * (j0 + j1 * dt), e * (v - j1 * y * dt));
+}
+
+fn move_towards(w: f32, goal: f32, step: f32) -> f32 {
+    if (abs(goal - w) <= step) {
+        return goal;
+    }
+    if (goal > w) {
+        return w + step;
+    }
+    return w - step;
+}
+
+// What is left of a release offset t seconds after the release (smoothstep to 0 at `time`).
+fn remaining(t: f32, time: f32) -> f32 {
+    if (!(time > 0.0) || t >= time) {
+        return 0.0;
+    }
+    let x = t / time;
+    return 1.0 - x * x * (3.0 - 2.0 * x);
+}
+
+// The heading of a world direction: its x, z normalised, zero when it is vertical.
+fn heading(f: vec3<f32>) -> vec2<f32> {
+    let len2 = f.x * f.x + f.z * f.z;
+    if (len2 > 1e-12) {
+        let r = 1.0 / sqrt(len2);
+        return vec2<f32>(f.x * r, f.z * r);
+    }
+    return vec2<f32>(0.0);
+}
+
+// Cosine and sine of the turn about world up from heading a to heading b.
+fn turn_between(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(a.x * b.x + a.y * b.y, a.y * b.x - a.x * b.y);
+}
+
+fn turn_heading(a: vec2<f32>, r: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(a.x * r.x + a.y * r.y, a.y * r.x - a.x * r.y);
+}
+
+// A heading offset (c, s) blended toward none by k in [0, 1].
+fn fade_turn(r: vec2<f32>, k: f32) -> vec2<f32> {
+    let c = 1.0 + (r.x - 1.0) * k;
+    let s = r.y * k;
+    let len2 = c * c + s * s;
+    if (len2 > 1e-12) {
+        let inv = 1.0 / sqrt(len2);
+        return vec2<f32>(c * inv, s * inv);
+    }
+    return vec2<f32>(1.0, 0.0);
+}
+
+fn state_finite() -> bool {
+    var ok = finite4(st.pelvis);
+    for (var l = 0u; l < MAX_LEGS; l++) {
+        let ls = st.legs[l];
+        ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.lock) && finite4(ls.release)
+            && finite4(ls.fk) && finite4(ls.yaw);
+    }
+    return ok;
+}
+
+fn state_bit(shift: u32, l: u32) -> u32 {
+    return 1u << (shift + l);
+}
+
+// Begin: whether the state resets this frame, and the foot weights blended over time.
+fn begin_placement(ch: CharacterInput) {
+    let dt = rb.frame.dt;
+    pl_snap = (st.flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
+    let blend_time = rb.rig.blend.y;
+    for (var l = 0u; l < MAX_LEGS; l++) {
+        let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
+        if (pl_snap || !(blend_time > 0.0)) {
+            pl_weights[l] = goal;
+        } else {
+            pl_weights[l] = move_towards(clamp(st.legs[l].fk.w, 0.0, 1.0), goal, dt / blend_time);
+        }
+    }
+}
+
+// Starts the release of a locked foot: the offset from the unlocked solve fades out.
+fn release_foot(l: u32) {
+    let d = st.legs[l].lock.xyz - free_contact[l];
+    let r = turn_between(free_heading[l], st.legs[l].yaw.xy);
+    st.legs[l].release = vec4<f32>(d, 0.0);
+    st.legs[l].yaw.z = r.x;
+    st.legs[l].yaw.w = r.y;
+    st.legs[l].lock.w = 0.0;
+}
+
+// Feet: per leg the final target and foot turn (src/cpu/foot_placement.rs): the ground
+// plane smoothed by springs within the tolerance, swing targets blended by weight, locks.
+// Leaves the pelvis goal and reach cap in ground.drop and pl_cap.
+var<private> pl_cap: f32;
+
+fn place_feet(base: u32, ch: CharacterInput, root: Root) {
+    let half_life = rb.rig.springs.w;
+    let tolerance = rb.rig.blend.x;
+    let dt = rb.frame.dt;
+    var flags = st.flags.x;
+    var goal = 0.0;
+    var cap = -3.40282347e38; // no two-bone leg: no cap
+    for (var l = 0u; l < rb.rig.header.z; l++) {
+        let leg = rb.rig.legs[l];
+        let three = leg.mode.x == 1u;
+        let ball_pivot = !three && (leg.mode.w & PIVOT_BALL) != 0u;
+        let h = leg.knee_axis.w;
+        let w = pl_weights[l];
+        let ankle = pose_in[base + leg.joints.z];
+        let toe = pose_in[base + leg.joints.w];
+        let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
+        let ref_fk = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
+        var contact_fk = ref_fk;
+        if (ball_pivot) {
+            contact_fk = to_world(root, toe.position_ms.xyz);
+        }
+        var aim = ref_fk;
+        var turn = Q_IDENTITY;
+        var up = vec3<f32>(0.0, 1.0, 0.0);
+        if (ground.hit[l]) {
+            let gp = ground.point[l];
+            let gn = ground.normal[l];
+            var n = gn;
+            var nv = vec3<f32>(0.0);
+            if (!pl_snap) {
+                let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, gn.x, half_life, dt);
+                let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, gn.y, half_life, dt);
+                let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, gn.z, half_life, dt);
+                n = vec3<f32>(sx.x, sy.x, sz.x);
+                nv = vec3<f32>(sx.y, sy.y, sz.y);
+            }
+            var nf = normalize_or(n, gn, 1e-12);
+            if (!(nf.y > MIN_GROUND_NORMAL_Y)) {
+                n = gn;
+                nv = vec3<f32>(0.0);
+                nf = gn;
+            }
+            var raw: vec3<f32>;
+            if (three) {
+                raw = gp + nf * h;
+            } else {
+                let normal_ms = normalize(dir_to_model(root, nf));
+                var t: FootTurn;
+                if (ball_pivot) {
+                    t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
+                } else {
+                    t = align_foot(leg, ankle.rotation_ms, normal_ms);
+                }
+                turn = t.q;
+                ground.limited[l] = t.limited;
+                let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+                raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball_pivot);
+            }
+            let d_raw = dot(nf, raw);
+            var d = d_raw;
+            var dv = 0.0;
+            if (!pl_snap) {
+                let sd = spring(st.legs[l].plane.w, st.legs[l].plane_velocity.w, d_raw, half_life, dt);
+                d = sd.x;
+                dv = sd.y;
+            }
+            var y = (d - nf.x * raw.x - nf.z * raw.z) / nf.y;
+            if (!(y >= raw.y - tolerance)) {
+                y = raw.y - tolerance;
+                d = dot(nf, vec3<f32>(raw.x, y, raw.z));
+                dv = 0.0;
+            }
+            st.legs[l].plane = vec4<f32>(n, d);
+            st.legs[l].plane_velocity = vec4<f32>(nv, dv);
+            let swing = vec3<f32>(ref_fk.x, max(ref_fk.y, raw.y), ref_fk.z);
+            aim = mix(swing, vec3<f32>(raw.x, y, raw.z), w);
+            turn = nlerp_identity(turn, w);
+            up = nf;
+        }
+        // The lock: contact point and heading of the unlocked solve, then held or blended.
+        var offset = vec3<f32>(0.0);
+        if (ball_pivot) {
+            offset = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
+        }
+        var heading_free = vec2<f32>(0.0);
+        if (!three) {
+            heading_free = heading(dir_to_world(root, quat_rotate(turn, toe_off)));
+        }
+        let contact_free = aim + offset;
+        free_contact[l] = contact_free;
+        free_heading[l] = heading_free;
+        let mode = leg.mode.w & 0xffu;
+        let was_planted = (flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
+        var detected = false;
+        if (mode == PLANT_SPEED) {
+            if (!pl_snap && dt > 0.0) {
+                let speed = length(contact_fk - st.legs[l].fk.xyz) / dt;
+                if (was_planted) {
+                    detected = speed <= leg.lock.y;
+                } else {
+                    detected = speed < leg.lock.x;
+                }
+            } else {
+                detected = was_planted && !pl_snap;
+            }
+        } else if (mode == PLANT_WEIGHTS) {
+            detected = ch.foot_weights[l] >= 1.0;
+        }
+        let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+        var locked = (flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
+        if (pl_snap) {
+            st.legs[l].release = vec4<f32>(0.0);
+            st.legs[l].yaw = vec4<f32>(0.0, 0.0, 1.0, 0.0);
+            st.legs[l].lock = vec4<f32>(0.0);
+        }
+        let release_distance = leg.lock.z;
+        let release_time = leg.lock.w;
+        if (locked) {
+            let dl = st.legs[l].lock.xyz - contact_free;
+            if (!planted || dl.x * dl.x + dl.z * dl.z > release_distance * release_distance) {
+                release_foot(l);
+                locked = false;
+            }
+        } else if (planted) {
+            let k = remaining(st.legs[l].lock.w, release_time);
+            let r = fade_turn(st.legs[l].yaw.zw, k);
+            let lock_heading = turn_heading(heading_free, r);
+            let contact = contact_free + st.legs[l].release.xyz * k;
+            st.legs[l].lock = vec4<f32>(contact, 0.0);
+            st.legs[l].yaw.x = lock_heading.x;
+            st.legs[l].yaw.y = lock_heading.y;
+            locked = true;
+        }
+        var contact: vec3<f32>;
+        var r: vec2<f32>;
+        if (locked) {
+            contact = st.legs[l].lock.xyz;
+            r = turn_between(heading_free, st.legs[l].yaw.xy);
+        } else {
+            let k = remaining(st.legs[l].lock.w, release_time);
+            st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
+            contact = contact_free + st.legs[l].release.xyz * k;
+            r = fade_turn(st.legs[l].yaw.zw, k);
+        }
+        aim = contact - offset;
+        if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
+            // The heading held: the foot turned about the ground normal.
+            let spin_ws = quat_from_axis_cos_sin(up, r.x, r.y);
+            aim = contact - quat_rotate(spin_ws, offset);
+            turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
+        }
+        st.legs[l].fk = vec4<f32>(contact_fk, w);
+        flags = flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
+        if (locked) {
+            flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
+        }
+        if (detected) {
+            flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
+        }
+        ground.aim[l] = aim;
+        ground.turn[l] = turn;
+        ground.aimed[l] = true;
+        var need = ref_fk.y - aim.y;
+        if (!three) {
+            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+            let reach = reach_drop(base, leg, root.s, hip_ws, aim);
+            need = max(need, reach);
+            cap = max(cap, reach);
+        }
+        goal = max(goal, need);
+    }
+    st.flags.x = flags;
+    ground.drop = goal;
+    pl_cap = cap;
+}
+
+// Pelvis: the offset's spring toward this frame's stateless drop, in world space, at most
+// the max speed, within [-max drop, max rise] and low enough for every leg to reach.
+fn spring_pelvis(root: Root) -> vec3<f32> {
+    let half_life = rb.rig.springs.x;
+    let max_speed = rb.rig.springs.y;
+    let max_rise = rb.rig.springs.z;
+    let max_drop = rb.rig.params.x;
+    let dt = rb.frame.dt;
+    let goal = -clamp(ground.drop, 0.0, max_drop);
+    let hi = max(min(max_rise, -pl_cap), -max_drop);
+    var o = goal;
+    var v = 0.0;
+    if (!pl_snap) {
+        let start = st.pelvis.x - (root.t.y - st.pelvis.z);
+        let sx = spring(start, st.pelvis.y, goal, half_life, dt);
+        let step = max_speed * dt;
+        o = clamp(sx.x, start - step, start + step);
+        v = clamp(sx.y, -max_speed, max_speed);
+    }
+    let clamped = clamp(o, -max_drop, hi);
+    if (clamped != o) {
+        v = 0.0;
+    }
+    st.pelvis = vec4<f32>(clamped, v, root.t.y, 0.0);
+    res.pelvis.x = -clamped;
+    res.pelvis.y = -goal;
+    return dir_to_model(root, vec3<f32>(0.0, clamped, 0.0)) / root.s;
+}
+
+// End: a locked two-bone leg stretched past max_reach of its reach is released (from the
+// next frame); status bits; the state marked valid.
+fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
+    var flags = st.flags.x;
+    for (var l = 0u; l < rb.rig.header.z; l++) {
+        let leg = rb.rig.legs[l];
+        if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && leg.mode.x == 0u) {
+            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
+            if (length(ground.aim[l] - hip_ws) > leg_reach(base, leg, root.s) * rb.rig.blend.z) {
+                release_foot(l);
+                flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
+            }
+        }
+        if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {
+            res.status[l] = res.status[l] | FOOT_LOCKED;
+        }
+        if (pl_snap) {
+            res.status[l] = res.status[l] | FOOT_RESET;
+        }
+    }
+    st.flags.x = flags | STATE_VALID;
+}

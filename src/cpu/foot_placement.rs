@@ -1,0 +1,390 @@
+//! Foot placement across frames, the temporal stages of crowd foot IK: the CPU twin of
+//! `shaders/foot_placement.wgsl` (same stage names), called by [`super::foot_ik`] when the
+//! rig has placement settings.
+//!
+//! Per character and frame (docs/ALGORITHMS.md, "Foot placement across frames"):
+//! [`begin_placement`] (reset or not, weights blended over time) → `find_ground` (raw
+//! ground; on a heightfield the flattest ground under heel, ankle or ball, so a foot on a
+//! step edge stands on the step) → [`place_feet`] (ground plane smoothed by springs, never
+//! more than the tolerance below the real ground; swing targets; locks) →
+//! [`spring_pelvis`] → leg IK → [`end_placement`] (a locked leg stretched past its reach is
+//! released; the state's flags).
+
+use glam::{Quat, Vec3};
+
+use super::foot_ik::{
+    align_foot, align_up, leg_reach, reach_drop, reference_joint, sole_target, FeetGround, GroundData, Root,
+};
+use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin};
+use crate::constants::{
+    LN_2, MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
+};
+use crate::crowd::{foot, CharacterInput, CharacterState, FootResult, JointPose, SolverRig, MAX_LEGS};
+use crate::records::v3;
+
+/// A critically damped spring toward `goal`, exact for any `dt` (so frame rates agree):
+/// returns the new value and velocity. Half-life ≤ 0: at the goal at once.
+#[must_use]
+pub(crate) fn spring(x: f32, v: f32, goal: f32, half_life: f32, dt: f32) -> (f32, f32) {
+    if !(half_life > 0.0) {
+        return (goal, 0.0);
+    }
+    let y = 2.0 * LN_2 / half_life;
+    let j0 = x - goal;
+    let j1 = v + j0 * y;
+    let e = (-y * dt).exp();
+    (goal + e * (j0 + j1 * dt), e * (v - j1 * y * dt))
+}
+
+/// [`spring`] on each coordinate.
+fn spring3(x: Vec3, v: Vec3, goal: Vec3, half_life: f32, dt: f32) -> (Vec3, Vec3) {
+    let (x0, v0) = spring(x.x, v.x, goal.x, half_life, dt);
+    let (x1, v1) = spring(x.y, v.y, goal.y, half_life, dt);
+    let (x2, v2) = spring(x.z, v.z, goal.z, half_life, dt);
+    (Vec3::new(x0, x1, x2), Vec3::new(v0, v1, v2))
+}
+
+/// `w` moved toward `goal` by at most `step`.
+fn move_towards(w: f32, goal: f32, step: f32) -> f32 {
+    if (goal - w).abs() <= step {
+        goal
+    } else if goal > w {
+        w + step
+    } else {
+        w - step
+    }
+}
+
+/// What is left of a release offset `t` seconds after the release: smoothstep from 1 at 0
+/// to 0 at `time` (0 when `time` ≤ 0).
+fn remaining(t: f32, time: f32) -> f32 {
+    if !(time > 0.0) || t >= time {
+        return 0.0;
+    }
+    let x = t / time;
+    1.0 - x * x * (3.0 - 2.0 * x)
+}
+
+/// The heading of a world direction: its `x, z` normalised, zero when it is vertical.
+fn heading(f: Vec3) -> [f32; 2] {
+    let len2 = f.x * f.x + f.z * f.z;
+    if len2 > 1e-12 {
+        let r = 1.0 / len2.sqrt();
+        [f.x * r, f.z * r]
+    } else {
+        [0.0, 0.0]
+    }
+}
+
+/// Cosine and sine of the turn about world up from heading `a` to heading `b`.
+fn turn_between(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
+    [a[0] * b[0] + a[1] * b[1], a[1] * b[0] - a[0] * b[1]]
+}
+
+/// Heading `a` turned by `(c, s)`.
+fn turn_heading(a: [f32; 2], r: [f32; 2]) -> [f32; 2] {
+    [a[0] * r[0] + a[1] * r[1], a[1] * r[0] - a[0] * r[1]]
+}
+
+/// A heading offset `(c, s)` blended toward none by `k` ∈ [0, 1] (1 = all of it).
+fn fade_turn(r: [f32; 2], k: f32) -> [f32; 2] {
+    let c = 1.0 + (r[0] - 1.0) * k;
+    let s = r[1] * k;
+    let len2 = c * c + s * s;
+    if len2 > 1e-12 {
+        let inv = 1.0 / len2.sqrt();
+        [c * inv, s * inv]
+    } else {
+        [1.0, 0.0]
+    }
+}
+
+fn state_finite(s: &CharacterState) -> bool {
+    finite4(s.pelvis)
+        && s.legs.iter().all(|l| {
+            finite4(l.plane) && finite4(l.plane_velocity) && finite4(l.lock) && finite4(l.release) && finite4(l.fk)
+                && finite4(l.yaw)
+        })
+}
+
+fn bit(shift: u32, l: usize) -> u32 {
+    1 << (shift + l as u32)
+}
+
+/// This frame's temporal inputs for the stages after [`begin_placement`].
+pub(crate) struct Placement {
+    /// The state is reset to this frame's solve (spawn, explicit reset, a hitch, a
+    /// non-finite state).
+    pub snap: bool,
+    /// Foot weights blended over time, in `[0, 1]`.
+    pub weights: [f32; MAX_LEGS],
+    /// Seconds since the last frame.
+    pub dt: f32,
+}
+
+/// Per leg, what [`place_feet`] leaves for [`end_placement`].
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FreeFoot {
+    /// Where the unlocked solve puts the contact point (world).
+    contact: Vec3,
+    /// Its heading.
+    heading: [f32; 2],
+}
+
+/// Begin: whether the state resets this frame, and the foot weights blended over time
+/// (linear, `weight_blend_time` from 0 to 1).
+pub(crate) fn begin_placement(rig: &SolverRig, ch: &CharacterInput, state: &CharacterState, dt: f32) -> Placement {
+    let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state) || !(dt <= MAX_FRAME_TIME);
+    let blend_time = rig.blend[1];
+    let mut weights = [0.0; MAX_LEGS];
+    for (l, w) in weights.iter_mut().enumerate() {
+        let goal = ch.foot_weights[l].clamp(0.0, 1.0);
+        *w = if snap || !(blend_time > 0.0) {
+            goal
+        } else {
+            move_towards(state.legs[l].fk[3].clamp(0.0, 1.0), goal, dt / blend_time)
+        };
+    }
+    Placement { snap, weights, dt }
+}
+
+/// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
+/// the plane of the sole-placed ankle target each follow a spring, never lagging more than
+/// the ground tolerance below the real ground; the target blends from the swing target (the
+/// FK foot, kept above the ground) to the ground target by the blended weight. Then the
+/// lock: a planted foot holds its contact point and heading; a released one blends back.
+/// Fills `ground.target`, `turn`, `limited`, `aimed` and the pelvis goal and reach cap.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+pub(crate) fn place_feet(
+    rig: &SolverRig,
+    g: &GroundData,
+    ch: &CharacterInput,
+    root: &Root,
+    pose_in: &[JointPose],
+    ground: &mut FeetGround,
+    p: &Placement,
+    state: &mut CharacterState,
+    free: &mut [FreeFoot; MAX_LEGS],
+) -> (f32, f32) {
+    let (half_life, tolerance) = (rig.springs[3], rig.blend[0]);
+    let dt = p.dt;
+    let mut flags = state.flags[0];
+    let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
+    for l in 0..rig.header[2] as usize {
+        let leg = &rig.legs[l];
+        let three = leg.mode[0] == 1;
+        let ball_pivot = !three && leg.mode[3] & PIVOT_BALL != 0;
+        let h = leg.knee_axis[3];
+        let w = p.weights[l];
+        let ls = &mut state.legs[l];
+        let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
+        let toe_off = toe.position() - ankle.position();
+        let ref_fk = root.to_world(pose_in[reference_joint(leg)].position());
+        let contact_fk = if ball_pivot { root.to_world(toe.position()) } else { ref_fk };
+        let mut target = ref_fk;
+        let mut turn = Quat::IDENTITY;
+        let mut up = Vec3::Y;
+        if ground.hit[l] {
+            let (gp, gn) = (ground.point[l], ground.normal[l]);
+            let (mut n, mut nv) = (gn, Vec3::ZERO);
+            if !p.snap {
+                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), gn, half_life, dt);
+            }
+            let mut nf = normalize_or(n, gn, 1e-12);
+            if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
+                (n, nv, nf) = (gn, Vec3::ZERO, gn);
+            }
+            let raw = if three {
+                gp + nf * h
+            } else {
+                let normal_ms = root.dir_to_model(nf).normalize();
+                let (t, limited) = if ball_pivot {
+                    align_up(leg, Vec3::Y, normal_ms)
+                } else {
+                    align_foot(leg, ankle.rotation(), normal_ms)
+                };
+                (turn, ground.limited[l]) = (t, limited);
+                let up_ms = ankle.rotation() * v3(leg.foot_up);
+                sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot)
+            };
+            let d_raw = nf.dot(raw);
+            let (mut d, mut dv) = (d_raw, 0.0);
+            if !p.snap {
+                (d, dv) = spring(ls.plane[3], ls.plane_velocity[3], d_raw, half_life, dt);
+            }
+            let mut y = (d - nf.x * raw.x - nf.z * raw.z) / nf.y;
+            if !(y >= raw.y - tolerance) {
+                y = raw.y - tolerance;
+                d = nf.dot(Vec3::new(raw.x, y, raw.z));
+                dv = 0.0;
+            }
+            ls.plane = n.extend(d).to_array();
+            ls.plane_velocity = nv.extend(dv).to_array();
+            let swing = Vec3::new(ref_fk.x, ref_fk.y.max(raw.y), ref_fk.z);
+            target = swing.lerp(Vec3::new(raw.x, y, raw.z), w);
+            turn = nlerp_identity(turn, w);
+            up = nf;
+        }
+        // The lock: contact point and heading of the unlocked solve, then held or blended.
+        let offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { Vec3::ZERO };
+        let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
+        let free_contact = target + offset;
+        free[l] = FreeFoot { contact: free_contact, heading: free_heading };
+        let mode = leg.mode[3] & 0xff;
+        let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
+        let detected = match mode {
+            PLANT_SPEED if !p.snap && dt > 0.0 => {
+                let speed = (contact_fk - v3(ls.fk)).length() / dt;
+                if was_planted {
+                    speed <= leg.lock[1]
+                } else {
+                    speed < leg.lock[0]
+                }
+            }
+            PLANT_SPEED => was_planted && !p.snap,
+            PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
+            _ => false,
+        };
+        let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+        let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
+        if p.snap {
+            ls.release = [0.0; 4];
+            ls.yaw = [0.0, 0.0, 1.0, 0.0];
+            ls.lock = [0.0; 4];
+        }
+        let (release_distance, release_time) = (leg.lock[2], leg.lock[3]);
+        if locked {
+            let d = v3(ls.lock) - free_contact;
+            if !planted || d.x * d.x + d.z * d.z > release_distance * release_distance {
+                release(ls, free[l]);
+                locked = false;
+            }
+        } else if planted {
+            let k = remaining(ls.lock[3], release_time);
+            let r = fade_turn([ls.yaw[2], ls.yaw[3]], k);
+            let lock_heading = turn_heading(free_heading, r);
+            let contact = free_contact + v3(ls.release) * k;
+            ls.lock = contact.extend(0.0).to_array();
+            ls.yaw[0] = lock_heading[0];
+            ls.yaw[1] = lock_heading[1];
+            locked = true;
+        }
+        let (contact, r) = if locked {
+            (v3(ls.lock), turn_between(free_heading, [ls.yaw[0], ls.yaw[1]]))
+        } else {
+            let k = remaining(ls.lock[3], release_time);
+            ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
+            (free_contact + v3(ls.release) * k, fade_turn([ls.yaw[2], ls.yaw[3]], k))
+        };
+        target = contact - offset;
+        if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
+            // The heading held: the foot turned about the ground normal.
+            let spin_ws = quat_from_axis_cos_sin(up, r[0], r[1]);
+            target = contact - spin_ws * offset;
+            turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
+        }
+        ls.fk = contact_fk.extend(w).to_array();
+        flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
+        if locked {
+            flags |= bit(STATE_LOCKED_SHIFT, l);
+        }
+        if detected {
+            flags |= bit(STATE_PLANTED_SHIFT, l);
+        }
+        ground.target[l] = target;
+        ground.turn[l] = turn;
+        ground.aimed[l] = true;
+        let mut need = ref_fk.y - target.y;
+        if !three {
+            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
+            let reach = reach_drop(pose_in, leg, root.s, hip_ws, target);
+            need = need.max(reach);
+            cap = cap.max(reach);
+        }
+        goal = goal.max(need);
+    }
+    state.flags[0] = flags;
+    (goal, cap)
+}
+
+/// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades
+/// over the release time.
+fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
+    let d = v3(ls.lock) - free.contact;
+    let r = turn_between(free.heading, [ls.yaw[0], ls.yaw[1]]);
+    ls.release = d.extend(0.0).to_array();
+    ls.yaw[2] = r[0];
+    ls.yaw[3] = r[1];
+    ls.lock[3] = 0.0;
+}
+
+/// Pelvis: the offset follows a critically damped spring toward this frame's stateless
+/// drop, in world space (a root that moves up or down leaves the pelvis where it was, the
+/// spring then catching up), at most `pelvis_max_speed`; clamped to `[−max drop, max rise]`
+/// and never above what lets every leg reach its target (`cap`). Returns the model-space
+/// offset.
+pub(crate) fn spring_pelvis(
+    rig: &SolverRig,
+    root: &Root,
+    p: &Placement,
+    goal_drop: f32,
+    cap: f32,
+    state: &mut CharacterState,
+    res: &mut FootResult,
+) -> Vec3 {
+    let [half_life, max_speed, max_rise, _] = rig.springs;
+    let max_drop = rig.params[0];
+    let goal = -goal_drop.clamp(0.0, max_drop);
+    let hi = max_rise.min(-cap).max(-max_drop);
+    let (mut o, mut v) = (goal, 0.0);
+    if !p.snap {
+        let start = state.pelvis[0] - (root.t.y - state.pelvis[2]);
+        let (x, xv) = spring(start, state.pelvis[1], goal, half_life, p.dt);
+        let step = max_speed * p.dt;
+        o = x.clamp(start - step, start + step);
+        v = xv.clamp(-max_speed, max_speed);
+    }
+    let clamped = o.clamp(-max_drop, hi);
+    if clamped != o {
+        v = 0.0;
+    }
+    state.pelvis = [clamped, v, root.t.y, 0.0];
+    res.pelvis[0] = -clamped;
+    res.pelvis[1] = -goal;
+    root.dir_to_model(Vec3::new(0.0, clamped, 0.0)) / root.s
+}
+
+/// End: a locked two-bone leg whose hip (after the pelvis) is farther from its target than
+/// `max_reach` of its reach is released (from the next frame; this frame keeps the target,
+/// so nothing pops); status bits; the state marked valid.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+pub(crate) fn end_placement(
+    rig: &SolverRig,
+    root: &Root,
+    pose_in: &[JointPose],
+    ground: &FeetGround,
+    drop_ms: Vec3,
+    p: &Placement,
+    free: &[FreeFoot; MAX_LEGS],
+    state: &mut CharacterState,
+    res: &mut FootResult,
+) {
+    let mut flags = state.flags[0];
+    for l in 0..rig.header[2] as usize {
+        let leg = &rig.legs[l];
+        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && leg.mode[0] == 0 {
+            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position() + drop_ms);
+            if (ground.target[l] - hip_ws).length() > leg_reach(pose_in, leg, root.s) * rig.blend[2] {
+                release(&mut state.legs[l], free[l]);
+                flags &= !bit(STATE_LOCKED_SHIFT, l);
+            }
+        }
+        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 {
+            res.status[l] |= foot::LOCKED;
+        }
+        if p.snap {
+            res.status[l] |= foot::RESET;
+        }
+    }
+    state.flags[0] = flags | STATE_VALID;
+}

@@ -1,0 +1,242 @@
+//! Foot placement across frames: the settings ([`FootPlacement`], [`LegPlacement`]) and the
+//! per-character state both twins evolve ([`CharacterState`]).
+//!
+//! A rig with `placement: None` is solved frame by frame from scratch (stateless); with
+//! `Some(settings)` every frame also reads and writes one [`CharacterState`] per character,
+//! advanced by the frame time: springs on the pelvis and on the ground under each foot,
+//! weights blended over time, feet locked where they are planted (docs/ALGORITHMS.md,
+//! "Foot placement across frames").
+
+use bytemuck::{Pod, Zeroable};
+
+use super::MAX_LEGS;
+use crate::constants as c;
+use crate::IkError;
+
+/// How a foot is detected as planted (and then locked).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlantDetection {
+    /// Never lock this foot.
+    Off,
+    /// From the animation: the FK contact point's world speed below `enter` (world units per
+    /// second) plants the foot, above `exit` (> `enter`) lifts it; in between it keeps its
+    /// state (hysteresis, no chatter).
+    Speed {
+        /// Speed below which a foot plants.
+        enter: f32,
+        /// Speed above which a planted foot lifts.
+        exit: f32,
+    },
+    /// From the caller: a foot is planted while its input weight is 1.
+    Weights,
+}
+
+/// What a locked foot holds in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LockPivot {
+    /// The whole foot: its contact point (the ankle's target) and its yaw.
+    #[default]
+    Foot,
+    /// The ball (the toe joint): the foot keeps its animated tilt relative to the ground, so
+    /// the heel lifts as the animation rolls onto the ball, and the ball stays put. For
+    /// two-bone legs; a pseudo three-bone leg locks its tip either way.
+    Ball,
+}
+
+/// One leg's foot-placement settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LegPlacement {
+    /// When the foot locks.
+    pub plant: PlantDetection,
+    /// What a locked foot holds.
+    pub pivot: LockPivot,
+    /// A locked foot is released when its locked contact point is farther than this from
+    /// where the unlocked solve would put it (world units, horizontal).
+    pub release_distance: f32,
+    /// After a release the foot blends from where it was locked to the unlocked solve over
+    /// this time (seconds, smoothstep).
+    pub release_time: f32,
+}
+
+impl Default for LegPlacement {
+    fn default() -> Self {
+        Self {
+            plant: PlantDetection::Speed { enter: 0.15, exit: 0.4 },
+            pivot: LockPivot::Foot,
+            release_distance: 0.15,
+            release_time: 0.2,
+        }
+    }
+}
+
+/// Foot placement across frames: the temporal settings of a [`FootRig`](super::FootRig).
+/// Times in seconds, distances in world units. The defaults suit a human walking at 30 to
+/// 120 Hz (see the README's table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FootPlacement {
+    /// Half-life of the pelvis offset's critically damped spring (0 = no smoothing).
+    pub pelvis_half_life: f32,
+    /// Most the pelvis offset changes per second (world units/s).
+    pub pelvis_max_speed: f32,
+    /// Most the pelvis may sit above FK (world units): a root that snaps up a step leaves the
+    /// pelvis where it was, up to this much above FK, while its spring catches up.
+    pub pelvis_max_rise: f32,
+    /// Half-life of the springs on the ground plane (normal and height) under each foot.
+    pub ground_half_life: f32,
+    /// Most a smoothed ground may lag below the real one under a foot (world units): rising
+    /// ground is followed at once past it, so no foot sinks deeper.
+    pub ground_tolerance: f32,
+    /// Time a foot weight takes to blend from 0 to 1 (linear; 0 = at once).
+    pub weight_blend_time: f32,
+    /// A locked foot is released when its leg would stretch past this fraction of its reach
+    /// (hip to target over the knee-limited leg length).
+    pub max_reach: f32,
+    /// Per leg (rig order; unused entries ignored).
+    pub legs: [LegPlacement; MAX_LEGS],
+}
+
+impl Default for FootPlacement {
+    fn default() -> Self {
+        Self {
+            pelvis_half_life: 0.08,
+            pelvis_max_speed: 1.0,
+            pelvis_max_rise: 0.25,
+            ground_half_life: 0.06,
+            ground_tolerance: 0.005,
+            weight_blend_time: 0.15,
+            max_reach: 0.995,
+            legs: [LegPlacement::default(); MAX_LEGS],
+        }
+    }
+}
+
+impl FootPlacement {
+    /// Checks the settings: every time and distance finite and ≥ 0, max reach in `(0, 1]`,
+    /// plant speeds `0 ≤ enter ≤ exit`, finite.
+    pub fn validate(&self) -> Result<(), IkError> {
+        let ok = |x: f32| x.is_finite() && x >= 0.0;
+        let bad = |m: &str| Err(IkError::InvalidRig(format!("foot placement: {m}")));
+        let all = [
+            self.pelvis_half_life,
+            self.pelvis_max_speed,
+            self.pelvis_max_rise,
+            self.ground_half_life,
+            self.ground_tolerance,
+            self.weight_blend_time,
+        ];
+        if !all.iter().all(|x| ok(*x)) {
+            return bad("half-lives, speeds, distances and times must be finite and ≥ 0");
+        }
+        if !(self.max_reach > 0.0 && self.max_reach <= 1.0) {
+            return bad("max reach must be in (0, 1]");
+        }
+        for (l, leg) in self.legs.iter().enumerate() {
+            if !(ok(leg.release_distance) && ok(leg.release_time)) {
+                return bad(&format!("leg {l}: release distance and time must be finite and ≥ 0"));
+            }
+            if let PlantDetection::Speed { enter, exit } = leg.plant {
+                if !(ok(enter) && ok(exit) && enter <= exit) {
+                    return bad(&format!("leg {l}: plant speeds need 0 ≤ enter ≤ exit, finite"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The leg's packed settings: `lock` = enter speed, exit speed, release distance,
+    /// release time; `mode` = plant detection | pivot bit.
+    pub(crate) fn pack_leg(&self, l: usize) -> ([f32; 4], u32) {
+        let leg = &self.legs[l];
+        let (plant, enter, exit) = match leg.plant {
+            PlantDetection::Off => (c::PLANT_OFF, 0.0, 0.0),
+            PlantDetection::Speed { enter, exit } => (c::PLANT_SPEED, enter, exit),
+            PlantDetection::Weights => (c::PLANT_WEIGHTS, 0.0, 0.0),
+        };
+        let pivot = if leg.pivot == LockPivot::Ball { c::PIVOT_BALL } else { 0 };
+        ([enter, exit, leg.release_distance, leg.release_time], plant | pivot)
+    }
+}
+
+/// One leg of a [`CharacterState`]. 96 bytes. Keep in sync with `LegState` in
+/// `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LegState {
+    /// The ground spring: normal `xyz` (world, before normalising), `w` = plane offset
+    /// (`normal · point` of the ankle target's plane).
+    pub plane: [f32; 4],
+    /// The ground spring's velocities (per second).
+    pub plane_velocity: [f32; 4],
+    /// While locked: the locked contact point (world); `w` = seconds since the last release.
+    pub lock: [f32; 4],
+    /// After a release: the contact offset from the unlocked solve at release (world), `w` =
+    /// 0.
+    pub release: [f32; 4],
+    /// Last frame's FK contact point (world), `w` = the blended foot weight.
+    pub fk: [f32; 4],
+    /// The foot's heading (its forward direction projected on the ground, as world `x, z`):
+    /// `xy` = the locked heading, `zw` = cosine and sine of the heading offset at release.
+    pub yaw: [f32; 4],
+}
+
+/// One character's foot-placement state, read and written every frame by both twins (the
+/// GPU keeps it in its own buffer across frames). 416 bytes. All zero (`default()`) = no
+/// state: the next frame resets it to that frame's solve. Keep in sync with
+/// `CharacterState` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CharacterState {
+    /// `x` = pelvis offset (world up; negative = dropped), `y` = its velocity, `z` = the
+    /// root's world height last frame, `w` = 0.
+    pub pelvis: [f32; 4],
+    /// `[0]`: `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
+    pub flags: [u32; 4],
+    /// Per leg.
+    pub legs: [LegState; MAX_LEGS],
+}
+
+impl CharacterState {
+    /// Whether the state holds a frame (else the next frame resets it).
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        self.flags[0] & c::STATE_VALID != 0
+    }
+    /// Whether leg `leg`'s foot is locked.
+    #[must_use]
+    pub fn locked(&self, leg: usize) -> bool {
+        self.flags[0] & (1 << (c::STATE_LOCKED_SHIFT as usize + leg)) != 0
+    }
+    /// The pelvis offset (world up; negative = dropped below FK).
+    #[must_use]
+    pub fn pelvis_offset(&self) -> f32 {
+        self.pelvis[0]
+    }
+}
+
+/// Keeps each surviving character's state when a crowd changes: `new[i] = old[map[i]]`,
+/// `None` (a spawned character) = reset. The CPU twin of
+/// `gpu::CrowdSolver::remap_states`.
+#[must_use]
+pub fn remap_states(old: &[CharacterState], map: &[Option<usize>]) -> Vec<CharacterState> {
+    map.iter().map(|m| m.and_then(|i| old.get(i).copied()).unwrap_or_default()).collect()
+}
+
+/// What the GPU kernel reads of the frame besides the crowd (written with the rig by
+/// `gpu::CrowdSolver::set_frame_time`). 16 bytes.
+/// Keep in sync with `FrameInput` in `shaders/crowd.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FrameInput {
+    /// Seconds since the last frame.
+    pub dt: f32,
+    /// 0.
+    pub reserved0: f32,
+    /// 0.
+    pub reserved1: f32,
+    /// 0.
+    pub reserved2: f32,
+}
+
+const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
+const _: () = assert!(std::mem::size_of::<LegState>() == 96);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 416);
