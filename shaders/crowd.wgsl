@@ -36,24 +36,26 @@ struct SolverRig {
     header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
     grid: vec4<u32>,          // samples x, z; foot placement on (1)
     ground: vec4<f32>,        // origin x, origin z, cell
-    params: vec4<f32>,        // max drop, max step up, max step down
+    params: vec4<f32>,        // max drop, max step up, max step down, swing lookahead
     springs: vec4<f32>,       // pelvis half-life, pelvis max speed, pelvis max rise, ground half-life
-    blend: vec4<f32>,         // ground tolerance, weight blend time, max reach
+    blend: vec4<f32>,         // ground tolerance, weight blend time, max reach, root snap speed
     legs: array<SolverLeg, MAX_LEGS>,
 }
 
 // Foot placement state, one per character (src/crowd/placement.rs): keep in sync.
 struct LegState {
-    plane: vec4<f32>,         // ground spring: normal xyz, w = plane offset
+    plane: vec4<f32>,         // ground spring: normal xyz (0: none), w = height at lift.zw
     plane_velocity: vec4<f32>,
     lock: vec4<f32>,          // locked contact xyz (world), w = seconds since release
     release: vec4<f32>,       // contact offset at release xyz
     fk: vec4<f32>,            // last FK contact xyz, w = blended weight
     yaw: vec4<f32>,           // locked heading (x, z), heading offset at release (cos, sin)
+    lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
 }
 
 struct CharacterState {
-    pelvis: vec4<f32>,        // offset (world up), velocity, last root height
+    pelvis: vec4<f32>,        // offset spring (world up), velocity, root snap held, velocity
+    root: vec4<f32>,          // x = root height last frame
     flags: vec4<u32>,         // [0]: STATE_VALID, locked (4 + leg), planted (8 + leg)
     legs: array<LegState, MAX_LEGS>,
 }

@@ -269,9 +269,11 @@ fn solve_character(c: u32) {
         return;
     }
     st = states[c];
-    begin_placement(ch);
+    begin_placement(ch, root);
     find_ground(c, base, ch, root, true);
-    place_feet(base, ch, root);
+    // The character where a root snap left it: its FK feet, hips and the pelvis goal.
+    let held = Root(root.t + vec3<f32>(0.0, pl_held.x, 0.0), root.s, root.q, root.m);
+    place_feet(base, ch, held);
     let drop_ms = spring_pelvis(root);
     solve_legs(base, vec4<f32>(1.0), root, drop_ms);
     write_pose(base, drop_ms);

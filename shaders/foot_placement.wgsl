@@ -9,6 +9,7 @@
 var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
+var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
 var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
 var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
 
@@ -75,11 +76,11 @@ fn fade_turn(r: vec2<f32>, k: f32) -> vec2<f32> {
 }
 
 fn state_finite() -> bool {
-    var ok = finite4(st.pelvis);
+    var ok = finite4(st.pelvis) && finite4(st.root);
     for (var l = 0u; l < MAX_LEGS; l++) {
         let ls = st.legs[l];
         ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.lock) && finite4(ls.release)
-            && finite4(ls.fk) && finite4(ls.yaw);
+            && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
     }
     return ok;
 }
@@ -88,8 +89,9 @@ fn state_bit(shift: u32, l: u32) -> u32 {
     return 1u << (shift + l);
 }
 
-// Begin: whether the state resets this frame, and the foot weights blended over time.
-fn begin_placement(ch: CharacterInput) {
+// Begin: whether the state resets this frame, the foot weights blended over time, and the
+// root snap held (src/cpu/foot_placement.rs).
+fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = rb.frame.dt;
     pl_snap = (st.flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     let blend_time = rb.rig.blend.y;
@@ -101,6 +103,29 @@ fn begin_placement(ch: CharacterInput) {
             pl_weights[l] = move_towards(clamp(st.legs[l].fk.w, 0.0, 1.0), goal, dt / blend_time);
         }
     }
+    pl_held = vec2<f32>(0.0);
+    if (!pl_snap) {
+        var held = st.pelvis.z;
+        let moved = root.t.y - st.root.x;
+        if (abs(moved) > rb.rig.blend.w * dt) {
+            held -= moved;
+        }
+        let sh = spring(held, st.pelvis.w, 0.0, rb.rig.springs.x, dt);
+        pl_held = vec2<f32>(clamp(sh.x, -rb.rig.params.x, rb.rig.springs.z), sh.y);
+    }
+}
+
+// Height above the ground of the lowest point of a foot whose reference joint is at
+// `target` turned by `turn`: heel and ball, or the tip less the foot height.
+fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>) -> f32 {
+    let h = leg.knee_axis.w;
+    if (leg.mode.x == 1u) {
+        let sole = at - vec3<f32>(0.0, h, 0.0);
+        return sole.y - ground_height(gp, gn, sole.x, sole.z);
+    }
+    let up = dir_to_world(root, quat_rotate(turn, up_ms));
+    let toe = at + dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
+    return sole_height(gp, gn, at, toe, up, h);
 }
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out.
@@ -145,9 +170,11 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
         if (ground.hit[l]) {
             let gp = ground.point[l];
             let gn = ground.normal[l];
+            // A ground spring with no memory (reset, or no ground last frame) starts at rest.
+            let fresh = pl_snap || !(st.legs[l].plane.y > 0.0);
             var n = gn;
             var nv = vec3<f32>(0.0);
-            if (!pl_snap) {
+            if (!fresh) {
                 let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, gn.x, half_life, dt);
                 let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, gn.y, half_life, dt);
                 let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, gn.z, half_life, dt);
@@ -176,24 +203,28 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
                 let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
                 raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball_pivot);
             }
-            let d_raw = dot(nf, raw);
-            var d = d_raw;
-            var dv = 0.0;
-            if (!pl_snap) {
-                let sd = spring(st.legs[l].plane.w, st.legs[l].plane_velocity.w, d_raw, half_life, dt);
-                d = sd.x;
-                dv = sd.y;
+            // The ground height under the target: the smoothed plane carried to this frame's
+            // target, then its spring toward the real ground, within the tolerance.
+            var y = raw.y;
+            var yv = 0.0;
+            if (!fresh) {
+                let dx = raw.x - st.legs[l].lift.z;
+                let dz = raw.z - st.legs[l].lift.w;
+                let carried = st.legs[l].plane.w - (nf.x * dx + nf.z * dz) / nf.y;
+                let sy = spring(carried, st.legs[l].plane_velocity.w, raw.y, half_life, dt);
+                y = sy.x;
+                yv = sy.y;
             }
-            var y = (d - nf.x * raw.x - nf.z * raw.z) / nf.y;
             if (!(y >= raw.y - tolerance)) {
                 y = raw.y - tolerance;
-                d = dot(nf, vec3<f32>(raw.x, y, raw.z));
-                dv = 0.0;
+                yv = 0.0;
             }
-            st.legs[l].plane = vec4<f32>(n, d);
-            st.legs[l].plane_velocity = vec4<f32>(nv, dv);
-            let swing = vec3<f32>(ref_fk.x, max(ref_fk.y, raw.y), ref_fk.z);
-            aim = mix(swing, vec3<f32>(raw.x, y, raw.z), w);
+            st.legs[l].plane = vec4<f32>(n, y);
+            st.legs[l].plane_velocity = vec4<f32>(nv, yv);
+            st.legs[l].lift.z = raw.x;
+            st.legs[l].lift.w = raw.z;
+            // From the swing target (the FK foot, where a root snap left it) to the ground.
+            aim = mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w);
             turn = nlerp_identity(turn, w);
             up = nf;
         }
@@ -269,6 +300,36 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             aim = contact - quat_rotate(spin_ws, offset);
             turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
         }
+        if (ground.hit[l]) {
+            // No part of the foot more than the tolerance below the ground: a swinging or
+            // blending foot is lifted, smoothly, and early where the ground rises ahead.
+            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+            let gp = ground.point[l];
+            let gn = ground.normal[l];
+            let need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
+            var velocity = vec3<f32>(0.0); // a locked foot does not move
+            if (!pl_snap && !locked && dt > 0.0) {
+                velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
+            }
+            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
+            let need_ahead = max(-foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
+            let lift_goal = max(need, need_ahead);
+            var lift = vec2<f32>(lift_goal, 0.0);
+            if (!pl_snap) {
+                lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, lift_goal, half_life, dt);
+            }
+            if (!(lift.x >= need)) {
+                lift = vec2<f32>(need, 0.0);
+            }
+            st.legs[l].lift.x = lift.x;
+            st.legs[l].lift.y = lift.y;
+            aim.y += lift.x;
+        } else {
+            // No ground: the ground springs forget it.
+            st.legs[l].plane = vec4<f32>(0.0);
+            st.legs[l].plane_velocity = vec4<f32>(0.0);
+            st.legs[l].lift = vec4<f32>(0.0);
+        }
         st.legs[l].fk = vec4<f32>(contact_fk, w);
         flags = flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
         if (locked) {
@@ -294,8 +355,9 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
     pl_cap = cap;
 }
 
-// Pelvis: the offset's spring toward this frame's stateless drop, in world space, at most
-// the max speed, within [-max drop, max rise] and low enough for every leg to reach.
+// Pelvis: the offset's spring toward this frame's stateless drop (relative to the character
+// held where a root snap left it), at most the max speed; with the snap held within
+// [-max drop, max rise] of FK and low enough for every leg to reach.
 fn spring_pelvis(root: Root) -> vec3<f32> {
     let half_life = rb.rig.springs.x;
     let max_speed = rb.rig.springs.y;
@@ -303,24 +365,27 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     let max_drop = rb.rig.params.x;
     let dt = rb.frame.dt;
     let goal = -clamp(ground.drop, 0.0, max_drop);
-    let hi = max(min(max_rise, -pl_cap), -max_drop);
+    let lo = -max_drop - pl_held.x;
+    let hi = max(min(max_rise - pl_held.x, -pl_cap), lo);
     var o = goal;
     var v = 0.0;
     if (!pl_snap) {
-        let start = st.pelvis.x - (root.t.y - st.pelvis.z);
+        let start = st.pelvis.x;
         let sx = spring(start, st.pelvis.y, goal, half_life, dt);
         let step = max_speed * dt;
         o = clamp(sx.x, start - step, start + step);
         v = clamp(sx.y, -max_speed, max_speed);
     }
-    let clamped = clamp(o, -max_drop, hi);
+    let clamped = clamp(o, lo, hi);
     if (clamped != o) {
         v = 0.0;
     }
-    st.pelvis = vec4<f32>(clamped, v, root.t.y, 0.0);
-    res.pelvis.x = -clamped;
+    st.pelvis = vec4<f32>(clamped, v, pl_held.x, pl_held.y);
+    st.root = vec4<f32>(root.t.y, 0.0, 0.0, 0.0);
+    let offset = clamped + pl_held.x;
+    res.pelvis.x = -offset;
     res.pelvis.y = -goal;
-    return dir_to_model(root, vec3<f32>(0.0, clamped, 0.0)) / root.s;
+    return dir_to_model(root, vec3<f32>(0.0, offset, 0.0)) / root.s;
 }
 
 // End: a locked two-bone leg stretched past max_reach of its reach is released (from the

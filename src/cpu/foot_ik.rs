@@ -22,8 +22,8 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FootRig, Ground, GroundHit, JointPose,
-    SolverLeg, SolverRig, MAX_LEGS, NONE,
+    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FootRig, Ground,
+    GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
 use crate::{ChainError, IkError};
@@ -72,7 +72,7 @@ fn ground_query(
 
 /// Height of the ground at `(x, z)` for reporting sole errors: the heightfield where it has
 /// a sample, else the plane of the foot's hit.
-fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
+pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
     if rig.header[3] == 0 {
         if let Some(h) = heightfield_height(
             g.heights,
@@ -91,7 +91,7 @@ fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: 
 /// (under the ankle, `h` down the foot's world up axis `up`) or the ball (the toe joint
 /// brought down to the sole plane), each against the ground under it.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
-fn sole_height(
+pub(crate) fn sole_height(
     rig: &SolverRig,
     g: &GroundData,
     point: Vec3,
@@ -263,10 +263,12 @@ pub(crate) fn foot_ik(
         measure_soles(rig, g, &root, pose_out, &ground, res);
         return;
     }
-    let p = begin_placement(rig, ch, state, dt);
+    let p = begin_placement(rig, ch, &root, state, dt);
     let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, true, res);
     let mut free = [FreeFoot::default(); MAX_LEGS];
-    let (goal, cap) = place_feet(rig, g, ch, &root, pose_in, &mut ground, &p, state, &mut free);
+    // The character where a root snap left it: its FK feet, hips and the pelvis goal.
+    let held = Root { t: root.t + Vec3::Y * p.held, ..root };
+    let (goal, cap) = place_feet(rig, g, ch, &held, pose_in, &mut ground, &p, state, &mut free);
     let drop_ms = spring_pelvis(rig, &root, &p, goal, cap, state, res);
     let rel = solve_legs(rig, &[1.0; MAX_LEGS], &root, pose_in, &ground, drop_ms, res);
     write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
@@ -574,8 +576,10 @@ fn measure_soles(
 }
 
 /// One character's inputs and outputs, as zipped by [`FootIkJob`].
-type Work<'a> =
-    (usize, (((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult), &'a mut CharacterState));
+type Work<'a> = (
+    usize,
+    (((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult), &'a mut CharacterState),
+);
 
 /// A crowd frame for the CPU: the rig and ground, this frame's characters and FK poses
 /// (`characters.len() × joint_count` joints, character-major), and the outputs.

@@ -13,13 +13,14 @@
 use glam::{Quat, Vec3};
 
 use super::foot_ik::{
-    align_foot, align_up, leg_reach, reach_drop, reference_joint, sole_target, FeetGround, GroundData, Root,
+    align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
+    GroundData, Root,
 };
 use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin};
 use crate::constants::{
     LN_2, MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
-use crate::crowd::{foot, CharacterInput, CharacterState, FootResult, JointPose, SolverRig, MAX_LEGS};
+use crate::crowd::{foot, CharacterInput, CharacterState, FootResult, JointPose, SolverLeg, SolverRig, MAX_LEGS};
 use crate::records::v3;
 
 /// A critically damped spring toward `goal`, exact for any `dt` (so frame rates agree):
@@ -101,9 +102,15 @@ fn fade_turn(r: [f32; 2], k: f32) -> [f32; 2] {
 
 fn state_finite(s: &CharacterState) -> bool {
     finite4(s.pelvis)
+        && finite4(s.root)
         && s.legs.iter().all(|l| {
-            finite4(l.plane) && finite4(l.plane_velocity) && finite4(l.lock) && finite4(l.release) && finite4(l.fk)
+            finite4(l.plane)
+                && finite4(l.plane_velocity)
+                && finite4(l.lock)
+                && finite4(l.release)
+                && finite4(l.fk)
                 && finite4(l.yaw)
+                && finite4(l.lift)
         })
 }
 
@@ -120,6 +127,12 @@ pub(crate) struct Placement {
     pub weights: [f32; MAX_LEGS],
     /// Seconds since the last frame.
     pub dt: f32,
+    /// The root snap still held (world up) and its velocity: the character is drawn this
+    /// far from where its root put it.
+    pub held: f32,
+    pub held_velocity: f32,
+    /// Last frame's pelvis offset with this frame's snap held: where the speed limit starts.
+    pub start: f32,
 }
 
 /// Per leg, what [`place_feet`] leaves for [`end_placement`].
@@ -131,9 +144,17 @@ pub(crate) struct FreeFoot {
     heading: [f32; 2],
 }
 
-/// Begin: whether the state resets this frame, and the foot weights blended over time
-/// (linear, `weight_blend_time` from 0 to 1).
-pub(crate) fn begin_placement(rig: &SolverRig, ch: &CharacterInput, state: &CharacterState, dt: f32) -> Placement {
+/// Begin: whether the state resets this frame, the foot weights blended over time
+/// (linear, `weight_blend_time` from 0 to 1), and the root snap held: a root that moved
+/// faster than `root_snap_speed` this frame snapped, and the character stays where it was,
+/// the offset then decaying by the pelvis spring (within `[−max drop, max rise]`).
+pub(crate) fn begin_placement(
+    rig: &SolverRig,
+    ch: &CharacterInput,
+    root: &Root,
+    state: &CharacterState,
+    dt: f32,
+) -> Placement {
     let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.blend[1];
     let mut weights = [0.0; MAX_LEGS];
@@ -145,7 +166,18 @@ pub(crate) fn begin_placement(rig: &SolverRig, ch: &CharacterInput, state: &Char
             move_towards(state.legs[l].fk[3].clamp(0.0, 1.0), goal, dt / blend_time)
         };
     }
-    Placement { snap, weights, dt }
+    let (mut held, mut held_velocity, mut start) = (0.0, 0.0, 0.0);
+    if !snap {
+        held = state.pelvis[2];
+        let moved = root.t.y - state.root[0];
+        if moved.abs() > rig.blend[3] * dt {
+            held -= moved;
+        }
+        start = state.pelvis[0] + held;
+        (held, held_velocity) = spring(held, state.pelvis[3], 0.0, rig.springs[0], dt);
+        held = held.clamp(-rig.params[0], rig.springs[2]);
+    }
+    Placement { snap, weights, dt, held, held_velocity, start }
 }
 
 /// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
@@ -186,8 +218,10 @@ pub(crate) fn place_feet(
         let mut up = Vec3::Y;
         if ground.hit[l] {
             let (gp, gn) = (ground.point[l], ground.normal[l]);
+            // A ground spring with no memory (reset, or no ground last frame) starts at rest.
+            let fresh = p.snap || !(ls.plane[1] > 0.0);
             let (mut n, mut nv) = (gn, Vec3::ZERO);
-            if !p.snap {
+            if !fresh {
                 (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), gn, half_life, dt);
             }
             let mut nf = normalize_or(n, gn, 1e-12);
@@ -207,21 +241,24 @@ pub(crate) fn place_feet(
                 let up_ms = ankle.rotation() * v3(leg.foot_up);
                 sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot)
             };
-            let d_raw = nf.dot(raw);
-            let (mut d, mut dv) = (d_raw, 0.0);
-            if !p.snap {
-                (d, dv) = spring(ls.plane[3], ls.plane_velocity[3], d_raw, half_life, dt);
+            // The ground height under the target: the smoothed plane carried to this frame's
+            // target (exact on a plane however far the foot moves), then its spring toward the
+            // real ground, never more than the tolerance below it.
+            let (mut y, mut yv) = (raw.y, 0.0);
+            if !fresh {
+                let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
+                let carried = ls.plane[3] - (nf.x * dx + nf.z * dz) / nf.y;
+                (y, yv) = spring(carried, ls.plane_velocity[3], raw.y, half_life, dt);
             }
-            let mut y = (d - nf.x * raw.x - nf.z * raw.z) / nf.y;
             if !(y >= raw.y - tolerance) {
-                y = raw.y - tolerance;
-                d = nf.dot(Vec3::new(raw.x, y, raw.z));
-                dv = 0.0;
+                (y, yv) = (raw.y - tolerance, 0.0);
             }
-            ls.plane = n.extend(d).to_array();
-            ls.plane_velocity = nv.extend(dv).to_array();
-            let swing = Vec3::new(ref_fk.x, ref_fk.y.max(raw.y), ref_fk.z);
-            target = swing.lerp(Vec3::new(raw.x, y, raw.z), w);
+            ls.plane = n.extend(y).to_array();
+            ls.plane_velocity = nv.extend(yv).to_array();
+            ls.lift[2] = raw.x;
+            ls.lift[3] = raw.z;
+            // From the swing target (the FK foot, where a root snap left it) to the ground.
+            target = ref_fk.lerp(Vec3::new(raw.x, y, raw.z), w);
             turn = nlerp_identity(turn, w);
             up = nf;
         }
@@ -283,6 +320,37 @@ pub(crate) fn place_feet(
             target = contact - spin_ws * offset;
             turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
         }
+        if ground.hit[l] {
+            // No part of the foot (heel and ball as turned, or a hoof tip) more than the
+            // tolerance below the ground: a swinging or blending foot is lifted, smoothly
+            // (the ground spring), and early where the ground rises ahead of it (the
+            // lookahead at the FK foot's horizontal speed).
+            let up_ms = ankle.rotation() * v3(leg.foot_up);
+            let (gp, gn) = (ground.point[l], ground.normal[l]);
+            let need = (-foot_gap(rig, g, root, leg, target, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0);
+            let mut velocity = Vec3::ZERO; // a locked foot does not move
+            if !p.snap && !locked && dt > 0.0 {
+                velocity = (contact_fk - v3(ls.fk)) / dt;
+            }
+            let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
+            let need_ahead = (-foot_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0);
+            let goal = need.max(need_ahead);
+            let (mut lift, mut lv) = (goal, 0.0);
+            if !p.snap {
+                (lift, lv) = spring(ls.lift[0], ls.lift[1], goal, half_life, dt);
+            }
+            if !(lift >= need) {
+                (lift, lv) = (need, 0.0);
+            }
+            ls.lift[0] = lift;
+            ls.lift[1] = lv;
+            target.y += lift;
+        } else {
+            // No ground: the ground springs forget it.
+            ls.plane = [0.0; 4];
+            ls.plane_velocity = [0.0; 4];
+            ls.lift = [0.0; 4];
+        }
         ls.fk = contact_fk.extend(w).to_array();
         flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
         if locked {
@@ -307,6 +375,32 @@ pub(crate) fn place_feet(
     (goal, cap)
 }
 
+/// Height above the ground of the lowest point of a foot whose reference joint is at
+/// `target` (world) turned by `turn`: heel and ball (two-bone), or the tip less the foot
+/// height (pseudo three-bone).
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn foot_gap(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    leg: &SolverLeg,
+    target: Vec3,
+    turn: Quat,
+    up_ms: Vec3,
+    toe_off_ms: Vec3,
+    gp: Vec3,
+    gn: Vec3,
+) -> f32 {
+    let h = leg.knee_axis[3];
+    if leg.mode[0] == 1 {
+        let sole = target - Vec3::Y * h;
+        return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
+    }
+    let up = root.dir_to_world(turn * up_ms);
+    let toe = target + root.dir_to_world(turn * toe_off_ms) * root.s;
+    sole_height(rig, g, gp, gn, target, toe, up, h)
+}
+
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades
 /// over the release time.
 fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
@@ -319,10 +413,9 @@ fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
 }
 
 /// Pelvis: the offset follows a critically damped spring toward this frame's stateless
-/// drop, in world space (a root that moves up or down leaves the pelvis where it was, the
-/// spring then catching up), at most `pelvis_max_speed`; clamped to `[−max drop, max rise]`
-/// and never above what lets every leg reach its target (`cap`). Returns the model-space
-/// offset.
+/// drop (relative to the character held where a root snap left it), at most
+/// `pelvis_max_speed`; with the snap held, within `[−max drop, max rise]` of FK, and never
+/// above what lets every leg reach its target (`cap`). Returns the model-space offset.
 pub(crate) fn spring_pelvis(
     rig: &SolverRig,
     root: &Root,
@@ -335,23 +428,26 @@ pub(crate) fn spring_pelvis(
     let [half_life, max_speed, max_rise, _] = rig.springs;
     let max_drop = rig.params[0];
     let goal = -goal_drop.clamp(0.0, max_drop);
-    let hi = max_rise.min(-cap).max(-max_drop);
+    let lo = -max_drop - p.held;
+    let hi = (max_rise - p.held).min(-cap).max(lo);
     let (mut o, mut v) = (goal, 0.0);
     if !p.snap {
-        let start = state.pelvis[0] - (root.t.y - state.pelvis[2]);
-        let (x, xv) = spring(start, state.pelvis[1], goal, half_life, p.dt);
+        // The whole offset (spring and held snap) moves at most max_speed.
+        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], goal, half_life, p.dt);
         let step = max_speed * p.dt;
-        o = x.clamp(start - step, start + step);
+        o = (x + p.held).clamp(p.start - step, p.start + step) - p.held;
         v = xv.clamp(-max_speed, max_speed);
     }
-    let clamped = o.clamp(-max_drop, hi);
+    let clamped = o.clamp(lo, hi);
     if clamped != o {
         v = 0.0;
     }
-    state.pelvis = [clamped, v, root.t.y, 0.0];
-    res.pelvis[0] = -clamped;
+    state.pelvis = [clamped, v, p.held, p.held_velocity];
+    state.root = [root.t.y, 0.0, 0.0, 0.0];
+    let offset = clamped + p.held;
+    res.pelvis[0] = -offset;
     res.pelvis[1] = -goal;
-    root.dir_to_model(Vec3::new(0.0, clamped, 0.0)) / root.s
+    root.dir_to_model(Vec3::new(0.0, offset, 0.0)) / root.s
 }
 
 /// End: a locked two-bone leg whose hip (after the pelvis) is farther from its target than

@@ -81,11 +81,20 @@ pub struct FootPlacement {
     /// Most the pelvis may sit above FK (world units): a root that snaps up a step leaves the
     /// pelvis where it was, up to this much above FK, while its spring catches up.
     pub pelvis_max_rise: f32,
+    /// A root that moves up or down faster than this in one frame (world units/s) has
+    /// snapped (a caller setting it from the ground under the hips, a step edge): the
+    /// character is held where it was and follows with the pelvis spring. Slower root
+    /// motion (slopes, jumps) passes through at once.
+    pub root_snap_speed: f32,
     /// Half-life of the springs on the ground plane (normal and height) under each foot.
     pub ground_half_life: f32,
     /// Most a smoothed ground may lag below the real one under a foot (world units): rising
     /// ground is followed at once past it, so no foot sinks deeper.
     pub ground_tolerance: f32,
+    /// How far ahead (seconds, at the FK foot's speed) a swinging foot looks for ground that
+    /// rises under it: a step edge lifts the foot smoothly (by the ground spring) before it
+    /// gets there, rather than at once when it would go through the riser.
+    pub swing_lookahead: f32,
     /// Time a foot weight takes to blend from 0 to 1 (linear; 0 = at once).
     pub weight_blend_time: f32,
     /// A locked foot is released when its leg would stretch past this fraction of its reach
@@ -101,8 +110,10 @@ impl Default for FootPlacement {
             pelvis_half_life: 0.08,
             pelvis_max_speed: 1.0,
             pelvis_max_rise: 0.25,
+            root_snap_speed: 1.0,
             ground_half_life: 0.06,
             ground_tolerance: 0.005,
+            swing_lookahead: 0.15,
             weight_blend_time: 0.15,
             max_reach: 0.995,
             legs: [LegPlacement::default(); MAX_LEGS],
@@ -120,8 +131,10 @@ impl FootPlacement {
             self.pelvis_half_life,
             self.pelvis_max_speed,
             self.pelvis_max_rise,
+            self.root_snap_speed,
             self.ground_half_life,
             self.ground_tolerance,
+            self.swing_lookahead,
             self.weight_blend_time,
         ];
         if !all.iter().all(|x| ok(*x)) {
@@ -157,13 +170,13 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 96 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 112 bytes. Keep in sync with `LegState` in
 /// `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct LegState {
-    /// The ground spring: normal `xyz` (world, before normalising), `w` = plane offset
-    /// (`normal · point` of the ankle target's plane).
+    /// The ground spring: normal `xyz` (world, before normalising; zero = no ground
+    /// remembered), `w` = the smoothed ground height at `lift[2..4]`.
     pub plane: [f32; 4],
     /// The ground spring's velocities (per second).
     pub plane_velocity: [f32; 4],
@@ -177,18 +190,25 @@ pub struct LegState {
     /// The foot's heading (its forward direction projected on the ground, as world `x, z`):
     /// `xy` = the locked heading, `zw` = cosine and sine of the heading offset at release.
     pub yaw: [f32; 4],
+    /// `x` = how far the foot is lifted above its target so no part of it is below the
+    /// ground (a spring), `y` = its velocity, `zw` = the world `x, z` where the smoothed
+    /// ground height was taken.
+    pub lift: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 416 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 496 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CharacterState {
-    /// `x` = pelvis offset (world up; negative = dropped), `y` = its velocity, `z` = the
-    /// root's world height last frame, `w` = 0.
+    /// `x` = the pelvis offset's spring (world up, relative to the held character; negative
+    /// = dropped), `y` = its velocity, `z` = the root snap still held (world up: how far the
+    /// character is from where the root put it), `w` = its velocity.
     pub pelvis: [f32; 4],
+    /// `x` = the root's world height last frame, `yzw` = 0.
+    pub root: [f32; 4],
     /// `[0]`: `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
     pub flags: [u32; 4],
     /// Per leg.
@@ -206,10 +226,11 @@ impl CharacterState {
     pub fn locked(&self, leg: usize) -> bool {
         self.flags[0] & (1 << (c::STATE_LOCKED_SHIFT as usize + leg)) != 0
     }
-    /// The pelvis offset (world up; negative = dropped below FK).
+    /// The pelvis offset from FK (world up; negative = dropped below FK): the spring's
+    /// value plus the root snap still held.
     #[must_use]
     pub fn pelvis_offset(&self) -> f32 {
-        self.pelvis[0]
+        self.pelvis[0] + self.pelvis[2]
     }
 }
 
@@ -238,5 +259,5 @@ pub struct FrameInput {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 96);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 416);
+const _: () = assert!(std::mem::size_of::<LegState>() == 112);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 496);

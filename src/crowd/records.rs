@@ -197,11 +197,11 @@ pub struct SolverRig {
     pub grid: [u32; 4],
     /// Heightfield origin x, origin z, cell size, 0.
     pub ground: [f32; 4],
-    /// Max pelvis drop, max step up, max step down, 0.
+    /// Max pelvis drop, max step up, max step down, foot placement swing lookahead.
     pub params: [f32; 4],
     /// Foot placement: pelvis half-life, pelvis max speed, pelvis max rise, ground half-life.
     pub springs: [f32; 4],
-    /// Foot placement: ground tolerance, weight blend time, max reach, 0.
+    /// Foot placement: ground tolerance, weight blend time, max reach, root snap speed.
     pub blend: [f32; 4],
     /// The legs (unused entries zero).
     pub legs: [SolverLeg; MAX_LEGS],

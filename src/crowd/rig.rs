@@ -206,7 +206,8 @@ impl FootRig {
         r.params = [self.max_pelvis_drop, self.max_step_up, self.max_step_down, 0.0];
         if let Some(p) = &self.placement {
             r.springs = [p.pelvis_half_life, p.pelvis_max_speed, p.pelvis_max_rise, p.ground_half_life];
-            r.blend = [p.ground_tolerance, p.weight_blend_time, p.max_reach, 0.0];
+            r.params[3] = p.swing_lookahead;
+            r.blend = [p.ground_tolerance, p.weight_blend_time, p.max_reach, p.root_snap_speed];
         }
         for (l, leg) in self.legs.iter().enumerate() {
             let (kind, blend) = match leg.kind {

@@ -100,12 +100,8 @@ impl CrowdSolver {
         let scope = context.error_scopes();
         let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
         let table = rig.joint_table();
-        let rig_buf = storage(
-            device,
-            "foot_ik rig",
-            TABLE_OFFSET + (table.len() * 4) as u64,
-            wgpu::BufferUsages::empty(),
-        );
+        let rig_buf =
+            storage(device, "foot_ik rig", TABLE_OFFSET + (table.len() * 4) as u64, wgpu::BufferUsages::empty());
         queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.solver_rig(ground)));
         queue.write_buffer(&rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&FrameInput::default()));
         queue.write_buffer(&rig_buf, TABLE_OFFSET, bytemuck::cast_slice(&table));
@@ -239,7 +235,9 @@ impl CrowdSolver {
     fn make_frame(&self, capacity: usize, states: Option<wgpu::Buffer>) -> Frame {
         let d = self.context.device();
         let states = self.temporal.then(|| {
-            states.unwrap_or_else(|| storage(d, "foot_ik states", capacity as u64 * STATE_BYTES, wgpu::BufferUsages::COPY_SRC))
+            states.unwrap_or_else(|| {
+                storage(d, "foot_ik states", capacity as u64 * STATE_BYTES, wgpu::BufferUsages::COPY_SRC)
+            })
         });
         let pose_bytes = (capacity * self.joint_count * std::mem::size_of::<JointPose>()) as u64;
         let characters = storage(
@@ -430,7 +428,10 @@ impl CrowdSolver {
         };
         let bytes = std::mem::size_of_val(states) as u64;
         if bytes > buffer.size() {
-            return Err(GpuError::LengthMismatch { chains: (buffer.size() / STATE_BYTES) as usize, outputs: states.len() });
+            return Err(GpuError::LengthMismatch {
+                chains: (buffer.size() / STATE_BYTES) as usize,
+                outputs: states.len(),
+            });
         }
         if bytes == 0 {
             return Ok(());

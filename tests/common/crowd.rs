@@ -137,7 +137,15 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
             knee_pole: KneePole::FkKnee,
         });
     }
-    let rig = FootRig { parents, pelvis: 1, legs, max_pelvis_drop: 0.3, max_step_up: 0.4, max_step_down: 0.5, placement: None };
+    let rig = FootRig {
+        parents,
+        pelvis: 1,
+        legs,
+        max_pelvis_drop: 0.3,
+        max_step_up: 0.4,
+        max_step_down: 0.5,
+        placement: None,
+    };
     let pose = pos.iter().map(|p| JointPose::new(*p, Quat::IDENTITY)).collect();
     (rig, pose)
 }

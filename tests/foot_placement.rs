@@ -1,0 +1,490 @@
+//! Foot placement across frames (CPU twin): locked feet, the pelvis on stairs, frame-rate
+//! independence, lifecycle and bad input. The GPU kernel against this twin is in
+//! `tests/gpu_placement.rs`.
+
+mod common;
+
+use crowd_ik::bvh::{BipedSettings, Clip};
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::crowd::*;
+use crowd_ik::IkError;
+use crowd_ik_tools::scene::{biped_rig, walk_pose, CYCLE, SPEED};
+use glam::{Quat, Vec2, Vec3};
+
+/// One character's solved frame, in world space.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sample {
+    pelvis: Vec3,
+    fk_pelvis: Vec3,
+    ankle: [Vec3; 2],
+    fk_ankle: [Vec3; 2],
+    locked: [bool; 2],
+    reset: bool,
+    sole_after: [f32; 2],
+    hit: [bool; 2],
+    drop: f32,
+}
+
+/// Runs frames of the CPU twin over one crowd, keeping the states.
+struct Sim {
+    rig: FootRig,
+    ground: Ground,
+    states: Vec<CharacterState>,
+}
+
+impl Sim {
+    fn new(rig: FootRig, ground: Ground, n: usize) -> Self {
+        Sim { rig, ground, states: vec![CharacterState::default(); n] }
+    }
+
+    fn frame(&mut self, chars: &[CharacterInput], poses: &[JointPose], dt: f32) -> (Vec<JointPose>, Vec<FootResult>) {
+        let mut out = vec![JointPose::default(); poses.len()];
+        let mut res = vec![FootResult::default(); chars.len()];
+        FootIkJob {
+            rig: &self.rig,
+            ground: &self.ground,
+            characters: chars,
+            hits: &[],
+            poses_in: poses,
+            poses_out: &mut out,
+            results: &mut res,
+        }
+        .run_frame(&mut self.states, dt)
+        .unwrap();
+        (out, res)
+    }
+
+    /// Solves and summarises character `c`'s frame (a biped: pelvis 1, ankles 6 and 10).
+    fn sample(
+        &self,
+        c: usize,
+        chars: &[CharacterInput],
+        poses: &[JointPose],
+        out: &[JointPose],
+        r: &FootResult,
+    ) -> Sample {
+        let n = self.rig.joint_count();
+        let ch = &chars[c];
+        let (p, o) = (&poses[c * n..(c + 1) * n], &out[c * n..(c + 1) * n]);
+        let ankles: Vec<usize> = self.rig.legs.iter().map(|l| l.joints[2]).collect();
+        Sample {
+            pelvis: ch.to_world(o[self.rig.pelvis].position()),
+            fk_pelvis: ch.to_world(p[self.rig.pelvis].position()),
+            ankle: [ch.to_world(o[ankles[0]].position()), ch.to_world(o[ankles[1]].position())],
+            fk_ankle: [ch.to_world(p[ankles[0]].position()), ch.to_world(p[ankles[1]].position())],
+            locked: [r.status[0] & foot::LOCKED != 0, r.status[1] & foot::LOCKED != 0],
+            reset: r.status[0] & foot::RESET != 0,
+            sole_after: [r.sole_after[0], r.sole_after[1]],
+            hit: [r.status[0] & foot::HIT != 0, r.status[1] & foot::HIT != 0],
+            drop: r.pelvis[0],
+        }
+    }
+}
+
+fn placement_rig(plant: PlantDetection) -> FootRig {
+    let mut p = FootPlacement::default();
+    for leg in &mut p.legs {
+        leg.plant = plant;
+    }
+    biped_rig().with_placement(Some(p))
+}
+
+/// A walker of the procedural walk cycle heading along +z from `start`, its root at the
+/// ground under it (as a game snaps it), at time `t`.
+fn walker(ground: &Heightfield, start: Vec2, heading: f32, t: f32) -> (CharacterInput, Vec<JointPose>) {
+    let phase = t / CYCLE * std::f32::consts::TAU;
+    let dir = Vec2::new(heading.sin(), heading.cos());
+    let p = start + dir * SPEED * t;
+    let y = ground.sample(p.x, p.y).map_or(0.0, |(y, _)| y);
+    let (pose, w) = walk_pose(phase);
+    let ch = CharacterInput::new(Vec3::new(p.x, y, p.y), Quat::from_rotation_y(heading))
+        .with_foot_weights([w[0], w[1], 0.0, 0.0]);
+    (ch, pose)
+}
+
+/// Flat ground at height 0.
+fn flat() -> Heightfield {
+    Heightfield::new(Vec2::new(-20.0, -20.0), 0.5, 81, 81, vec![0.0; 81 * 81]).unwrap()
+}
+
+/// A staircase along +z: `steps` steps of `rise` up (each `run` deep) from z = 0, a landing,
+/// and as many down; sampled every 2 cm, so each riser is one 2-cm cell.
+fn stairs(steps: usize, rise: f32, run: f32) -> Heightfield {
+    let cell = 0.02;
+    let (nx, nz) = (101, 1001);
+    let origin = Vec2::new(-1.0, -2.0);
+    let top = steps as f32 * run;
+    let landing = 1.0;
+    let mut heights = Vec::with_capacity(nx * nz);
+    for j in 0..nz {
+        let z = origin.y + j as f32 * cell;
+        let up = (z / run).floor().clamp(0.0, steps as f32);
+        let down = ((z - top - landing) / run).floor().clamp(-1.0, steps as f32) + 1.0;
+        let h = (up - down).max(0.0) * rise;
+        heights.extend(std::iter::repeat_n(h, nx));
+    }
+    Heightfield::new(origin, cell, nx, nz, heights).unwrap()
+}
+
+#[test]
+fn stateless_rigs_solve_as_before_and_placement_rigs_need_their_state() {
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
+    let ground = Ground::Heightfield(hf.clone());
+    let (ch, pose) = walker(&hf, Vec2::new(0.0, 0.0), 0.3, 0.4);
+    let chars = vec![ch; 3];
+    let poses: Vec<JointPose> = (0..3).flat_map(|_| pose.clone()).collect();
+    let stateless = biped_rig();
+    let run = |rig: &FootRig, states: Option<&mut Vec<CharacterState>>| {
+        let mut out = vec![JointPose::default(); poses.len()];
+        let mut res = vec![FootResult::default(); chars.len()];
+        let mut job = FootIkJob {
+            rig,
+            ground: &ground,
+            characters: &chars,
+            hits: &[],
+            poses_in: &poses,
+            poses_out: &mut out,
+            results: &mut res,
+        };
+        let r = match states {
+            Some(s) => job.run_frame(s, 1.0 / 60.0),
+            None => job.run(),
+        };
+        r.map(|()| (out, res))
+    };
+    // Placement off: run_frame is run, bit for bit, and the states are left alone.
+    let mut states = vec![CharacterState::default(); 3];
+    states[1].pelvis[0] = 0.25;
+    let before = states.clone();
+    let a = run(&stateless, None).unwrap();
+    let b = run(&stateless, Some(&mut states)).unwrap();
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&a.0), bytemuck::cast_slice::<_, u8>(&b.0));
+    assert_eq!(bytemuck::cast_slice::<_, u8>(&a.1), bytemuck::cast_slice::<_, u8>(&b.1));
+    assert_eq!(states, before);
+    // Placement on: run() is refused, run_frame checks the state count and the frame time.
+    let temporal = placement_rig(PlantDetection::Weights);
+    assert_eq!(run(&temporal, None).unwrap_err(), IkError::StateRequired);
+    let mut short = vec![CharacterState::default(); 2];
+    assert!(matches!(run(&temporal, Some(&mut short)), Err(IkError::FrameMismatch(_))));
+    let mut states = vec![CharacterState::default(); 3];
+    for dt in [f32::NAN, f32::INFINITY, -1.0, (-0.0f32).next_down()] {
+        let mut out = vec![JointPose::default(); poses.len()];
+        let mut res = vec![FootResult::default(); chars.len()];
+        let err = FootIkJob {
+            rig: &temporal,
+            ground: &ground,
+            characters: &chars,
+            hits: &[],
+            poses_in: &poses,
+            poses_out: &mut out,
+            results: &mut res,
+        }
+        .run_frame(&mut states, dt)
+        .unwrap_err();
+        assert!(matches!(err, IkError::InvalidFrameTime(_)), "{dt}: {err:?}");
+    }
+    assert!(states.iter().all(|s| !s.is_valid()), "a refused frame leaves the states alone");
+    // A first frame resets every state to its solve (flagged), which is the stateless solve
+    // with weights clamped to [0, 1] and a swing foot held at its FK height.
+    let (_, res) = run(&temporal, Some(&mut states)).unwrap();
+    assert!(res.iter().all(|r| r.status[0] & foot::RESET != 0 && r.status[1] & foot::RESET != 0));
+    assert!(states.iter().all(CharacterState::is_valid));
+    let (_, res) = run(&temporal, Some(&mut states)).unwrap();
+    assert!(res.iter().all(|r| r.status[0] & foot::RESET == 0));
+}
+
+/// Per plant (a span of frames a foot is locked): the solved contact point's horizontal
+/// drift from where it locked, and the FK foot's over the same span.
+#[derive(Default, Debug)]
+struct Plants {
+    count: usize,
+    drift_sum: f64,
+    drift_max: f32,
+    fk_sum: f64,
+    fk_max: f32,
+}
+
+impl Plants {
+    /// Adds the plants in one foot's track of (locked, solved contact, FK contact).
+    fn add(&mut self, track: &[(bool, Vec3, Vec3)]) {
+        let horizontal = |a: Vec3, b: Vec3| Vec2::new(a.x - b.x, a.z - b.z).length();
+        let mut start: Option<(Vec3, Vec3)> = None;
+        let (mut drift, mut fk) = (0.0f32, 0.0f32);
+        for &(locked, p, q) in track.iter().chain(std::iter::once(&(false, Vec3::ZERO, Vec3::ZERO))) {
+            match (locked, start) {
+                (true, None) => start = Some((p, q)),
+                (true, Some((p0, q0))) => {
+                    drift = drift.max(horizontal(p, p0));
+                    fk = fk.max(horizontal(q, q0));
+                }
+                (false, Some(_)) => {
+                    self.count += 1;
+                    self.drift_sum += f64::from(drift);
+                    self.drift_max = self.drift_max.max(drift);
+                    self.fk_sum += f64::from(fk);
+                    self.fk_max = self.fk_max.max(fk);
+                    (start, drift, fk) = (None, 0.0, 0.0);
+                }
+                (false, None) => {}
+            }
+        }
+    }
+
+    fn report(&self, what: &str) {
+        let n = self.count.max(1) as f64;
+        eprintln!(
+            "{what}: {} plants, locked contact drift mean {:.2e} m max {:.2e} m; the animation alone drifts mean {:.3} m max {:.3} m",
+            self.count,
+            self.drift_sum / n,
+            self.drift_max,
+            self.fk_sum / n,
+            self.fk_max
+        );
+    }
+}
+
+/// `n` walkers of the procedural walk for `seconds` at `hz`, on `hf`; one track per foot.
+fn walk_tracks(rig: FootRig, hf: &Heightfield, n: usize, seconds: f32, hz: f32) -> Vec<Vec<(bool, Vec3, Vec3)>> {
+    let mut sim = Sim::new(rig, Ground::Heightfield(hf.clone()), n);
+    let mut tracks = vec![Vec::new(); 2 * n];
+    let frames = (seconds * hz).round() as usize;
+    for f in 0..=frames {
+        let t = f as f32 / hz;
+        let (chars, poses): (Vec<_>, Vec<_>) = (0..n)
+            .map(|c| walker(hf, Vec2::new(-3.0 + c as f32, -6.0), 0.2 * c as f32 - 0.5, t + 0.13 * c as f32))
+            .unzip();
+        let poses: Vec<JointPose> = poses.concat();
+        let (out, res) = sim.frame(&chars, &poses, 1.0 / hz);
+        for c in 0..n {
+            let s = sim.sample(c, &chars, &poses, &out, &res[c]);
+            for l in 0..2 {
+                tracks[2 * c + l].push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
+            }
+        }
+    }
+    tracks
+}
+
+#[test]
+fn locked_feet_stay_where_they_planted_while_the_animation_slides() {
+    let hills = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.25, 161, 161, 0.5);
+    for (ground_name, hf) in [("flat", flat()), ("hills", hills)] {
+        for (plant_name, plant) in
+            [("weights", PlantDetection::Weights), ("speed", PlantDetection::Speed { enter: 0.5, exit: 0.8 })]
+        {
+            let mut plants = Plants::default();
+            for track in walk_tracks(placement_rig(plant), &hf, 8, 4.0, 60.0) {
+                plants.add(&track);
+            }
+            plants.report(&format!("procedural walk, {ground_name}, plant detection from {plant_name}"));
+            assert!(plants.count >= 8 * 2 * 2, "{plants:?}");
+            assert!(plants.drift_max <= 1e-3, "{plants:?}");
+            assert!(plants.fk_sum / plants.count as f64 > 0.01, "the animation slides: {plants:?}");
+        }
+    }
+}
+
+const CMU: &str = "/usr/share/assimp/models/BVH/01_01.bvh";
+const CMU_SCALE: f32 = 0.0254 / 0.45; // CMU units → metres
+
+/// Debian's CMU clips with their root motion, the root kept on the ground under the hips:
+/// per foot, (locked, solved ankle, FK ankle) every frame.
+fn cmu_tracks(path: &str, hf: &Heightfield, hz: f32, placement: FootPlacement) -> Option<Vec<Vec<(bool, Vec3, Vec3)>>> {
+    let Ok(clip) = Clip::load(path) else {
+        assert!(!common::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
+        eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
+        return None;
+    };
+    let rig = FootRig::biped(
+        &clip.skeleton,
+        "Hips",
+        &[["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"], ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"]],
+        CMU_SCALE,
+        BipedSettings::default(),
+    )
+    .unwrap()
+    .with_placement(Some(placement));
+    // The clip's floor: a low percentile of the sole heights.
+    let mut soles: Vec<f32> = (0..clip.frames())
+        .step_by(10)
+        .flat_map(|f| {
+            let p = clip.model_pose(f, CMU_SCALE);
+            rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
+        })
+        .collect();
+    soles.sort_by(f32::total_cmp);
+    let floor = soles[soles.len() / 10];
+    let seconds = clip.frames() as f32 / 120.0;
+    let frames = (seconds * hz) as usize;
+    let mut sim = Sim::new(rig.clone(), Ground::Heightfield(hf.clone()), 1);
+    let mut tracks = vec![Vec::new(); 2];
+    for f in 0..frames {
+        let pose = clip.sample(f as f32 / hz, CMU_SCALE);
+        let hips = pose[rig.pelvis].position();
+        let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y) - floor;
+        let weights = [0, 1].map(|l| {
+            let leg = &rig.legs[l];
+            let sole = pose[leg.joints[2]].position().y - leg.foot_height - floor;
+            (1.0 - (sole - 0.03) / 0.03).clamp(0.0, 1.0)
+        });
+        let chars = [CharacterInput::new(Vec3::new(0.0, y, 0.0), Quat::IDENTITY)
+            .with_foot_weights([weights[0], weights[1], 0.0, 0.0])];
+        let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
+        let s = sim.sample(0, &chars, &pose, &out, &res[0]);
+        for l in 0..2 {
+            tracks[l].push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
+        }
+    }
+    Some(tracks)
+}
+
+#[test]
+fn locked_feet_hold_on_motion_capture_too() {
+    let hills = crowd_ik_tools::terrain::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
+    for path in [CMU, "/usr/share/assimp/models/BVH/01_03.bvh"] {
+        for (ground_name, hf) in [("flat", flat()), ("hills", hills.clone())] {
+            let Some(tracks) = cmu_tracks(path, &hf, 60.0, FootPlacement::default()) else { return };
+            let mut plants = Plants::default();
+            for t in &tracks {
+                plants.add(t);
+            }
+            let name = path.rsplit('/').next().unwrap();
+            plants.report(&format!("CMU {name}, {ground_name}, plant detection from speed (default settings)"));
+            assert!(plants.count >= 4, "{plants:?}");
+            assert!(plants.drift_max <= 1e-3, "{plants:?}");
+        }
+    }
+}
+
+/// Up and down a staircase: the worst per-frame jumps, speeds and penetration.
+#[derive(Debug, Default)]
+struct Stairs {
+    pelvis_jump: f32,
+    pelvis_speed: f32,
+    pelvis_accel: f32,
+    foot_jump: f32,
+    fk_foot_jump: f32,
+    below: f32,
+    locked_frames: usize,
+}
+
+fn walk_stairs(rig: FootRig, hz: f32) -> Stairs {
+    let hf = stairs(10, 0.18, 0.3);
+    let n = 3;
+    let mut sim = Sim::new(rig, Ground::Heightfield(hf.clone()), n);
+    let frames = (10.0 * hz) as usize;
+    let mut out_stats = Stairs::default();
+    let mut last: Vec<Option<Sample>> = vec![None; n];
+    let mut last_speed = vec![0.0f32; n];
+    for f in 0..frames {
+        let t = f as f32 / hz;
+        let (chars, poses): (Vec<_>, Vec<_>) =
+            (0..n).map(|c| walker(&hf, Vec2::new(-0.3 + 0.3 * c as f32, -1.5), 0.0, t + 0.37 * c as f32)).unzip();
+        let poses: Vec<JointPose> = poses.concat();
+        let (out, res) = sim.frame(&chars, &poses, 1.0 / hz);
+        for c in 0..n {
+            let s = sim.sample(c, &chars, &poses, &out, &res[c]);
+            for l in 0..2 {
+                if s.hit[l] {
+                    out_stats.below = out_stats.below.min(s.sole_after[l]);
+                }
+                out_stats.locked_frames += usize::from(s.locked[l]);
+            }
+            if let Some(p) = last[c] {
+                let jump = (s.pelvis.y - p.pelvis.y).abs();
+                let speed = (s.pelvis.y - p.pelvis.y) * hz;
+                out_stats.pelvis_jump = out_stats.pelvis_jump.max(jump);
+                out_stats.pelvis_speed = out_stats.pelvis_speed.max(speed.abs());
+                if f > 1 {
+                    out_stats.pelvis_accel = out_stats.pelvis_accel.max(((speed - last_speed[c]) * hz).abs());
+                }
+                last_speed[c] = speed;
+                for l in 0..2 {
+                    out_stats.foot_jump = out_stats.foot_jump.max((s.ankle[l] - p.ankle[l]).length());
+                    out_stats.fk_foot_jump = out_stats.fk_foot_jump.max((s.fk_ankle[l] - p.fk_ankle[l]).length());
+                }
+            }
+            last[c] = Some(s);
+        }
+    }
+    out_stats
+}
+
+#[test]
+fn on_stairs_the_pelvis_and_feet_do_not_pop() {
+    let hz = 60.0;
+    let stateless = walk_stairs(biped_rig(), hz);
+    let temporal = walk_stairs(placement_rig(PlantDetection::Weights), hz);
+    eprintln!("stairs (10 steps of 18 cm, up and down, root on the ground under the hips, {hz} Hz):");
+    eprintln!("  stateless: {stateless:?}");
+    eprintln!("  temporal:  {temporal:?}");
+    let p = FootPlacement::default();
+    assert!(temporal.locked_frames > 100);
+    // The walk bobs the hips ±2 cm twice a cycle (0.23 m/s); the spring moves the pelvis at
+    // most its max speed, a root moving slower than the snap speed passes through, and the
+    // reach cap may add what a leg reaching down a step needs at once.
+    assert!(temporal.pelvis_speed <= 0.25 + p.pelvis_max_speed + p.root_snap_speed, "{temporal:?}");
+    assert!(temporal.pelvis_speed < stateless.pelvis_speed / 3.0, "{temporal:?}");
+    assert!(temporal.pelvis_accel < stateless.pelvis_accel / 5.0, "{temporal:?}");
+    assert!(temporal.foot_jump < stateless.foot_jump / 2.0, "{temporal:?}");
+    // No part of any foot, planted or swinging, heel or ball, deeper than the tolerance.
+    assert!(temporal.below >= -p.ground_tolerance - 1e-5, "{temporal:?}");
+    assert!(stateless.below < -0.1, "the stateless solve drags lifted feet into the steps: {stateless:?}");
+}
+
+#[test]
+#[ignore]
+fn debug_stairs_trace() {
+    let hz = 60.0;
+    let hf = stairs(10, 0.18, 0.3);
+    let mut sim = Sim::new(placement_rig(PlantDetection::Weights), Ground::Heightfield(hf.clone()), 1);
+    let mut last = None::<Sample>;
+    for f in 0..600 {
+        let t = f as f32 / hz;
+        let (ch, pose) = walker(&hf, Vec2::new(-0.3, -1.5), 0.0, t);
+        let chars = [ch];
+        let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
+        let s = sim.sample(0, &chars, &pose, &out, &res[0]);
+        let st = sim.states[0];
+        let jump = last.map_or(0.0, |p: Sample| s.pelvis.y - p.pelvis.y);
+        let fj =
+            last.map_or([0.0; 2], |p: Sample| [(s.ankle[0] - p.ankle[0]).length(), (s.ankle[1] - p.ankle[1]).length()]);
+        if fj[0] > 0.06 || fj[1] > 0.06 {
+            eprintln!("FOOTJUMP {f} {fj:?} ankles {:?} fk {:?}", s.ankle, s.fk_ankle);
+        }
+        eprintln!(
+            "{f:4} z {:.3} root {:.3} pel {:.3} jump {jump:+.3} drop {:+.3} goal {:+.3} st [{:+.3} {:+.3} {:+.3}] w [{:.2} {:.2}] L {:?} sole [{:+.3} {:+.3}] st {:?}",
+            ch.root_ws[2], ch.root_ws[1], s.pelvis.y, res[0].pelvis[0], res[0].pelvis[1], st.pelvis[0], st.pelvis[1], st.pelvis[2],
+            ch.foot_weights[0], ch.foot_weights[1], s.locked, s.sole_after[0], s.sole_after[1], [res[0].status[0], res[0].status[1]]
+        );
+        last = Some(s);
+    }
+}
+
+#[test]
+#[ignore]
+fn debug_ball_pivot() {
+    use crowd_ik_tools::scene::WalkingCrowd;
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let mut placement = FootPlacement::default();
+    placement.legs[1].pivot = LockPivot::Ball;
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    let rig = biped_rig().with_placement(Some(placement));
+    let mut crowd = WalkingCrowd::new(2000, 90.0, 3);
+    let mut sim = Sim::new(rig, Ground::Heightfield(hf.clone()), 2000);
+    let (mut chars, mut poses) = (Vec::new(), Vec::new());
+    for frame in 0..80 {
+        crowd.step(1.0 / 60.0);
+        crowd.frame(&hf, &mut chars, &mut poses);
+        let (_, res) = sim.frame(&chars, &poses, 1.0 / 60.0);
+        if frame > 70 {
+            for (c, r) in res.iter().enumerate().take(2000) {
+                if r.status[1] & foot::LOCKED != 0 && r.sole_after[1] > 0.05 {
+                    eprintln!("frame {frame} c {c} {r:?} state {:?}", sim.states[c].legs[1]);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Foot placement on the GPU against its CPU twin (lavapipe in CI): a crowd walking over
+//! hills for hundreds of frames, each twin evolving its own state, compared every frame
+//! within the kernels' contract (positions within 1e-4 × leg length, rotations within
+//! 1e-3 rad, identical status bits), with resets, despawns and spawns on the way.
+
+mod common;
+
+use common::gpu::in_ci;
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::crowd::*;
+use crowd_ik::gpu::crowd::CrowdSolver;
+use crowd_ik::gpu::{adapter_from_env, GpuError};
+use crowd_ik::IkError;
+use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
+use glam::{Quat, Vec2};
+
+fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+    let adapter = match adapter_from_env() {
+        Ok(a) => a,
+        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            return None;
+        }
+    };
+    eprintln!("GPU adapter: {}", adapter.get_info().name);
+    Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
+}
+
+fn quat_angle(a: Quat, b: Quat) -> f32 {
+    let r = a.conjugate() * b;
+    2.0 * r.xyz().length().atan2(r.w.abs())
+}
+
+const LEG: f32 = 2.0 * crowd_ik_tools::scene::BONE;
+
+/// The worst differences of one frame; panics past the contract.
+#[derive(Default, Debug)]
+struct Worst {
+    position: f32,
+    rotation: f32,
+    pelvis: f32,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_frame(
+    frame: usize,
+    n: usize,
+    chars: &[CharacterInput],
+    cpu: (&[JointPose], &[FootResult], &[CharacterState]),
+    gpu: (&[JointPose], &[FootResult], &[CharacterState]),
+    worst: &mut Worst,
+) {
+    for c in 0..chars.len() {
+        let ctx = || format!("frame {frame}, character {c}\ncpu {:?}\ngpu {:?}", cpu.1[c], gpu.1[c]);
+        assert_eq!(cpu.1[c].status, gpu.1[c].status, "{}", ctx());
+        assert_eq!(cpu.2[c].flags, gpu.2[c].flags, "{}", ctx());
+        let dp = (cpu.1[c].pelvis[0] - gpu.1[c].pelvis[0]).abs();
+        worst.pelvis = worst.pelvis.max(dp);
+        assert!(dp <= 1e-4 * LEG, "pelvis {dp:e}\n{}", ctx());
+        for j in 0..n {
+            let (p, q) = (cpu.0[c * n + j], gpu.0[c * n + j]);
+            assert!(q.position_ms.iter().chain(&q.rotation_ms).all(|x| x.is_finite()), "{}", ctx());
+            let d = p.position().distance(q.position());
+            let r = quat_angle(p.rotation(), q.rotation());
+            worst.position = worst.position.max(d);
+            worst.rotation = worst.rotation.max(r);
+            assert!(d <= 1e-4 * LEG && r <= 1e-3, "joint {j}: {d:e} m, {r:e} rad\n{}", ctx());
+        }
+    }
+}
+
+#[test]
+fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
+    let Some((device, queue)) = device() else { return };
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let ground = Ground::Heightfield(hf.clone());
+    let mut placement = FootPlacement::default();
+    placement.legs[1].pivot = LockPivot::Ball;
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    let rig = biped_rig().with_placement(Some(placement));
+    let n = rig.joint_count();
+    let total = 11_000;
+    let mut crowd = WalkingCrowd::new(total, 90.0, 3);
+    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    let mut alive: Vec<usize> = (0..10_000).collect();
+    let mut states = vec![CharacterState::default(); alive.len()];
+    let (mut all_chars, mut all_poses) = (Vec::new(), Vec::new());
+    let mut worst = Worst::default();
+    let mut locked = 0usize;
+    let dt = 1.0 / 60.0;
+    for frame in 0..300 {
+        // Lifecycle: despawn every ninth character at frame 100, spawn 1000 at frame 150,
+        // reset (teleport) the first 50 at frame 200.
+        let map: Option<Vec<Option<usize>>> = match frame {
+            100 => {
+                let kept: Vec<usize> = (0..alive.len()).filter(|&i| alive[i] % 9 != 0).collect();
+                alive = kept.iter().map(|&i| alive[i]).collect();
+                Some(kept.into_iter().map(Some).collect())
+            }
+            150 => {
+                let old = alive.len();
+                alive.extend(10_000..total);
+                Some((0..alive.len()).map(|i| (i < old).then_some(i)).collect())
+            }
+            _ => None,
+        };
+        if let Some(map) = map {
+            states = remap_states(&states, &map);
+            gpu.remap_states(&map).unwrap();
+        }
+        if frame == 200 {
+            let reset: Vec<usize> = (0..50).collect();
+            for &c in &reset {
+                states[c] = CharacterState::default();
+            }
+            gpu.reset_states(&reset);
+        }
+        crowd.step(dt);
+        crowd.frame(&hf, &mut all_chars, &mut all_poses);
+        let chars: Vec<CharacterInput> = alive.iter().map(|&k| all_chars[k]).collect();
+        let poses: Vec<JointPose> = alive.iter().flat_map(|&k| all_poses[k * n..(k + 1) * n].to_vec()).collect();
+        let mut cpu_out = vec![JointPose::default(); poses.len()];
+        let mut cpu_res = vec![FootResult::default(); chars.len()];
+        FootIkJob {
+            rig: &rig,
+            ground: &ground,
+            characters: &chars,
+            hits: &[],
+            poses_in: &poses,
+            poses_out: &mut cpu_out,
+            results: &mut cpu_res,
+        }
+        .run_frame_par(&mut states, dt)
+        .unwrap();
+        gpu.set_frame_time(dt).unwrap();
+        let mut gpu_out = vec![JointPose::default(); poses.len()];
+        let mut gpu_res = vec![FootResult::default(); chars.len()];
+        gpu.solve(&chars, &poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
+        let mut gpu_states = vec![CharacterState::default(); chars.len()];
+        gpu.read_states(&mut gpu_states).unwrap();
+        if std::env::var("PLACEMENT_TRACE").is_ok() {
+            let mut w = Worst::default();
+            let mut wc = 0;
+            for c in 0..chars.len() {
+                for j in 0..n {
+                    let d = cpu_out[c * n + j].position().distance(gpu_out[c * n + j].position());
+                    if d > w.position {
+                        w.position = d;
+                        wc = c;
+                    }
+                }
+                let dp = (states[c].pelvis[0] - gpu_states[c].pelvis[0]).abs();
+                w.pelvis = w.pelvis.max(dp);
+            }
+            eprintln!("frame {frame}: {:.2e} m (character {wc}), pelvis state {:.2e}", w.position, w.pelvis);
+            eprintln!("   cpu {:?}\n   gpu {:?}", states[wc], gpu_states[wc]);
+            continue;
+        }
+        compare_frame(frame, n, &chars, (&cpu_out, &cpu_res, &states), (&gpu_out, &gpu_res, &gpu_states), &mut worst);
+        let resets = cpu_res.iter().filter(|r| r.status[0] & foot::RESET != 0).count();
+        let expected = match frame {
+            0 => chars.len(),
+            150 => 1000,
+            200 => 50,
+            _ => 0,
+        };
+        assert_eq!(resets, expected, "frame {frame}: characters reset");
+        locked += cpu_res.iter().map(|r| (r.status[0] & foot::LOCKED != 0) as usize).sum::<usize>();
+    }
+    eprintln!(
+        "300 frames, 10 000 → 8 888 → 9 888 characters: worst GPU − CPU {:.2e} m, {:.2e} rad, pelvis {:.2e} m; {locked} locked left-foot frames",
+        worst.position, worst.rotation, worst.pelvis
+    );
+    assert!(locked > 300 * 1000, "feet lock: {locked}");
+}
+
+#[test]
+fn bad_frame_times_and_states_are_refused_or_reset() {
+    let Some((device, queue)) = device() else { return };
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig().with_placement(Some(FootPlacement::default()));
+    let n = rig.joint_count();
+    let crowd = WalkingCrowd::new(64, 15.0, 5);
+    let (mut chars, mut poses) = (Vec::new(), Vec::new());
+    crowd.frame(&hf, &mut chars, &mut poses);
+    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    for dt in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.01] {
+        assert!(matches!(gpu.set_frame_time(dt), Err(GpuError::Input(IkError::InvalidFrameTime(_)))), "{dt}");
+    }
+    let mut states = vec![CharacterState::default(); chars.len()];
+    let run = |gpu: &mut CrowdSolver, chars: &[CharacterInput], states: &mut Vec<CharacterState>, dt: f32| {
+        let mut cpu_out = vec![JointPose::default(); poses.len()];
+        let mut cpu_res = vec![FootResult::default(); chars.len()];
+        FootIkJob {
+            rig: &rig,
+            ground: &ground,
+            characters: chars,
+            hits: &[],
+            poses_in: &poses,
+            poses_out: &mut cpu_out,
+            results: &mut cpu_res,
+        }
+        .run_frame(states, dt)
+        .unwrap();
+        gpu.set_frame_time(dt).unwrap();
+        let mut gpu_out = vec![JointPose::default(); poses.len()];
+        let mut gpu_res = vec![FootResult::default(); chars.len()];
+        gpu.solve(chars, &poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
+        let mut gpu_states = vec![CharacterState::default(); chars.len()];
+        gpu.read_states(&mut gpu_states).unwrap();
+        compare_frame(
+            0,
+            n,
+            chars,
+            (&cpu_out, &cpu_res, states),
+            (&gpu_out, &gpu_res, &gpu_states),
+            &mut Worst::default(),
+        );
+        (cpu_out, cpu_res)
+    };
+    for dt in [1.0 / 60.0, 0.0, 1.0 / 60.0, 1.0 / 60.0] {
+        let (_, res) = run(&mut gpu, &chars, &mut states, dt);
+        assert!(res.iter().all(|r| r.status[0] & foot::RESET == 0) || !states.is_empty());
+    }
+    // A hitch of 2 s: every character resets, flagged; nothing is NaN.
+    let (out, res) = run(&mut gpu, &chars, &mut states, 2.0);
+    assert!(res.iter().all(|r| r.status[0] & foot::RESET != 0 && r.status[1] & foot::RESET != 0));
+    assert!(out.iter().all(|p| p.position_ms.iter().chain(&p.rotation_ms).all(|x| x.is_finite())));
+    let (_, res) = run(&mut gpu, &chars, &mut states, 1.0 / 60.0);
+    assert!(res.iter().all(|r| r.status[0] & foot::RESET == 0));
+    // A character whose input turns NaN is flagged and its state reset; its neighbours run
+    // on untouched; when its input is good again it resets and runs.
+    let mut bad = chars.clone();
+    bad[5].root_ws[1] = f32::NAN;
+    let before = states.clone();
+    let (out, res) = run(&mut gpu, &bad, &mut states, 1.0 / 60.0);
+    assert_eq!(res[5].error(0), Some(crowd_ik::ChainError::NonFinite));
+    assert!(!states[5].is_valid());
+    assert!(out.iter().all(|p| p.position_ms.iter().chain(&p.rotation_ms).all(|x| x.is_finite())));
+    assert!(states.iter().zip(&before).enumerate().all(|(c, (a, b))| c == 5 || a.is_valid() && b.is_valid()));
+    let (_, res) = run(&mut gpu, &chars, &mut states, 1.0 / 60.0);
+    assert!(res[5].status[0] & foot::RESET != 0 && res[4].status[0] & foot::RESET == 0);
+    // A state with NaN in it (memory corruption, a bad copy): that character resets, flagged.
+    states[7].legs[0].plane[3] = f32::NAN;
+    let mut gpu_states = vec![CharacterState::default(); chars.len()];
+    gpu.read_states(&mut gpu_states).unwrap();
+    gpu_states[7].legs[0].plane[3] = f32::NAN;
+    gpu.queue().write_buffer(gpu.state_buffer().unwrap(), 0, bytemuck::cast_slice(&gpu_states));
+    let (_, res) = run(&mut gpu, &chars, &mut states, 1.0 / 60.0);
+    assert!(res[7].status[0] & foot::RESET != 0 && res[6].status[0] & foot::RESET == 0);
+}
