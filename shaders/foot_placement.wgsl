@@ -10,29 +10,51 @@ var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
+var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
 var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
 var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
 
-// A critically damped spring toward goal, exact for any dt: (value, velocity).
-fn spring(x: f32, v: f32, goal: f32, half_life: f32, dt: f32) -> vec2<f32> {
+// A critically damped spring, exact for any dt toward a goal moving linearly over the frame
+// from `goal0` to `goal`: (value, velocity). Half-life <= 0: at the goal at once.
+fn spring(x: f32, v: f32, goal0: f32, goal: f32, half_life: f32, dt: f32) -> vec2<f32> {
     if (!(half_life > 0.0)) {
         return vec2<f32>(goal, 0.0);
     }
+    if (!(dt > 0.0)) {
+        return vec2<f32>(x, v);
+    }
     let y = 2.0 * LN_2 / half_life;
-    let j0 = x - goal;
-    let j1 = v + j0 * y;
+    let gv = (goal - goal0) / dt;
+    let lag = -2.0 * gv / y;
+    let j0 = x - goal0 - lag;
+    let j1 = (v - gv) + j0 * y;
     let e = exp(-y * dt);
-    return vec2<f32>(goal + e * (j0 + j1 * dt), e * (v - j1 * y * dt));
+    return vec2<f32>(goal + lag + e * (j0 + j1 * dt), gv + e * (v - gv - j1 * y * dt));
 }
 
-fn move_towards(w: f32, goal: f32, step: f32) -> f32 {
-    if (abs(goal - w) <= step) {
+// w after dt moving toward a goal at most `rate` per second, the goal moving linearly from
+// `goal0` to `goal` over the frame (src/cpu/foot_placement.rs).
+fn follow(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+    if (!(dt > 0.0)) {
+        return w;
+    }
+    let gv = (goal - goal0) / dt;
+    let toward = select(-rate, rate, goal0 > w);
+    let closing = toward - gv;
+    var t = 3.40282347e38;
+    if (goal0 == w) {
+        t = 0.0;
+    } else if (closing * (goal0 - w) > 0.0) {
+        t = (goal0 - w) / closing;
+    }
+    if (!(t < dt)) {
+        return w + toward * dt;
+    }
+    let met = goal0 + gv * t;
+    if (abs(gv) <= rate) {
         return goal;
     }
-    if (goal > w) {
-        return w + step;
-    }
-    return w - step;
+    return met + sign(gv) * rate * (dt - t);
 }
 
 // What is left of a release offset t seconds after the release (smoothstep to 0 at `time`).
@@ -54,7 +76,7 @@ fn heading(f: vec3<f32>) -> vec2<f32> {
     return vec2<f32>(0.0);
 }
 
-// Cosine and sine of the turn about world up from heading a to heading b.
+// Cosine and sine of the turn about world up goal0 heading a to heading b.
 fn turn_between(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x + a.y * b.y, a.y * b.x - a.x * b.y);
 }
@@ -63,23 +85,18 @@ fn turn_heading(a: vec2<f32>, r: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * r.x + a.y * r.y, a.y * r.x - a.x * r.y);
 }
 
-// A heading offset (c, s) blended toward none by k in [0, 1].
-fn fade_turn(r: vec2<f32>, k: f32) -> vec2<f32> {
-    let c = 1.0 + (r.x - 1.0) * k;
-    let s = r.y * k;
-    let len2 = c * c + s * s;
-    if (len2 > 1e-12) {
-        let inv = 1.0 / sqrt(len2);
-        return vec2<f32>(c * inv, s * inv);
-    }
-    return vec2<f32>(1.0, 0.0);
+// A heading offset of `angle` radians blended toward none by k in [0, 1]: cosine and sine
+// of angle * k (the angle fades, so a half-turn offset turns back smoothly, one way).
+fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
+    let sc = sin_cos(angle * k);
+    return vec2<f32>(sc.y, sc.x);
 }
 
 fn state_finite() -> bool {
-    var ok = finite4(st.pelvis) && finite4(st.root);
+    var ok = finite4(st.pelvis) && finite4(st.root) && finite4(st.weights);
     for (var l = 0u; l < MAX_LEGS; l++) {
         let ls = st.legs[l];
-        ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.lock) && finite4(ls.release)
+        ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.plane_goal) && finite4(ls.lock) && finite4(ls.release)
             && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
     }
     return ok;
@@ -100,17 +117,20 @@ fn begin_placement(ch: CharacterInput, root: Root) {
         if (pl_snap || !(blend_time > 0.0)) {
             pl_weights[l] = goal;
         } else {
-            pl_weights[l] = move_towards(clamp(st.legs[l].fk.w, 0.0, 1.0), goal, dt / blend_time);
+            let goal0 = clamp(st.weights[l], 0.0, 1.0);
+            pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, dt), 0.0, 1.0);
         }
     }
     pl_held = vec2<f32>(0.0);
+    pl_start = 0.0;
     if (!pl_snap) {
         var held = st.pelvis.z;
         let moved = root.t.y - st.root.x;
         if (abs(moved) > rb.rig.blend.w * dt) {
             held -= moved;
         }
-        let sh = spring(held, st.pelvis.w, 0.0, rb.rig.springs.x, dt);
+        pl_start = st.pelvis.x + held;
+        let sh = spring(held, st.pelvis.w, 0.0, 0.0, rb.rig.springs.x, dt);
         pl_held = vec2<f32>(clamp(sh.x, -rb.rig.params.x, rb.rig.springs.z), sh.y);
     }
 }
@@ -128,13 +148,13 @@ fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: v
     return sole_height(gp, gn, at, toe, up, h);
 }
 
-// Starts the release of a locked foot: the offset from the unlocked solve fades out.
+// Starts the release of a locked foot: the offset goal0 the unlocked solve fades out.
 fn release_foot(l: u32) {
     let d = st.legs[l].lock.xyz - free_contact[l];
     let r = turn_between(free_heading[l], st.legs[l].yaw.xy);
-    st.legs[l].release = vec4<f32>(d, 0.0);
-    st.legs[l].yaw.z = r.x;
-    st.legs[l].yaw.w = r.y;
+    st.legs[l].release = vec4<f32>(d, st.legs[l].release.w);
+    st.legs[l].yaw.z = atan2(r.y, r.x);
+    st.legs[l].yaw.w = 0.0;
     st.legs[l].lock.w = 0.0;
 }
 
@@ -175,9 +195,10 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             var n = gn;
             var nv = vec3<f32>(0.0);
             if (!fresh) {
-                let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, gn.x, half_life, dt);
-                let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, gn.y, half_life, dt);
-                let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, gn.z, half_life, dt);
+                let g0 = st.legs[l].plane_goal;
+                let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, half_life, dt);
+                let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, half_life, dt);
+                let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, half_life, dt);
                 n = vec3<f32>(sx.x, sy.x, sz.x);
                 nv = vec3<f32>(sx.y, sy.y, sz.y);
             }
@@ -210,17 +231,18 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             if (!fresh) {
                 let dx = raw.x - st.legs[l].lift.z;
                 let dz = raw.z - st.legs[l].lift.w;
-                let carried = st.legs[l].plane.w - (nf.x * dx + nf.z * dz) / nf.y;
-                let sy = spring(carried, st.legs[l].plane_velocity.w, raw.y, half_life, dt);
+                let carry = (nf.x * dx + nf.z * dz) / nf.y;
+                let carried = st.legs[l].plane.w - carry;
+                let goal0 = st.legs[l].plane_goal.w - carry;
+                let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, half_life, dt);
                 y = sy.x;
                 yv = sy.y;
             }
-            if (!(y >= raw.y - tolerance)) {
-                y = raw.y - tolerance;
-                yv = 0.0;
-            }
             st.legs[l].plane = vec4<f32>(n, y);
             st.legs[l].plane_velocity = vec4<f32>(nv, yv);
+            // The spring runs free; the output stays within the tolerance of the ground.
+            y = max(y, raw.y - tolerance);
+            st.legs[l].plane_goal = vec4<f32>(gn, raw.y);
             st.legs[l].lift.z = raw.x;
             st.legs[l].lift.w = raw.z;
             // From the swing target (the FK foot, where a root snap left it) to the ground.
@@ -260,8 +282,8 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         var locked = (flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
         if (pl_snap) {
-            st.legs[l].release = vec4<f32>(0.0);
-            st.legs[l].yaw = vec4<f32>(0.0, 0.0, 1.0, 0.0);
+            st.legs[l].release = vec4<f32>(vec3<f32>(0.0), st.legs[l].release.w);
+            st.legs[l].yaw = vec4<f32>(0.0);
             st.legs[l].lock = vec4<f32>(0.0);
         }
         let release_distance = leg.lock.z;
@@ -274,7 +296,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             }
         } else if (planted) {
             let k = remaining(st.legs[l].lock.w, release_time);
-            let r = fade_turn(st.legs[l].yaw.zw, k);
+            let r = fade_turn(st.legs[l].yaw.z, k);
             let lock_heading = turn_heading(heading_free, r);
             let contact = contact_free + st.legs[l].release.xyz * k;
             st.legs[l].lock = vec4<f32>(contact, 0.0);
@@ -291,7 +313,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             let k = remaining(st.legs[l].lock.w, release_time);
             st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
             contact = contact_free + st.legs[l].release.xyz * k;
-            r = fade_turn(st.legs[l].yaw.zw, k);
+            r = fade_turn(st.legs[l].yaw.z, k);
         }
         aim = contact - offset;
         if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
@@ -316,19 +338,19 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             let lift_goal = max(need, need_ahead);
             var lift = vec2<f32>(lift_goal, 0.0);
             if (!pl_snap) {
-                lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, lift_goal, half_life, dt);
+                lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].release.w, lift_goal, half_life, dt);
             }
-            if (!(lift.x >= need)) {
-                lift = vec2<f32>(need, 0.0);
-            }
+            st.legs[l].release.w = lift_goal;
             st.legs[l].lift.x = lift.x;
             st.legs[l].lift.y = lift.y;
-            aim.y += lift.x;
+            aim.y += max(lift.x, need);
         } else {
             // No ground: the ground springs forget it.
             st.legs[l].plane = vec4<f32>(0.0);
             st.legs[l].plane_velocity = vec4<f32>(0.0);
+            st.legs[l].plane_goal = vec4<f32>(0.0);
             st.legs[l].lift = vec4<f32>(0.0);
+            st.legs[l].release.w = 0.0;
         }
         st.legs[l].fk = vec4<f32>(contact_fk, w);
         flags = flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
@@ -338,6 +360,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
         if (detected) {
             flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
         }
+        st.weights[l] = clamp(ch.foot_weights[l], 0.0, 1.0);
         ground.aim[l] = aim;
         ground.turn[l] = turn;
         ground.aimed[l] = true;
@@ -370,25 +393,23 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     var o = goal;
     var v = 0.0;
     if (!pl_snap) {
-        let start = st.pelvis.x;
-        let sx = spring(start, st.pelvis.y, goal, half_life, dt);
+        // The whole offset (spring and held snap) moves at most max_speed.
+        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, half_life, dt);
         let step = max_speed * dt;
-        o = clamp(sx.x, start - step, start + step);
+        o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
         v = clamp(sx.y, -max_speed, max_speed);
     }
+    // The limits bound the output; the spring runs free.
+    st.pelvis = vec4<f32>(o, v, pl_held.x, pl_held.y);
     let clamped = clamp(o, lo, hi);
-    if (clamped != o) {
-        v = 0.0;
-    }
-    st.pelvis = vec4<f32>(clamped, v, pl_held.x, pl_held.y);
-    st.root = vec4<f32>(root.t.y, 0.0, 0.0, 0.0);
+    st.root = vec4<f32>(root.t.y, goal, 0.0, 0.0);
     let offset = clamped + pl_held.x;
     res.pelvis.x = -offset;
     res.pelvis.y = -goal;
     return dir_to_model(root, vec3<f32>(0.0, offset, 0.0)) / root.s;
 }
 
-// End: a locked two-bone leg stretched past max_reach of its reach is released (from the
+// End: a locked two-bone leg stretched past max_reach of its reach is released (goal0 the
 // next frame); status bits; the state marked valid.
 fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
     var flags = st.flags.x;

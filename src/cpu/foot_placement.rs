@@ -16,43 +16,69 @@ use super::foot_ik::{
     align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
     GroundData, Root,
 };
-use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin};
+use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     LN_2, MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{foot, CharacterInput, CharacterState, FootResult, JointPose, SolverLeg, SolverRig, MAX_LEGS};
 use crate::records::v3;
 
-/// A critically damped spring toward `goal`, exact for any `dt` (so frame rates agree):
+/// A critically damped spring, exact for any `dt` toward a goal that moves linearly over
+/// the frame from `from` to `goal` (so frame rates agree on goals that change smoothly):
 /// returns the new value and velocity. Half-life ≤ 0: at the goal at once.
 #[must_use]
-pub(crate) fn spring(x: f32, v: f32, goal: f32, half_life: f32, dt: f32) -> (f32, f32) {
+pub(crate) fn spring(x: f32, v: f32, from: f32, goal: f32, half_life: f32, dt: f32) -> (f32, f32) {
     if !(half_life > 0.0) {
         return (goal, 0.0);
     }
+    if !(dt > 0.0) {
+        return (x, v);
+    }
     let y = 2.0 * LN_2 / half_life;
-    let j0 = x - goal;
-    let j1 = v + j0 * y;
+    let gv = (goal - from) / dt;
+    // Relative to the moving goal the spring settles at `lag`; the rest decays.
+    let lag = -2.0 * gv / y;
+    let j0 = x - from - lag;
+    let j1 = (v - gv) + j0 * y;
     let e = (-y * dt).exp();
-    (goal + e * (j0 + j1 * dt), e * (v - j1 * y * dt))
+    (goal + lag + e * (j0 + j1 * dt), gv + e * (v - gv - j1 * y * dt))
 }
 
 /// [`spring`] on each coordinate.
-fn spring3(x: Vec3, v: Vec3, goal: Vec3, half_life: f32, dt: f32) -> (Vec3, Vec3) {
-    let (x0, v0) = spring(x.x, v.x, goal.x, half_life, dt);
-    let (x1, v1) = spring(x.y, v.y, goal.y, half_life, dt);
-    let (x2, v2) = spring(x.z, v.z, goal.z, half_life, dt);
+fn spring3(x: Vec3, v: Vec3, from: Vec3, goal: Vec3, half_life: f32, dt: f32) -> (Vec3, Vec3) {
+    let (x0, v0) = spring(x.x, v.x, from.x, goal.x, half_life, dt);
+    let (x1, v1) = spring(x.y, v.y, from.y, goal.y, half_life, dt);
+    let (x2, v2) = spring(x.z, v.z, from.z, goal.z, half_life, dt);
     (Vec3::new(x0, x1, x2), Vec3::new(v0, v1, v2))
 }
 
-/// `w` moved toward `goal` by at most `step`.
-fn move_towards(w: f32, goal: f32, step: f32) -> f32 {
-    if (goal - w).abs() <= step {
-        goal
-    } else if goal > w {
-        w + step
+/// `w` after `dt` seconds moving toward a goal at most `rate` per second, the goal moving
+/// linearly from `from` to `goal` over the frame (exact for such a goal, so frame rates
+/// agree).
+fn follow(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+    if !(dt > 0.0) {
+        return w;
+    }
+    let gv = (goal - from) / dt;
+    let toward = if from > w { rate } else { -rate };
+    // Meets the goal at t = (from − w) / (toward − gv), if that is within the frame.
+    let closing = toward - gv;
+    let t = if from == w {
+        0.0
+    } else if closing * (from - w) > 0.0 {
+        (from - w) / closing
     } else {
-        w - step
+        f32::INFINITY
+    };
+    if !(t < dt) {
+        return w + toward * dt;
+    }
+    // Then it moves with the goal, or as fast as it may behind it.
+    let met = from + gv * t;
+    if gv.abs() <= rate {
+        goal
+    } else {
+        met + gv.signum() * rate * (dt - t)
     }
 }
 
@@ -87,25 +113,22 @@ fn turn_heading(a: [f32; 2], r: [f32; 2]) -> [f32; 2] {
     [a[0] * r[0] + a[1] * r[1], a[1] * r[0] - a[0] * r[1]]
 }
 
-/// A heading offset `(c, s)` blended toward none by `k` ∈ [0, 1] (1 = all of it).
-fn fade_turn(r: [f32; 2], k: f32) -> [f32; 2] {
-    let c = 1.0 + (r[0] - 1.0) * k;
-    let s = r[1] * k;
-    let len2 = c * c + s * s;
-    if len2 > 1e-12 {
-        let inv = 1.0 / len2.sqrt();
-        [c * inv, s * inv]
-    } else {
-        [1.0, 0.0]
-    }
+/// A heading offset of `angle` radians blended toward none by `k` ∈ [0, 1] (1 = all of
+/// it): cosine and sine of `angle · k` (the angle fades, so even a half-turn offset turns
+/// back smoothly, one way).
+fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
+    let (s, c) = sin_cos(angle * k);
+    [c, s]
 }
 
 fn state_finite(s: &CharacterState) -> bool {
     finite4(s.pelvis)
         && finite4(s.root)
+        && finite4(s.weights)
         && s.legs.iter().all(|l| {
             finite4(l.plane)
                 && finite4(l.plane_velocity)
+                && finite4(l.plane_goal)
                 && finite4(l.lock)
                 && finite4(l.release)
                 && finite4(l.fk)
@@ -163,7 +186,8 @@ pub(crate) fn begin_placement(
         *w = if snap || !(blend_time > 0.0) {
             goal
         } else {
-            move_towards(state.legs[l].fk[3].clamp(0.0, 1.0), goal, dt / blend_time)
+            let from = state.weights[l].clamp(0.0, 1.0);
+            follow(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
         };
     }
     let (mut held, mut held_velocity, mut start) = (0.0, 0.0, 0.0);
@@ -174,7 +198,7 @@ pub(crate) fn begin_placement(
             held -= moved;
         }
         start = state.pelvis[0] + held;
-        (held, held_velocity) = spring(held, state.pelvis[3], 0.0, rig.springs[0], dt);
+        (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, rig.springs[0], dt);
         held = held.clamp(-rig.params[0], rig.springs[2]);
     }
     Placement { snap, weights, dt, held, held_velocity, start }
@@ -222,7 +246,7 @@ pub(crate) fn place_feet(
             let fresh = p.snap || !(ls.plane[1] > 0.0);
             let (mut n, mut nv) = (gn, Vec3::ZERO);
             if !fresh {
-                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), gn, half_life, dt);
+                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), v3(ls.plane_goal), gn, half_life, dt);
             }
             let mut nf = normalize_or(n, gn, 1e-12);
             if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
@@ -247,14 +271,17 @@ pub(crate) fn place_feet(
             let (mut y, mut yv) = (raw.y, 0.0);
             if !fresh {
                 let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
-                let carried = ls.plane[3] - (nf.x * dx + nf.z * dz) / nf.y;
-                (y, yv) = spring(carried, ls.plane_velocity[3], raw.y, half_life, dt);
-            }
-            if !(y >= raw.y - tolerance) {
-                (y, yv) = (raw.y - tolerance, 0.0);
+                let carry = (nf.x * dx + nf.z * dz) / nf.y;
+                let (carried, from) = (ls.plane[3] - carry, ls.plane_goal[3] - carry);
+                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y, half_life, dt);
             }
             ls.plane = n.extend(y).to_array();
             ls.plane_velocity = nv.extend(yv).to_array();
+            // The spring runs free; what the foot stands on is never more than the tolerance
+            // below the real ground (a limit on the output, not the state, so frame rates
+            // agree).
+            y = y.max(raw.y - tolerance);
+            ls.plane_goal = gn.extend(raw.y).to_array();
             ls.lift[2] = raw.x;
             ls.lift[3] = raw.z;
             // From the swing target (the FK foot, where a root snap left it) to the ground.
@@ -285,8 +312,10 @@ pub(crate) fn place_feet(
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
         if p.snap {
-            ls.release = [0.0; 4];
-            ls.yaw = [0.0, 0.0, 1.0, 0.0];
+            ls.release[0] = 0.0;
+            ls.release[1] = 0.0;
+            ls.release[2] = 0.0;
+            ls.yaw = [0.0; 4];
             ls.lock = [0.0; 4];
         }
         let (release_distance, release_time) = (leg.lock[2], leg.lock[3]);
@@ -298,7 +327,7 @@ pub(crate) fn place_feet(
             }
         } else if planted {
             let k = remaining(ls.lock[3], release_time);
-            let r = fade_turn([ls.yaw[2], ls.yaw[3]], k);
+            let r = fade_turn(ls.yaw[2], k);
             let lock_heading = turn_heading(free_heading, r);
             let contact = free_contact + v3(ls.release) * k;
             ls.lock = contact.extend(0.0).to_array();
@@ -311,7 +340,7 @@ pub(crate) fn place_feet(
         } else {
             let k = remaining(ls.lock[3], release_time);
             ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
-            (free_contact + v3(ls.release) * k, fade_turn([ls.yaw[2], ls.yaw[3]], k))
+            (free_contact + v3(ls.release) * k, fade_turn(ls.yaw[2], k))
         };
         target = contact - offset;
         if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
@@ -337,19 +366,19 @@ pub(crate) fn place_feet(
             let goal = need.max(need_ahead);
             let (mut lift, mut lv) = (goal, 0.0);
             if !p.snap {
-                (lift, lv) = spring(ls.lift[0], ls.lift[1], goal, half_life, dt);
+                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.release[3], goal, half_life, dt);
             }
-            if !(lift >= need) {
-                (lift, lv) = (need, 0.0);
-            }
+            ls.release[3] = goal;
             ls.lift[0] = lift;
             ls.lift[1] = lv;
-            target.y += lift;
+            target.y += lift.max(need);
         } else {
             // No ground: the ground springs forget it.
             ls.plane = [0.0; 4];
             ls.plane_velocity = [0.0; 4];
+            ls.plane_goal = [0.0; 4];
             ls.lift = [0.0; 4];
+            ls.release[3] = 0.0;
         }
         ls.fk = contact_fk.extend(w).to_array();
         flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
@@ -359,6 +388,7 @@ pub(crate) fn place_feet(
         if detected {
             flags |= bit(STATE_PLANTED_SHIFT, l);
         }
+        state.weights[l] = ch.foot_weights[l].clamp(0.0, 1.0);
         ground.target[l] = target;
         ground.turn[l] = turn;
         ground.aimed[l] = true;
@@ -406,9 +436,9 @@ fn foot_gap(
 fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
     let d = v3(ls.lock) - free.contact;
     let r = turn_between(free.heading, [ls.yaw[0], ls.yaw[1]]);
-    ls.release = d.extend(0.0).to_array();
-    ls.yaw[2] = r[0];
-    ls.yaw[3] = r[1];
+    ls.release = d.extend(ls.release[3]).to_array();
+    ls.yaw[2] = r[1].atan2(r[0]);
+    ls.yaw[3] = 0.0;
     ls.lock[3] = 0.0;
 }
 
@@ -433,17 +463,15 @@ pub(crate) fn spring_pelvis(
     let (mut o, mut v) = (goal, 0.0);
     if !p.snap {
         // The whole offset (spring and held snap) moves at most max_speed.
-        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], goal, half_life, p.dt);
+        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, half_life, p.dt);
         let step = max_speed * p.dt;
         o = (x + p.held).clamp(p.start - step, p.start + step) - p.held;
         v = xv.clamp(-max_speed, max_speed);
     }
+    // The limits bound the output; the spring runs free (so frame rates agree).
+    state.pelvis = [o, v, p.held, p.held_velocity];
     let clamped = o.clamp(lo, hi);
-    if clamped != o {
-        v = 0.0;
-    }
-    state.pelvis = [clamped, v, p.held, p.held_velocity];
-    state.root = [root.t.y, 0.0, 0.0, 0.0];
+    state.root = [root.t.y, goal, 0.0, 0.0];
     let offset = clamped + p.held;
     res.pelvis[0] = -offset;
     res.pelvis[1] = -goal;

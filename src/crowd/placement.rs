@@ -170,7 +170,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 112 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 128 bytes. Keep in sync with `LegState` in
 /// `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -180,15 +180,19 @@ pub struct LegState {
     pub plane: [f32; 4],
     /// The ground spring's velocities (per second).
     pub plane_velocity: [f32; 4],
+    /// The ground spring's goals last frame (the real ground's normal and height): each
+    /// spring follows its goal as moving linearly over the frame, so frame rates agree.
+    pub plane_goal: [f32; 4],
     /// While locked: the locked contact point (world); `w` = seconds since the last release.
     pub lock: [f32; 4],
-    /// After a release: the contact offset from the unlocked solve at release (world), `w` =
-    /// 0.
+    /// After a release: the contact offset from the unlocked solve at release (world); `w` =
+    /// the lift spring's goal last frame.
     pub release: [f32; 4],
     /// Last frame's FK contact point (world), `w` = the blended foot weight.
     pub fk: [f32; 4],
     /// The foot's heading (its forward direction projected on the ground, as world `x, z`):
-    /// `xy` = the locked heading, `zw` = cosine and sine of the heading offset at release.
+    /// `xy` = the locked heading, `z` = the heading offset at release (radians about world
+    /// up), `w` = 0.
     pub yaw: [f32; 4],
     /// `x` = how far the foot is lifted above its target so no part of it is below the
     /// ground (a spring), `y` = its velocity, `zw` = the world `x, z` where the smoothed
@@ -197,7 +201,7 @@ pub struct LegState {
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 496 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 576 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/crowd.wgsl`.
 #[repr(C)]
@@ -207,10 +211,13 @@ pub struct CharacterState {
     /// = dropped), `y` = its velocity, `z` = the root snap still held (world up: how far the
     /// character is from where the root put it), `w` = its velocity.
     pub pelvis: [f32; 4],
-    /// `x` = the root's world height last frame, `yzw` = 0.
+    /// `x` = the root's world height last frame, `y` = the pelvis spring's goal last frame,
+    /// `zw` = 0.
     pub root: [f32; 4],
     /// `[0]`: `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
     pub flags: [u32; 4],
+    /// The input foot weights last frame (the blend follows them as moving linearly).
+    pub weights: [f32; 4],
     /// Per leg.
     pub legs: [LegState; MAX_LEGS],
 }
@@ -259,5 +266,5 @@ pub struct FrameInput {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 112);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 496);
+const _: () = assert!(std::mem::size_of::<LegState>() == 128);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 576);
