@@ -114,7 +114,7 @@ shared_constants! {
     /// explicit reset, a frame longer than `MAX_FRAME_TIME`, or a non-finite state).
     FOOT_RESET: u32 = 64;
     /// ln 2, for springs given by their half-life (`y = 2 ln 2 / half-life`).
-    LN_2: f32 = 0.693_147_2;
+    LN_2: f32 = std::f32::consts::LN_2;
     /// Longest frame foot placement integrates (seconds): a longer one (a hitch) resets
     /// every character's state to this frame's solve, flagged `FOOT_RESET`.
     MAX_FRAME_TIME: f32 = 0.25;

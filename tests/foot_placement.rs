@@ -15,14 +15,11 @@ use glam::{Quat, Vec2, Vec3};
 #[derive(Clone, Copy, Debug, Default)]
 struct Sample {
     pelvis: Vec3,
-    fk_pelvis: Vec3,
     ankle: [Vec3; 2],
     fk_ankle: [Vec3; 2],
     locked: [bool; 2],
-    reset: bool,
     sole_after: [f32; 2],
     hit: [bool; 2],
-    drop: f32,
 }
 
 /// Runs frames of the CPU twin over one crowd, keeping the states.
@@ -69,14 +66,11 @@ impl Sim {
         let ankles: Vec<usize> = self.rig.legs.iter().map(|l| l.joints[2]).collect();
         Sample {
             pelvis: ch.to_world(o[self.rig.pelvis].position()),
-            fk_pelvis: ch.to_world(p[self.rig.pelvis].position()),
             ankle: [ch.to_world(o[ankles[0]].position()), ch.to_world(o[ankles[1]].position())],
             fk_ankle: [ch.to_world(p[ankles[0]].position()), ch.to_world(p[ankles[1]].position())],
             locked: [r.status[0] & foot::LOCKED != 0, r.status[1] & foot::LOCKED != 0],
-            reset: r.status[0] & foot::RESET != 0,
             sole_after: [r.sole_after[0], r.sole_after[1]],
             hit: [r.status[0] & foot::HIT != 0, r.status[1] & foot::HIT != 0],
-            drop: r.pelvis[0],
         }
     }
 }
@@ -350,8 +344,8 @@ fn cmu_tracks(path: &str, hf: &Heightfield, hz: f32, placement: FootPlacement) -
             .with_foot_weights([weights[0], weights[1], 0.0, 0.0])];
         let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
         let s = sim.sample(0, &chars, &pose, &out, &res[0]);
-        for l in 0..2 {
-            tracks[l].push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
+        for (l, track) in tracks.iter_mut().enumerate() {
+            track.push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
         }
     }
     Some(tracks)
@@ -468,8 +462,8 @@ fn trajectories(rig: &FootRig, hf: &Heightfield, hz: f32, seconds: f32) -> Vec<[
         let poses: Vec<JointPose> = poses.concat();
         let (pose_out, res) = sim.frame(&chars, &poses, 1.0 / hz);
         if f % every == 0 {
-            for c in 0..n {
-                let s = sim.sample(c, &chars, &poses, &pose_out, &res[c]);
+            for (c, r) in res.iter().enumerate() {
+                let s = sim.sample(c, &chars, &poses, &pose_out, r);
                 out.push([s.pelvis, s.ankle[0], s.ankle[1]]);
             }
         }

@@ -96,7 +96,7 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
         // reset (teleport) the first 50 at frame 200.
         let map: Option<Vec<Option<usize>>> = match frame {
             100 => {
-                let kept: Vec<usize> = (0..alive.len()).filter(|&i| alive[i] % 9 != 0).collect();
+                let kept: Vec<usize> = (0..alive.len()).filter(|&i| !alive[i].is_multiple_of(9)).collect();
                 alive = kept.iter().map(|&i| alive[i]).collect();
                 Some(kept.into_iter().map(Some).collect())
             }

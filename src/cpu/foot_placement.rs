@@ -211,6 +211,7 @@ pub(crate) fn begin_placement(
 /// lock: a planted foot holds its contact point and heading; a released one blends back.
 /// Fills `ground.target`, `turn`, `limited`, `aimed` and the pelvis goal and reach cap.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 pub(crate) fn place_feet(
     rig: &SolverRig,
     g: &GroundData,
@@ -482,6 +483,7 @@ pub(crate) fn spring_pelvis(
 /// `max_reach` of its reach is released (from the next frame; this frame keeps the target,
 /// so nothing pops); status bits; the state marked valid.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 pub(crate) fn end_placement(
     rig: &SolverRig,
     root: &Root,
