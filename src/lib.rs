@@ -74,7 +74,10 @@ pub mod prelude {
     pub use crate::cpu::{
         AimJob, AimMethod, BatchJob, BatchSummary, CpuPath, FabrikJob, FabrikMode, FootIkJob, ThreeBoneJob, TwoBoneJob,
     };
-    pub use crate::crowd::{CharacterInput, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose};
+    pub use crate::crowd::{
+        CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
+        LegPlacement, LockPivot, PlantDetection,
+    };
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option};
     pub use crate::{

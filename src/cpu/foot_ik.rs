@@ -7,12 +7,12 @@
 //! knee → foot aligned to the ground normal within the max foot angle → per-foot weight →
 //! the full corrected pose, every joint below the pelvis following it.
 //!
-//! About 560 lines, over the crate's ~500-line guide on purpose: it is the twin of one
-//! kernel, stage for stage (`shaders/foot_ik.wgsl`, ~470 lines), and the two read side by
-//! side best as one file each.
+//! The temporal stages (foot placement) are in [`super::foot_placement`], the job API
+//! ([`FootIkJob`]) in `foot_ik_job.rs`. About 580 lines, over the crate's ~500-line guide on
+//! purpose: it is the twin of one kernel, stage for stage (`shaders/foot_ik.wgsl`, ~560
+//! lines), and the two read side by side best as one file each.
 
 use glam::{Quat, Vec3};
-use rayon::prelude::*;
 
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
@@ -22,11 +22,14 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FootRig, Ground,
+    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult,
     GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
-use crate::{ChainError, IkError};
+use crate::ChainError;
+
+pub use super::foot_ik_job::FootIkJob;
+pub(crate) use super::foot_ik_job::check_frame_time;
 
 /// What the kernel needs of the ground.
 pub(crate) struct GroundData<'a> {
@@ -214,7 +217,7 @@ pub(crate) struct FeetGround {
     pub drop: f32,
 }
 
-/// Solves one character. `table` = [`FootRig::joint_table`], `pose_in`/`pose_out` = this
+/// Solves one character. `table` = [`FootRig::joint_table`](crate::crowd::FootRig::joint_table), `pose_in`/`pose_out` = this
 /// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode); `state` and
 /// `dt` are read and written only when the rig has foot placement.
 ///
@@ -572,148 +575,5 @@ fn measure_soles(
             let toe_ws = root.to_world(pose_out[leg.joints[3] as usize].position());
             sole_height(rig, g, point, normal, ref_ws, toe_ws, up, h)
         };
-    }
-}
-
-/// One character's inputs and outputs, as zipped by [`FootIkJob`].
-type Work<'a> = (
-    usize,
-    (((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult), &'a mut CharacterState),
-);
-
-/// A crowd frame for the CPU: the rig and ground, this frame's characters and FK poses
-/// (`characters.len() × joint_count` joints, character-major), and the outputs.
-///
-/// Stateless rigs run with [`FootIkJob::run`]; a rig with foot placement
-/// ([`FootRig::placement`]) runs with [`FootIkJob::run_frame`], which also advances one
-/// [`CharacterState`] per character by the frame time.
-pub struct FootIkJob<'a> {
-    /// The rig.
-    pub rig: &'a FootRig,
-    /// The ground.
-    pub ground: &'a Ground,
-    /// One entry per character.
-    pub characters: &'a [CharacterInput],
-    /// Caller ground hits, `characters × MAX_LEGS` (only with [`Ground::Hits`]; else empty).
-    pub hits: &'a [GroundHit],
-    /// FK model-space poses, character-major.
-    pub poses_in: &'a [JointPose],
-    /// Corrected poses, same layout.
-    pub poses_out: &'a mut [JointPose],
-    /// One result per character.
-    pub results: &'a mut [FootResult],
-}
-
-/// Checks a frame time: finite and ≥ 0 (0: no time passed; above
-/// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME): every character resets).
-pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
-    if dt.is_finite() && dt >= 0.0 {
-        Ok(())
-    } else {
-        Err(IkError::InvalidFrameTime(dt.to_string()))
-    }
-}
-
-impl FootIkJob<'_> {
-    /// Checks the rig, the ground and the slice lengths.
-    pub fn validate(&self) -> Result<(), IkError> {
-        self.rig.validate()?;
-        if let Ground::Heightfield(h) = self.ground {
-            h.validate()?;
-        }
-        let (c, n) = (self.characters.len(), self.rig.joint_count());
-        let mismatch = |m: String| Err(IkError::FrameMismatch(m));
-        if self.poses_in.len() != c * n || self.poses_out.len() != c * n {
-            return mismatch(format!(
-                "{c} characters × {n} joints but {} poses in, {} out",
-                self.poses_in.len(),
-                self.poses_out.len()
-            ));
-        }
-        if self.results.len() != c {
-            return mismatch(format!("{c} characters but {} results", self.results.len()));
-        }
-        let hits = if matches!(self.ground, Ground::Hits) { c * MAX_LEGS } else { 0 };
-        if self.hits.len() != hits {
-            return mismatch(format!("{} ground hits; expected {hits}", self.hits.len()));
-        }
-        Ok(())
-    }
-
-    /// Solves every character on the calling thread, each frame from scratch. A rig with
-    /// foot placement needs [`FootIkJob::run_frame`] (error [`IkError::StateRequired`]).
-    pub fn run(&mut self) -> Result<(), IkError> {
-        self.solve(false, None)
-    }
-
-    /// Solves every character on all cores; bit-identical to [`FootIkJob::run`].
-    pub fn run_par(&mut self) -> Result<(), IkError> {
-        self.solve(true, None)
-    }
-
-    /// Solves one frame of foot placement on the calling thread: `states` (one per
-    /// character, kept by the caller across frames; `CharacterState::default()` for a new or
-    /// reset character) are read and advanced by `dt` seconds. `dt` must be finite and
-    /// ≥ 0; a frame longer than [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME)
-    /// resets every character (flagged [`foot::RESET`]). A stateless rig ignores `states`
-    /// and `dt` and solves as [`FootIkJob::run`].
-    pub fn run_frame(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
-        self.solve(false, Some((states, dt)))
-    }
-
-    /// [`FootIkJob::run_frame`] on all cores; bit-identical to it.
-    pub fn run_frame_par(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
-        self.solve(true, Some((states, dt)))
-    }
-
-    fn solve(&mut self, par: bool, frame: Option<(&mut [CharacterState], f32)>) -> Result<(), IkError> {
-        self.validate()?;
-        let c = self.characters.len();
-        let mut none: Vec<CharacterState> = Vec::new();
-        let (states, dt) = match frame {
-            Some((states, dt)) if self.rig.placement.is_some() => {
-                check_frame_time(dt)?;
-                if states.len() != c {
-                    return Err(IkError::FrameMismatch(format!("{c} characters but {} states", states.len())));
-                }
-                (states, dt)
-            }
-            None if self.rig.placement.is_some() => return Err(IkError::StateRequired),
-            _ => {
-                none.resize(c, CharacterState::default());
-                (&mut none[..], 0.0)
-            }
-        };
-        let n = self.rig.joint_count();
-        let rig = self.rig.solver_rig(self.ground);
-        let table = self.rig.joint_table();
-        let heights: &[f32] = match self.ground {
-            Ground::Heightfield(h) => &h.heights,
-            Ground::Hits => &[],
-        };
-        let g = GroundData { heights, hits: self.hits };
-        let hits_of = |c: usize| if g.hits.is_empty() { &[][..] } else { &g.hits[c * MAX_LEGS..(c + 1) * MAX_LEGS] };
-        let work = |(c, (((ch, (pin, pout)), res), state)): Work<'_>| {
-            foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res, state, dt);
-        };
-        let chars = self.characters;
-        if par {
-            chars
-                .par_iter()
-                .zip(self.poses_in.par_chunks(n).zip(self.poses_out.par_chunks_mut(n)))
-                .zip(self.results.par_iter_mut())
-                .zip(states.par_iter_mut())
-                .enumerate()
-                .for_each(work);
-        } else {
-            chars
-                .iter()
-                .zip(self.poses_in.chunks(n).zip(self.poses_out.chunks_mut(n)))
-                .zip(self.results.iter_mut())
-                .zip(states.iter_mut())
-                .enumerate()
-                .for_each(work);
-        }
-        Ok(())
     }
 }

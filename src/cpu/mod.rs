@@ -11,6 +11,7 @@ pub(crate) mod chain;
 pub mod clip_sample;
 pub mod fabrik;
 pub mod foot_ik;
+mod foot_ik_job;
 pub(crate) mod foot_placement;
 pub(crate) mod limb;
 pub(crate) mod math;

@@ -13,9 +13,9 @@ use crate::crowd::{
 };
 
 /// Byte offsets in the rig buffer: the rig, this frame's [`FrameInput`], the joint table.
-const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
+pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
 const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
-const STATE_BYTES: u64 = std::mem::size_of::<CharacterState>() as u64;
+pub(super) const STATE_BYTES: u64 = std::mem::size_of::<CharacterState>() as u64;
 
 /// Rounds the characters one storage binding holds (the largest per-character array
 /// decides) down to a multiple of 16, which keeps every segment offset 256-byte aligned.
@@ -32,19 +32,19 @@ fn segment_size(max_binding: u64, per_character: [u64; 5]) -> usize {
 /// corrected poses stay in [`CrowdSolver::pose_output`] (`JointPose` per joint,
 /// character-major) for skinning; [`CrowdSolver::read`] reads them back for tools and tests.
 pub struct CrowdSolver {
-    context: GpuContext,
+    pub(super) context: GpuContext,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     joint_count: usize,
     hits_mode: bool,
     temporal: bool,
-    rig_buf: wgpu::Buffer,
+    pub(super) rig_buf: wgpu::Buffer,
     heights_buf: wgpu::Buffer,
     /// Bound in place of the state buffer by a stateless rig.
     no_state: wgpu::Buffer,
-    frame: Option<Frame>,
+    pub(super) frame: Option<Frame>,
     external_poses: Option<wgpu::Buffer>,
-    count: usize,
+    pub(super) count: usize,
     segment_characters: usize,
     timer: PassTimer,
 }
@@ -52,15 +52,15 @@ pub struct CrowdSolver {
 /// One buffer per array for the whole crowd; each segment of at most
 /// `segment_characters` characters binds its sub-ranges (≤ one storage binding) and gets its
 /// own dispatch.
-struct Frame {
-    capacity: usize,
+pub(super) struct Frame {
+    pub(super) capacity: usize,
     characters: wgpu::Buffer,
     poses_in: wgpu::Buffer,
     poses_out: wgpu::Buffer,
     results: wgpu::Buffer,
     hits: wgpu::Buffer,
     /// Foot placement: one [`CharacterState`] per character, kept across frames.
-    states: Option<wgpu::Buffer>,
+    pub(super) states: Option<wgpu::Buffer>,
     segments: Vec<Option<Segment>>,
     staging: Option<wgpu::Buffer>,
 }
@@ -68,7 +68,7 @@ struct Frame {
 struct Segment {
     bind_group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    count: usize,
+    pub(super) count: usize,
 }
 
 /// Bytes per character in each array the kernel binds: characters, poses, results, hits,
@@ -232,7 +232,7 @@ impl CrowdSolver {
 
     /// The buffers for `capacity` characters; `states` reuses a state buffer (else a new,
     /// zeroed one: every character resets).
-    fn make_frame(&self, capacity: usize, states: Option<wgpu::Buffer>) -> Frame {
+    pub(super) fn make_frame(&self, capacity: usize, states: Option<wgpu::Buffer>) -> Frame {
         let d = self.context.device();
         let states = self.temporal.then(|| {
             states.unwrap_or_else(|| {
@@ -336,112 +336,6 @@ impl CrowdSolver {
         if let Some(old) = self.frame.take() {
             self.frame = Some(self.make_frame(old.capacity, old.states));
         }
-    }
-
-    /// Foot placement: sets the time since the last frame (seconds), read by the frames
-    /// encoded from now on (it stays until set again; 0 before the first call). It must be
-    /// finite and ≥ 0; a frame longer than
-    /// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME) resets every character, flagged
-    /// [`foot::RESET`](crate::crowd::foot::RESET). A stateless rig ignores it.
-    pub fn set_frame_time(&mut self, dt: f32) -> Result<(), GpuError> {
-        crate::cpu::foot_ik::check_frame_time(dt).map_err(GpuError::Input)?;
-        let frame = FrameInput { dt, ..FrameInput::default() };
-        self.context.queue().write_buffer(&self.rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&frame));
-        Ok(())
-    }
-
-    /// Foot placement: resets these characters' state (spawned or teleported characters):
-    /// their next frame snaps to its solve. Indices past the crowd's buffers are ignored.
-    pub fn reset_states(&mut self, characters: &[usize]) {
-        let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return };
-        let zero = [0u8; STATE_BYTES as usize];
-        for &c in characters {
-            if (c as u64 + 1) * STATE_BYTES <= states.size() {
-                self.context.queue().write_buffer(states, c as u64 * STATE_BYTES, &zero);
-            }
-        }
-    }
-
-    /// Foot placement: resets every character's state.
-    pub fn reset_all_states(&mut self) -> Result<(), GpuError> {
-        let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return Ok(()) };
-        self.context.submit("foot_ik reset states", |e| e.clear_buffer(states, 0, None))
-    }
-
-    /// Foot placement: keeps each surviving character's state when the crowd changes
-    /// (despawns compacted, spawns appended or inserted): after it, character `i` has the
-    /// state of old character `map[i]`, `None` = reset. On the GPU (copies between
-    /// buffers), nothing read back. Upload the new crowd after it.
-    /// The CPU twin is [`crate::crowd::remap_states`].
-    pub fn remap_states(&mut self, map: &[Option<usize>]) -> Result<(), GpuError> {
-        let Some(old) = self.frame.take() else { return Ok(()) };
-        let Some(old_states) = old.states.as_ref() else {
-            self.frame = Some(old);
-            return Ok(());
-        };
-        let capacity = old.capacity.max(map.len().next_power_of_two()).min(self.max_characters().max(1));
-        if map.len() > capacity {
-            self.frame = Some(old);
-            return Err(GpuError::BatchTooLarge { chains: map.len(), max: capacity });
-        }
-        let frame = self.make_frame(capacity, None);
-        let new_states = frame.states.as_ref().expect("foot placement");
-        let old_len = (old_states.size() / STATE_BYTES) as usize;
-        // Runs of consecutive surviving characters, one copy each.
-        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-        for (i, m) in map.iter().enumerate() {
-            let Some(src) = m.filter(|&m| m < old_len) else { continue };
-            match runs.last_mut() {
-                Some((s, d, n)) if *s + *n == src && *d + *n == i => *n += 1,
-                _ => runs.push((src, i, 1)),
-            }
-        }
-        self.context.submit("foot_ik remap states", |e| {
-            for &(src, dst, n) in &runs {
-                e.copy_buffer_to_buffer(
-                    old_states,
-                    src as u64 * STATE_BYTES,
-                    new_states,
-                    dst as u64 * STATE_BYTES,
-                    n as u64 * STATE_BYTES,
-                );
-            }
-        })?;
-        self.frame = Some(frame);
-        self.count = 0; // upload the new crowd
-        Ok(())
-    }
-
-    /// Foot placement: the per-character [`CharacterState`] buffer (`None` for a stateless
-    /// rig or before the first upload).
-    #[must_use]
-    pub fn state_buffer(&self) -> Option<&wgpu::Buffer> {
-        self.frame.as_ref().and_then(|f| f.states.as_ref())
-    }
-
-    /// Blocking: reads back the foot-placement state of the first `states.len()` characters
-    /// (tools and tests; the frame loop never needs it).
-    pub fn read_states(&self, states: &mut [CharacterState]) -> Result<(), GpuError> {
-        self.context.check_lost()?;
-        let Some(buffer) = self.state_buffer() else {
-            return Err(GpuError::Input(crate::IkError::StateRequired));
-        };
-        let bytes = std::mem::size_of_val(states) as u64;
-        if bytes > buffer.size() {
-            return Err(GpuError::LengthMismatch {
-                chains: (buffer.size() / STATE_BYTES) as usize,
-                outputs: states.len(),
-            });
-        }
-        if bytes == 0 {
-            return Ok(());
-        }
-        let staging = staging_buffer(self.context.device(), bytes);
-        self.context.submit("foot_ik read states", |e| e.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes))?;
-        let mut out = vec![0u8; bytes as usize];
-        map_read(self.context.device(), &staging, &mut out)?;
-        bytemuck::cast_slice_mut(states).copy_from_slice(&out);
-        self.context.check_lost()
     }
 
     /// Records the frame's foot IK into `encoder`: one compute pass, one dispatch for the

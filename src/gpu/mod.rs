@@ -7,6 +7,7 @@
 //! | [`chain_solver`] | [`GpuSolver`]: two-bone, pseudo three-bone and FABRIK batches |
 //! | [`kinds`] | [`Kind`] of chain kernel, [`GpuChain`] records, [`OutputSegment`] |
 //! | [`crowd`] | [`CrowdSolver`]: crowd foot IK, one dispatch for the whole crowd |
+//! | `crowd_state` | its foot-placement state: frame time, resets, remapping, reading back |
 //! | [`palette`] | [`PaletteBuilder`]: skinning matrices from solved poses |
 //! | [`pose_source`] | [`ClipPoseSource`]: FK poses sampled from a clip on the GPU |
 //! | [`buffers`] | buffer, pipeline and dispatch helpers shared by all of them |
@@ -25,6 +26,7 @@ pub mod buffers;
 pub mod chain_solver;
 pub mod context;
 pub mod crowd;
+mod crowd_state;
 pub mod error;
 pub mod kinds;
 pub mod palette;
