@@ -1,7 +1,7 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement]
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
@@ -30,7 +30,7 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement
                        (fabrikJxK: J joints, K iterations; default all)
   --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
   --cpu-only           CPU columns and the peer only; no GPU adapter is opened
@@ -304,7 +304,7 @@ fn main() -> Res<()> {
                 [1, 4, 16, 64, 256, 1024].map(|k| k * 1024).to_vec()
             }
         });
-    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd";
+    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -349,10 +349,10 @@ fn main() -> Res<()> {
                 "two" => chains("two-bone", gpu.as_mut(), &workload::two_bone(n, 1))?,
                 "three" => chains("three-bone", gpu.as_mut(), &workload::three_bone(n, 2))?,
                 "mixed" => mixed(gpu.as_mut(), n)?,
-                "crowd" => match crowd(gpu.as_ref(), n) {
+                "crowd" | "placement" => match crowd(gpu.as_ref(), n, w == "placement") {
                     Ok(row) => row,
                     Err(e) => {
-                        println!("{:<12} {n:>8} skipped: {e}", "crowd");
+                        println!("{:<12} {n:>8} skipped: {e}", w);
                         continue;
                     }
                 },
@@ -485,16 +485,30 @@ fn mixed(gpu: Option<&mut GpuSolver>, n: usize) -> Res<Row> {
     })
 }
 
-/// The crowd foot-IK frame: `n` walking bipeds over hills.
-fn crowd(own: Option<&GpuSolver>, n: usize) -> Res<Row> {
+/// The crowd foot-IK frame: `n` walking bipeds over hills; with `placement`, foot
+/// placement across frames on (state read and written every frame, dt = 1/60 s).
+fn crowd(own: Option<&GpuSolver>, n: usize, placement: bool) -> Res<Row> {
+    let name = if placement { "placement" } else { "crowd" };
     let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
-    let rig = biped_rig();
-    let walkers = WalkingCrowd::new(n, 90.0, 1);
+    let mut rig = biped_rig();
+    if placement {
+        let mut p = FootPlacement::default();
+        for leg in &mut p.legs {
+            leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+        }
+        rig = rig.with_placement(Some(p));
+    }
+    let dt = 1.0 / 60.0;
+    let mut walkers = WalkingCrowd::new(n, 90.0, 1);
     let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());
+    walkers.frame(&terrain, &mut chars, &mut poses);
+    let (first_chars, first_poses) = (chars.clone(), poses.clone());
+    walkers.step(dt);
     walkers.frame(&terrain, &mut chars, &mut poses);
     let mut out = vec![JointPose::default(); poses.len()];
     let mut res = vec![FootResult::default(); n];
+    let mut states = vec![CharacterState::default(); n];
     fn job<'a>(
         rig: &'a crowd_ik::crowd::FootRig,
         ground: &'a Ground,
@@ -513,14 +527,31 @@ fn crowd(own: Option<&GpuSolver>, n: usize) -> Res<Row> {
             results: res,
         }
     }
-    let cpu1 = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run()?))?;
-    let cpu_all = best(|| Ok(job(&rig, &ground, &chars, &poses, &mut out, &mut res).run_par()?))?;
-    let Some(own) = own else { return Ok(Row::cpu_only("crowd", n, cpu1, cpu_all)) };
+    // A first frame (every state resets), then this frame from those states: the GPU is
+    // checked against these two; timed frames then go on from the states they leave.
+    let mut run = |chars: &[CharacterInput], poses: &[JointPose], out: &mut [JointPose], res: &mut [FootResult], par: bool| -> Res<()> {
+        let mut j = job(&rig, &ground, chars, poses, out, res);
+        match (placement, par) {
+            (false, false) => j.run()?,
+            (false, true) => j.run_par()?,
+            (true, false) => j.run_frame(&mut states, dt)?,
+            (true, true) => j.run_frame_par(&mut states, dt)?,
+        }
+        Ok(())
+    };
+    run(&first_chars, &first_poses, &mut out, &mut res, true)?;
+    run(&chars, &poses, &mut out, &mut res, true)?;
+    let cpu_res = res.clone();
+    let cpu1 = best(|| run(&chars, &poses, &mut out, &mut res, false))?;
+    let cpu_all = best(|| run(&chars, &poses, &mut out, &mut res, true))?;
+    let Some(own) = own else { return Ok(Row::cpu_only(name, n, cpu1, cpu_all)) };
     let mut gpu = CrowdSolver::with_context(own.context(), &rig, &ground)?;
     gpu.enable_timestamps();
-    let cpu_res = res.clone();
+    gpu.set_frame_time(dt)?;
+    gpu.solve(&first_chars, &first_poses, &[], &mut out, &mut res)?;
+    gpu.solve(&chars, &poses, &[], &mut out, &mut res)?;
+    check_gpu(name, &cpu_res, &res)?;
     let gpu_e2e = best(|| Ok(gpu.solve(&chars, &poses, &[], &mut out, &mut res)?))?;
-    check_gpu("crowd", &cpu_res, &res)?;
     let mut submit = f64::INFINITY;
     let resident = best(|| {
         let t = Instant::now();
@@ -532,7 +563,7 @@ fn crowd(own: Option<&GpuSolver>, n: usize) -> Res<Row> {
         Ok(())
     })?;
     Ok(Row {
-        workload: "crowd".into(),
+        workload: name.into(),
         n,
         cpu1,
         cpu_all,

@@ -65,7 +65,7 @@ struct CharacterState {
 // This frame, for foot placement (written with the rig; src/gpu/crowd.rs).
 struct FrameInput {
     dt: f32,                  // seconds since the last frame (validated at the API)
-    reserved0: f32,
-    reserved1: f32,
-    reserved2: f32,
+    pelvis_decay: f32,        // exp(-y dt) of the pelvis spring, computed on the host
+    ground_decay: f32,        // exp(-y dt) of the ground springs
+    reserved: f32,
 }

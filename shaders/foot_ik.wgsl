@@ -6,6 +6,11 @@
 
 const WORKGROUP_SIZE: u32 = 64u;
 
+// Foot placement on (the rig has placement settings; SolverRig.grid.z is 1): set when the
+// pipeline is made (src/gpu/crowd.rs), so a stateless rig's pipeline has none of the
+// temporal code.
+override PLACEMENT: bool = false;
+
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
 // The rig, this frame's time and the joint table share one buffer (the kernel binds eight
@@ -237,7 +242,7 @@ var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle
 fn solve_character(c: u32) {
     let n = rb.rig.header.x;
     let legs = rb.rig.header.z;
-    let temporal = rb.rig.grid.z != 0u;
+    let temporal = PLACEMENT;
     let base = c * n;
     res.pelvis = vec4<f32>(0.0);
     res.sole_before = vec4<f32>(0.0);
@@ -315,23 +320,41 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
         let toe = pose_in[base + leg.joints.w];
         let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
         let toe_ws = to_world(root, toe.position_ms.xyz);
+        ground.point[l] = g.point;
+        if (temporal && rb.rig.header.w == 0u && !three) {
+            // The heel and ball sampled once for both the FK sole height and the flattest
+            // normal under the foot (src/cpu/foot_ik.rs).
+            let up = dir_to_world(root, up_ms);
+            let heel = ref_ws - up * h;
+            let ball = heel + reject(toe_ws - ref_ws, up);
+            var above = 3.40282347e38;
+            var flattest = g.normal;
+            for (var e = 0u; e < 2u; e++) {
+                let p = select(ball, heel, e == 0u);
+                let s = sample_heightfield(p.x, p.z);
+                var ground_y: f32;
+                if (s.found) {
+                    if (s.normal.y > flattest.y) {
+                        flattest = s.normal;
+                    }
+                    ground_y = s.height;
+                } else {
+                    ground_y = ground_height(g.point, g.normal, p.x, p.z);
+                }
+                above = min(above, p.y - ground_y);
+            }
+            res.sole_before[l] = above;
+            ground.normal[l] = flattest;
+            continue;
+        }
         if (three) {
             let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
             res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
         } else {
             res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
         }
-        ground.point[l] = g.point;
         if (temporal) {
-            var gn = g.normal;
-            if (rb.rig.header.w == 0u && !three) {
-                let up = dir_to_world(root, up_ms);
-                let heel = ref_ws - up * h;
-                let ball = heel + reject(toe_ws - ref_ws, up);
-                gn = flatter(heel, gn);
-                gn = flatter(ball, gn);
-            }
-            ground.normal[l] = gn;
+            ground.normal[l] = g.normal;
             continue;
         }
         ground.normal[l] = g.normal;
@@ -359,15 +382,6 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
         }
         ground.drop = max(ground.drop, need * min(w, 1.0));
     }
-}
-
-// The flatter of `normal` and the heightfield's normal at p (where it has one).
-fn flatter(p: vec3<f32>, normal: vec3<f32>) -> vec3<f32> {
-    let s = sample_heightfield(p.x, p.z);
-    if (s.found && s.normal.y > normal.y) {
-        return s.normal;
-    }
-    return normal;
 }
 
 // Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal

@@ -11,25 +11,33 @@ var<private> pl_snap: bool;                          // the state resets this fr
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
 var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
+var<private> pl_rates: vec2<f32>;                    // spring rates: pelvis, ground
 var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
 var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
 
 // A critically damped spring, exact for any dt toward a goal moving linearly over the frame
-// from `goal0` to `goal`: (value, velocity). Half-life <= 0: at the goal at once.
-fn spring(x: f32, v: f32, goal0: f32, goal: f32, half_life: f32, dt: f32) -> vec2<f32> {
-    if (!(half_life > 0.0)) {
+// from `goal0` to `goal`: (value, velocity). `y` = 2 ln 2 / half-life (0: at the goal at
+// once), `e` = exp(-y dt) computed on the host (FrameInput).
+fn spring(x: f32, v: f32, goal0: f32, goal: f32, y: f32, e: f32, dt: f32) -> vec2<f32> {
+    if (!(y > 0.0)) {
         return vec2<f32>(goal, 0.0);
     }
     if (!(dt > 0.0)) {
         return vec2<f32>(x, v);
     }
-    let y = 2.0 * LN_2 / half_life;
     let gv = (goal - goal0) / dt;
     let lag = -2.0 * gv / y;
     let j0 = x - goal0 - lag;
     let j1 = (v - gv) + j0 * y;
-    let e = exp(-y * dt);
     return vec2<f32>(goal + lag + e * (j0 + j1 * dt), gv + e * (v - gv - j1 * y * dt));
+}
+
+// A spring's rate for a half-life: 2 ln 2 / half-life, 0 for none (src/crowd/placement.rs).
+fn spring_rate(half_life: f32) -> f32 {
+    if (half_life > 0.0) {
+        return 2.0 * LN_2 / half_life;
+    }
+    return 0.0;
 }
 
 // w after dt moving toward a goal at most `rate` per second, the goal moving linearly from
@@ -110,6 +118,7 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 // root snap held (src/cpu/foot_placement.rs).
 fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = rb.frame.dt;
+    pl_rates = vec2<f32>(spring_rate(rb.rig.springs.x), spring_rate(rb.rig.springs.w));
     pl_snap = (st.flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     let blend_time = rb.rig.blend.y;
     for (var l = 0u; l < MAX_LEGS; l++) {
@@ -130,7 +139,7 @@ fn begin_placement(ch: CharacterInput, root: Root) {
             held -= moved;
         }
         pl_start = st.pelvis.x + held;
-        let sh = spring(held, st.pelvis.w, 0.0, 0.0, rb.rig.springs.x, dt);
+        let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, rb.frame.pelvis_decay, dt);
         pl_held = vec2<f32>(clamp(sh.x, -rb.rig.params.x, rb.rig.springs.z), sh.y);
     }
 }
@@ -164,7 +173,6 @@ fn release_foot(l: u32) {
 var<private> pl_cap: f32;
 
 fn place_feet(base: u32, ch: CharacterInput, root: Root) {
-    let half_life = rb.rig.springs.w;
     let tolerance = rb.rig.blend.x;
     let dt = rb.frame.dt;
     var flags = st.flags.x;
@@ -196,9 +204,9 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             var nv = vec3<f32>(0.0);
             if (!fresh) {
                 let g0 = st.legs[l].plane_goal;
-                let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, half_life, dt);
-                let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, half_life, dt);
-                let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, half_life, dt);
+                let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, rb.frame.ground_decay, dt);
+                let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, rb.frame.ground_decay, dt);
+                let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, rb.frame.ground_decay, dt);
                 n = vec3<f32>(sx.x, sy.x, sz.x);
                 nv = vec3<f32>(sx.y, sy.y, sz.y);
             }
@@ -234,7 +242,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
                 let carry = (nf.x * dx + nf.z * dz) / nf.y;
                 let carried = st.legs[l].plane.w - carry;
                 let goal0 = st.legs[l].plane_goal.w - carry;
-                let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, half_life, dt);
+                let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, rb.frame.ground_decay, dt);
                 y = sy.x;
                 yv = sy.y;
             }
@@ -306,14 +314,15 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
         }
         var contact: vec3<f32>;
         var r: vec2<f32>;
+        var fading = 0.0; // what is left of a release
         if (locked) {
             contact = st.legs[l].lock.xyz;
             r = turn_between(heading_free, st.legs[l].yaw.xy);
         } else {
-            let k = remaining(st.legs[l].lock.w, release_time);
+            fading = remaining(st.legs[l].lock.w, release_time);
             st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
-            contact = contact_free + st.legs[l].release.xyz * k;
-            r = fade_turn(st.legs[l].yaw.z, k);
+            contact = contact_free + st.legs[l].release.xyz * fading;
+            r = fade_turn(st.legs[l].yaw.z, fading);
         }
         aim = contact - offset;
         if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
@@ -328,17 +337,25 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
             let gp = ground.point[l];
             let gn = ground.normal[l];
-            let need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
-            var velocity = vec3<f32>(0.0); // a locked foot does not move
-            if (!pl_snap && !locked && dt > 0.0) {
-                velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
+            // A foot on its ground target (full weight, not locked, no release fading) is on
+            // the ground by construction: nothing to measure.
+            let grounded = w >= 1.0 && !locked && fading == 0.0;
+            var need = 0.0;
+            if (!grounded) {
+                need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
             }
-            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
-            let need_ahead = max(-foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
+            // A swinging (not planted, not locked) foot looks ahead along its FK motion.
+            var need_ahead = 0.0;
+            if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
+                let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
+                let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
+                let gap = foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn);
+                need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
+            }
             let lift_goal = max(need, need_ahead);
             var lift = vec2<f32>(lift_goal, 0.0);
             if (!pl_snap) {
-                lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].release.w, lift_goal, half_life, dt);
+                lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].release.w, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
             }
             st.legs[l].release.w = lift_goal;
             st.legs[l].lift.x = lift.x;
@@ -382,7 +399,6 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
 // held where a root snap left it), at most the max speed; with the snap held within
 // [-max drop, max rise] of FK and low enough for every leg to reach.
 fn spring_pelvis(root: Root) -> vec3<f32> {
-    let half_life = rb.rig.springs.x;
     let max_speed = rb.rig.springs.y;
     let max_rise = rb.rig.springs.z;
     let max_drop = rb.rig.params.x;
@@ -394,7 +410,7 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     var v = 0.0;
     if (!pl_snap) {
         // The whole offset (spring and held snap) moves at most max_speed.
-        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, half_life, dt);
+        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, rb.frame.pelvis_decay, dt);
         let step = max_speed * dt;
         o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
         v = clamp(sx.y, -max_speed, max_speed);

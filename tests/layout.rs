@@ -62,7 +62,7 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, springs, blend, legs]);
     check_struct!(s, "LegState", LegState, [plane, plane_velocity, plane_goal, lock, release, fk, yaw, lift]);
     check_struct!(s, "CharacterState", CharacterState, [pelvis, root, flags, weights, legs]);
-    check_struct!(s, "FrameInput", FrameInput, [dt, reserved0, reserved1, reserved2]);
+    check_struct!(s, "FrameInput", FrameInput, [dt, pelvis_decay, ground_decay, reserved]);
 }
 
 /// Every uniform struct a shader declares has its Rust twin's size and member offsets.

@@ -22,7 +22,7 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult,
+    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput,
     GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
@@ -218,8 +218,8 @@ pub(crate) struct FeetGround {
 }
 
 /// Solves one character. `table` = [`FootRig::joint_table`](crate::crowd::FootRig::joint_table), `pose_in`/`pose_out` = this
-/// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode); `state` and
-/// `dt` are read and written only when the rig has foot placement.
+/// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode); `frame` =
+/// its foot-placement state and the frame time, when the rig has foot placement.
 ///
 /// The stages, with the same names in `shaders/foot_ik.wgsl`: [`find_ground`] (ground under
 /// each foot, the drop each needs) → [`drop_pelvis`] → [`solve_legs`] (leg IK per leg, with
@@ -237,12 +237,10 @@ pub(crate) fn foot_ik(
     pose_in: &[JointPose],
     pose_out: &mut [JointPose],
     res: &mut FootResult,
-    state: &mut CharacterState,
-    dt: f32,
+    frame: Option<(&mut CharacterState, &FrameInput)>,
 ) {
     let n = rig.header[0] as usize;
     let legs = rig.header[2] as usize;
-    let temporal = rig.grid[2] != 0;
     *res = FootResult::default();
     let err = check_character(ch, &pose_in[..n]);
     if err != 0 {
@@ -252,21 +250,21 @@ pub(crate) fn foot_ik(
         for l in 0..legs {
             res.status[l] = err << 8;
         }
-        if temporal {
+        if let Some((state, _)) = frame {
             *state = CharacterState::default(); // reset when the character is valid again
         }
         return;
     }
     let root = Root::new(ch);
-    if !temporal {
+    let Some((state, time)) = frame else {
         let ground = find_ground(rig, g, hits, ch, &root, pose_in, false, res);
         let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
         let rel = solve_legs(rig, &ch.foot_weights, &root, pose_in, &ground, drop_ms, res);
         write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
         measure_soles(rig, g, &root, pose_out, &ground, res);
         return;
-    }
-    let p = begin_placement(rig, ch, &root, state, dt);
+    };
+    let p = begin_placement(rig, ch, &root, state, time);
     let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, true, res);
     let mut free = [FreeFoot::default(); MAX_LEGS];
     // The character where a root snap left it: its FK feet, hips and the pelvis goal.
@@ -312,7 +310,7 @@ fn find_ground(
         let three = leg.mode[0] == 1;
         let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
         let h = leg.knee_axis[3];
-        let Some((gp, mut gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
+        let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
         if !(gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down) {
             continue;
         }
@@ -321,6 +319,39 @@ fn find_ground(
         let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_ws = root.to_world(toe.position());
+        if temporal && rig.header[3] == 0 && !three {
+            // The heel and ball sampled once for both the FK sole height and the flattest
+            // normal under the foot (so a foot over a step edge stands on the step, not on the
+            // riser between two samples).
+            let up = root.dir_to_world(up_ms);
+            let heel = ref_ws - up * h;
+            let ball = heel + reject(toe_ws - ref_ws, up);
+            let mut above = f32::INFINITY;
+            let mut flattest = gn;
+            for p in [heel, ball] {
+                let s = sample_heightfield(
+                    g.heights,
+                    [rig.grid[0], rig.grid[1]],
+                    [rig.ground[0], rig.ground[1], rig.ground[2]],
+                    p.x,
+                    p.z,
+                );
+                let ground_y = match s {
+                    Some((y, n)) => {
+                        if n.y > flattest.y {
+                            flattest = n;
+                        }
+                        y
+                    }
+                    None => ground_height(rig, g, gp, gn, p.x, p.z),
+                };
+                above = above.min(p.y - ground_y);
+            }
+            res.sole_before[l] = above;
+            out.point[l] = gp;
+            out.normal[l] = flattest;
+            continue;
+        }
         res.sole_before[l] = if three {
             let sole = ref_ws - Vec3::Y * h;
             sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
@@ -328,13 +359,6 @@ fn find_ground(
             sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h)
         };
         if temporal {
-            if rig.header[3] == 0 && !three {
-                let up = root.dir_to_world(up_ms);
-                let heel = ref_ws - up * h;
-                let ball = heel + reject(toe_ws - ref_ws, up);
-                gn = flatter(rig, g, heel, gn);
-                gn = flatter(rig, g, ball, gn);
-            }
             out.point[l] = gp;
             out.normal[l] = gn;
             continue;
@@ -370,20 +394,6 @@ fn find_ground(
         out.drop = out.drop.max(need * w.min(1.0));
     }
     out
-}
-
-/// The flatter of `normal` and the heightfield's normal at `p` (where it has one).
-fn flatter(rig: &SolverRig, g: &GroundData, p: Vec3, normal: Vec3) -> Vec3 {
-    match sample_heightfield(
-        g.heights,
-        [rig.grid[0], rig.grid[1]],
-        [rig.ground[0], rig.ground[1], rig.ground[2]],
-        p.x,
-        p.z,
-    ) {
-        Some((_, n)) if n.y > normal.y => n,
-        _ => normal,
-    }
 }
 
 /// Where a two-bone foot's ankle goes so its whole sole rests on the ground: `h` along

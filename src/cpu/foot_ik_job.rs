@@ -4,13 +4,17 @@
 use rayon::prelude::*;
 
 use super::foot_ik::{foot_ik, GroundData};
-use crate::crowd::{CharacterInput, CharacterState, FootResult, FootRig, Ground, GroundHit, JointPose, MAX_LEGS};
+use crate::crowd::{
+    CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, MAX_LEGS,
+};
 use crate::IkError;
 
 /// One character's inputs and outputs, as zipped by [`FootIkJob`].
-type Work<'a> = (
+type Stateless<'a> = (usize, ((&'a CharacterInput, &'a [JointPose]), (&'a mut [JointPose], &'a mut FootResult)));
+/// ...and its foot-placement state.
+type Temporal<'a> = (
     usize,
-    (((&'a CharacterInput, (&'a [JointPose], &'a mut [JointPose])), &'a mut FootResult), &'a mut CharacterState),
+    (((&'a CharacterInput, &'a [JointPose]), (&'a mut [JointPose], &'a mut FootResult)), &'a mut CharacterState),
 );
 
 /// A crowd frame for the CPU: the rig and ground, this frame's characters and FK poses
@@ -101,20 +105,16 @@ impl FootIkJob<'_> {
     fn solve(&mut self, par: bool, frame: Option<(&mut [CharacterState], f32)>) -> Result<(), IkError> {
         self.validate()?;
         let c = self.characters.len();
-        let mut none: Vec<CharacterState> = Vec::new();
-        let (states, dt) = match frame {
+        let frame = match frame {
             Some((states, dt)) if self.rig.placement.is_some() => {
                 check_frame_time(dt)?;
                 if states.len() != c {
                     return Err(IkError::FrameMismatch(format!("{c} characters but {} states", states.len())));
                 }
-                (states, dt)
+                Some((states, dt))
             }
             None if self.rig.placement.is_some() => return Err(IkError::StateRequired),
-            _ => {
-                none.resize(c, CharacterState::default());
-                (&mut none[..], 0.0)
-            }
+            _ => None,
         };
         let n = self.rig.joint_count();
         let rig = self.rig.solver_rig(self.ground);
@@ -125,26 +125,37 @@ impl FootIkJob<'_> {
         };
         let g = GroundData { heights, hits: self.hits };
         let hits_of = |c: usize| if g.hits.is_empty() { &[][..] } else { &g.hits[c * MAX_LEGS..(c + 1) * MAX_LEGS] };
-        let work = |(c, (((ch, (pin, pout)), res), state)): Work<'_>| {
-            foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res, state, dt);
-        };
         let chars = self.characters;
-        if par {
-            chars
-                .par_iter()
-                .zip(self.poses_in.par_chunks(n).zip(self.poses_out.par_chunks_mut(n)))
-                .zip(self.results.par_iter_mut())
-                .zip(states.par_iter_mut())
-                .enumerate()
-                .for_each(work);
-        } else {
-            chars
-                .iter()
-                .zip(self.poses_in.chunks(n).zip(self.poses_out.chunks_mut(n)))
-                .zip(self.results.iter_mut())
-                .zip(states.iter_mut())
-                .enumerate()
-                .for_each(work);
+        let inputs = chars.iter().zip(self.poses_in.chunks(n));
+        let outputs = self.poses_out.chunks_mut(n).zip(self.results.iter_mut());
+        match frame {
+            None => {
+                // Stateless: no state is read or written.
+                let work = |(c, ((ch, pin), (pout, res))): Stateless<'_>| {
+                    foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res, None);
+                };
+                if par {
+                    let inputs = chars.par_iter().zip(self.poses_in.par_chunks(n));
+                    let outputs = self.poses_out.par_chunks_mut(n).zip(self.results.par_iter_mut());
+                    inputs.zip(outputs).enumerate().for_each(work);
+                } else {
+                    inputs.zip(outputs).enumerate().for_each(work);
+                }
+            }
+            Some((states, dt)) => {
+                let placement = self.rig.placement.as_ref().expect("checked above");
+                let time = FrameInput::new(placement, dt);
+                let work = |(c, (((ch, pin), (pout, res)), state)): Temporal<'_>| {
+                    foot_ik(&rig, &table, &g, ch, hits_of(c), pin, pout, res, Some((state, &time)));
+                };
+                if par {
+                    let inputs = chars.par_iter().zip(self.poses_in.par_chunks(n));
+                    let outputs = self.poses_out.par_chunks_mut(n).zip(self.results.par_iter_mut());
+                    inputs.zip(outputs).zip(states.par_iter_mut()).enumerate().for_each(work);
+                } else {
+                    inputs.zip(outputs).zip(states.iter_mut()).enumerate().for_each(work);
+                }
+            }
         }
         Ok(())
     }

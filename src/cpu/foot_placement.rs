@@ -21,37 +21,46 @@ use super::foot_ik::{
 };
 use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
-    LN_2, MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
+    MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
-use crate::crowd::{foot, CharacterInput, CharacterState, FootResult, JointPose, SolverLeg, SolverRig, MAX_LEGS};
+use crate::crowd::{
+    foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, SolverLeg, SolverRig, MAX_LEGS,
+};
 use crate::records::v3;
+
+/// A critically damped spring's rate `y` and its decay over the frame `e = e^{−y·dt}`
+/// (computed once per frame: [`FrameInput`]), and the frame time.
+#[derive(Clone, Copy)]
+pub(crate) struct Decay {
+    pub y: f32,
+    pub e: f32,
+    pub dt: f32,
+}
 
 /// A critically damped spring, exact for any `dt` toward a goal that moves linearly over
 /// the frame from `from` to `goal` (so frame rates agree on goals that change smoothly):
-/// returns the new value and velocity. Half-life ≤ 0: at the goal at once.
+/// returns the new value and velocity. Rate 0 (half-life ≤ 0): at the goal at once.
 #[must_use]
-pub(crate) fn spring(x: f32, v: f32, from: f32, goal: f32, half_life: f32, dt: f32) -> (f32, f32) {
-    if !(half_life > 0.0) {
+pub(crate) fn spring(x: f32, v: f32, from: f32, goal: f32, k: Decay) -> (f32, f32) {
+    if !(k.y > 0.0) {
         return (goal, 0.0);
     }
-    if !(dt > 0.0) {
+    if !(k.dt > 0.0) {
         return (x, v);
     }
-    let y = 2.0 * LN_2 / half_life;
-    let gv = (goal - from) / dt;
+    let gv = (goal - from) / k.dt;
     // Relative to the moving goal the spring settles at `lag`; the rest decays.
-    let lag = -2.0 * gv / y;
+    let lag = -2.0 * gv / k.y;
     let j0 = x - from - lag;
-    let j1 = (v - gv) + j0 * y;
-    let e = (-y * dt).exp();
-    (goal + lag + e * (j0 + j1 * dt), gv + e * (v - gv - j1 * y * dt))
+    let j1 = (v - gv) + j0 * k.y;
+    (goal + lag + k.e * (j0 + j1 * k.dt), gv + k.e * (v - gv - j1 * k.y * k.dt))
 }
 
 /// [`spring`] on each coordinate.
-fn spring3(x: Vec3, v: Vec3, from: Vec3, goal: Vec3, half_life: f32, dt: f32) -> (Vec3, Vec3) {
-    let (x0, v0) = spring(x.x, v.x, from.x, goal.x, half_life, dt);
-    let (x1, v1) = spring(x.y, v.y, from.y, goal.y, half_life, dt);
-    let (x2, v2) = spring(x.z, v.z, from.z, goal.z, half_life, dt);
+fn spring3(x: Vec3, v: Vec3, from: Vec3, goal: Vec3, k: Decay) -> (Vec3, Vec3) {
+    let (x0, v0) = spring(x.x, v.x, from.x, goal.x, k);
+    let (x1, v1) = spring(x.y, v.y, from.y, goal.y, k);
+    let (x2, v2) = spring(x.z, v.z, from.z, goal.z, k);
     (Vec3::new(x0, x1, x2), Vec3::new(v0, v1, v2))
 }
 
@@ -153,6 +162,9 @@ pub(crate) struct Placement {
     pub weights: [f32; MAX_LEGS],
     /// Seconds since the last frame.
     pub dt: f32,
+    /// The pelvis and ground springs over this frame.
+    pub pelvis: Decay,
+    pub ground: Decay,
     /// The root snap still held (world up) and its velocity: the character is drawn this
     /// far from where its root put it.
     pub held: f32,
@@ -179,8 +191,11 @@ pub(crate) fn begin_placement(
     ch: &CharacterInput,
     root: &Root,
     state: &CharacterState,
-    dt: f32,
+    frame: &FrameInput,
 ) -> Placement {
+    let dt = frame.dt;
+    let pelvis = Decay { y: spring_rate(rig.springs[0]), e: frame.pelvis_decay, dt };
+    let ground = Decay { y: spring_rate(rig.springs[3]), e: frame.ground_decay, dt };
     let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.blend[1];
     let mut weights = [0.0; MAX_LEGS];
@@ -201,10 +216,10 @@ pub(crate) fn begin_placement(
             held -= moved;
         }
         start = state.pelvis[0] + held;
-        (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, rig.springs[0], dt);
+        (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, pelvis);
         held = held.clamp(-rig.params[0], rig.springs[2]);
     }
-    Placement { snap, weights, dt, held, held_velocity, start }
+    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start }
 }
 
 /// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
@@ -226,7 +241,7 @@ pub(crate) fn place_feet(
     state: &mut CharacterState,
     free: &mut [FreeFoot; MAX_LEGS],
 ) -> (f32, f32) {
-    let (half_life, tolerance) = (rig.springs[3], rig.blend[0]);
+    let tolerance = rig.blend[0];
     let dt = p.dt;
     let mut flags = state.flags[0];
     let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
@@ -250,7 +265,7 @@ pub(crate) fn place_feet(
             let fresh = p.snap || !(ls.plane[1] > 0.0);
             let (mut n, mut nv) = (gn, Vec3::ZERO);
             if !fresh {
-                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), v3(ls.plane_goal), gn, half_life, dt);
+                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), v3(ls.plane_goal), gn, p.ground);
             }
             let mut nf = normalize_or(n, gn, 1e-12);
             if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
@@ -277,7 +292,7 @@ pub(crate) fn place_feet(
                 let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
                 let carry = (nf.x * dx + nf.z * dz) / nf.y;
                 let (carried, from) = (ls.plane[3] - carry, ls.plane_goal[3] - carry);
-                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y, half_life, dt);
+                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y, p.ground);
             }
             ls.plane = n.extend(y).to_array();
             ls.plane_velocity = nv.extend(yv).to_array();
@@ -339,12 +354,13 @@ pub(crate) fn place_feet(
             ls.yaw[1] = lock_heading[1];
             locked = true;
         }
+        let mut fading = 0.0; // what is left of a release
         let (contact, r) = if locked {
             (v3(ls.lock), turn_between(free_heading, [ls.yaw[0], ls.yaw[1]]))
         } else {
-            let k = remaining(ls.lock[3], release_time);
+            fading = remaining(ls.lock[3], release_time);
             ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
-            (free_contact + v3(ls.release) * k, fade_turn(ls.yaw[2], k))
+            (free_contact + v3(ls.release) * fading, fade_turn(ls.yaw[2], fading))
         };
         target = contact - offset;
         if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
@@ -360,17 +376,26 @@ pub(crate) fn place_feet(
             // lookahead at the FK foot's horizontal speed).
             let up_ms = ankle.rotation() * v3(leg.foot_up);
             let (gp, gn) = (ground.point[l], ground.normal[l]);
-            let need = (-foot_gap(rig, g, root, leg, target, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0);
-            let mut velocity = Vec3::ZERO; // a locked foot does not move
-            if !p.snap && !locked && dt > 0.0 {
-                velocity = (contact_fk - v3(ls.fk)) / dt;
+            // A foot on its ground target (full weight, not locked, no release fading) is
+            // on the ground by construction: nothing to measure.
+            let grounded = w >= 1.0 && !locked && fading == 0.0;
+            let need = if grounded {
+                0.0
+            } else {
+                (-foot_gap(rig, g, root, leg, target, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0)
+            };
+            // A swinging (not planted, not locked) foot looks ahead along its FK motion.
+            let mut need_ahead = 0.0;
+            if !p.snap && !locked && w < 1.0 && dt > 0.0 {
+                let velocity = (contact_fk - v3(ls.fk)) / dt;
+                let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
+                let gap = foot_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn);
+                need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w);
             }
-            let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
-            let need_ahead = (-foot_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0);
             let goal = need.max(need_ahead);
             let (mut lift, mut lv) = (goal, 0.0);
             if !p.snap {
-                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.release[3], goal, half_life, dt);
+                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.release[3], goal, p.ground);
             }
             ls.release[3] = goal;
             ls.lift[0] = lift;
@@ -459,7 +484,7 @@ pub(crate) fn spring_pelvis(
     state: &mut CharacterState,
     res: &mut FootResult,
 ) -> Vec3 {
-    let [half_life, max_speed, max_rise, _] = rig.springs;
+    let [_, max_speed, max_rise, _] = rig.springs;
     let max_drop = rig.params[0];
     let goal = -goal_drop.clamp(0.0, max_drop);
     let lo = -max_drop - p.held;
@@ -467,7 +492,7 @@ pub(crate) fn spring_pelvis(
     let (mut o, mut v) = (goal, 0.0);
     if !p.snap {
         // The whole offset (spring and held snap) moves at most max_speed.
-        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, half_life, p.dt);
+        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
         let step = max_speed * p.dt;
         o = (x + p.held).clamp(p.start - step, p.start + step) - p.held;
         v = xv.clamp(-max_speed, max_speed);

@@ -249,20 +249,46 @@ pub fn remap_states(old: &[CharacterState], map: &[Option<usize>]) -> Vec<Charac
     map.iter().map(|m| m.and_then(|i| old.get(i).copied()).unwrap_or_default()).collect()
 }
 
-/// What the GPU kernel reads of the frame besides the crowd (written with the rig by
-/// `gpu::CrowdSolver::set_frame_time`). 16 bytes.
-/// Keep in sync with `FrameInput` in `shaders/crowd.wgsl`.
+/// This frame's time for foot placement, as both twins read it: the frame time and each
+/// spring's decay over it, `e^{−y·dt}` with `y = 2 ln 2 / half-life`, computed once per
+/// frame on the host (so the twins use the same bits). 16 bytes. Keep in sync with
+/// `FrameInput` in `shaders/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FrameInput {
     /// Seconds since the last frame.
     pub dt: f32,
+    /// The pelvis spring's decay over the frame (1 for `dt` = 0).
+    pub pelvis_decay: f32,
+    /// The ground springs' decay over the frame.
+    pub ground_decay: f32,
     /// 0.
-    pub reserved0: f32,
-    /// 0.
-    pub reserved1: f32,
-    /// 0.
-    pub reserved2: f32,
+    pub reserved: f32,
+}
+
+impl FrameInput {
+    /// The frame of `dt` seconds for these settings.
+    #[must_use]
+    pub fn new(placement: &FootPlacement, dt: f32) -> Self {
+        let decay = |half_life: f32| if half_life > 0.0 { (-spring_rate(half_life) * dt).exp() } else { 0.0 };
+        Self {
+            dt,
+            pelvis_decay: decay(placement.pelvis_half_life),
+            ground_decay: decay(placement.ground_half_life),
+            reserved: 0.0,
+        }
+    }
+}
+
+/// A critically damped spring's rate for a half-life: `y = 2 ln 2 / half-life` (0 for a
+/// half-life ≤ 0: no smoothing).
+#[must_use]
+pub fn spring_rate(half_life: f32) -> f32 {
+    if half_life > 0.0 {
+        2.0 * c::LN_2 / half_life
+    } else {
+        0.0
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);

@@ -37,6 +37,19 @@ pub fn compute_pipeline(
     source: &str,
     entry: &str,
 ) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    compute_pipeline_with(device, label, source, entry, &[])
+}
+
+/// [`compute_pipeline`] with values for the shader's `override` constants (each variant is
+/// compiled with its dead branches removed).
+#[must_use]
+pub fn compute_pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -46,7 +59,7 @@ pub fn compute_pipeline(
         layout: None,
         module: &module,
         entry_point: Some(entry),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
         cache: None,
     });
     let layout = pipeline.get_bind_group_layout(0);

@@ -2,7 +2,7 @@
 //! buffers (the twin of [`crate::cpu::foot_ik::FootIkJob`]).
 
 use super::buffers::{
-    compute_pipeline, dispatch_size, map_read, staging_buffer, storage_buffer as storage, uniform_buffer,
+    compute_pipeline_with, dispatch_size, map_read, staging_buffer, storage_buffer as storage, uniform_buffer,
     DispatchParams,
 };
 use super::context::{GpuContext, PassTimer};
@@ -38,6 +38,8 @@ pub struct CrowdSolver {
     joint_count: usize,
     hits_mode: bool,
     temporal: bool,
+    /// The rig's foot-placement settings (the frame's spring decays depend on them).
+    pub(super) placement: Option<crate::crowd::FootPlacement>,
     pub(super) rig_buf: wgpu::Buffer,
     heights_buf: wgpu::Buffer,
     /// Bound in place of the state buffer by a stateless rig.
@@ -98,7 +100,11 @@ impl CrowdSolver {
             h.validate().map_err(GpuError::Input)?;
         }
         let scope = context.error_scopes();
-        let (pipeline, layout) = compute_pipeline(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY);
+        // One pipeline per rig: with foot placement or without (its code compiled out, so a
+        // stateless rig runs the stateless kernel at its own speed).
+        let placement = [("PLACEMENT", if rig.placement.is_some() { 1.0 } else { 0.0 })];
+        let (pipeline, layout) =
+            compute_pipeline_with(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY, &placement);
         let table = rig.joint_table();
         let rig_buf =
             storage(device, "foot_ik rig", TABLE_OFFSET + (table.len() * 4) as u64, wgpu::BufferUsages::empty());
@@ -121,6 +127,7 @@ impl CrowdSolver {
             joint_count: rig.joint_count(),
             hits_mode: matches!(ground, Ground::Hits),
             temporal,
+            placement: rig.placement,
             rig_buf,
             heights_buf,
             no_state,

@@ -14,7 +14,8 @@ impl CrowdSolver {
     /// [`foot::RESET`](crate::crowd::foot::RESET). A stateless rig ignores it.
     pub fn set_frame_time(&mut self, dt: f32) -> Result<(), GpuError> {
         crate::cpu::foot_ik::check_frame_time(dt).map_err(GpuError::Input)?;
-        let frame = FrameInput { dt, ..FrameInput::default() };
+        let Some(placement) = self.placement else { return Ok(()) };
+        let frame = FrameInput::new(&placement, dt);
         self.context.queue().write_buffer(&self.rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&frame));
         Ok(())
     }
