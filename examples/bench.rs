@@ -529,7 +529,12 @@ fn crowd(own: Option<&GpuSolver>, n: usize, placement: bool) -> Res<Row> {
     }
     // A first frame (every state resets), then this frame from those states: the GPU is
     // checked against these two; timed frames then go on from the states they leave.
-    let mut run = |chars: &[CharacterInput], poses: &[JointPose], out: &mut [JointPose], res: &mut [FootResult], par: bool| -> Res<()> {
+    let mut run = |chars: &[CharacterInput],
+                   poses: &[JointPose],
+                   out: &mut [JointPose],
+                   res: &mut [FootResult],
+                   par: bool|
+     -> Res<()> {
         let mut j = job(&rig, &ground, chars, poses, out, res);
         match (placement, par) {
             (false, false) => j.run()?,

@@ -273,7 +273,7 @@ fn solve_character(c: u32) {
         results[c] = res;
         return;
     }
-    st = states[c];
+    pl_c = c;
     begin_placement(ch, root);
     find_ground(c, base, ch, root, true);
     // The character where a root snap left it: its FK feet, hips and the pelvis goal.
@@ -285,7 +285,6 @@ fn solve_character(c: u32) {
     measure_soles(base, root);
     end_placement(base, root, drop_ms);
     results[c] = res;
-    states[c] = st;
 }
 
 // Ground: the ground under each FK foot inside the step window, the FK sole height above

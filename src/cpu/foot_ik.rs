@@ -22,14 +22,14 @@ use super::math::{
 };
 use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput,
-    GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
+    foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit,
+    JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
 };
 use crate::records::{option, v3, LimbSettings, PoleMode};
 use crate::ChainError;
 
-pub use super::foot_ik_job::FootIkJob;
 pub(crate) use super::foot_ik_job::check_frame_time;
+pub use super::foot_ik_job::FootIkJob;
 
 /// What the kernel needs of the ground.
 pub(crate) struct GroundData<'a> {

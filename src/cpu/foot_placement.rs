@@ -19,12 +19,13 @@ use super::foot_ik::{
     align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
     GroundData, Root,
 };
-use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
+use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
 use crate::constants::{
     MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
-    foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, SolverLeg, SolverRig, MAX_LEGS,
+    foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, SolverLeg, SolverRig,
+    MAX_LEGS,
 };
 use crate::records::v3;
 
@@ -389,7 +390,8 @@ pub(crate) fn place_feet(
             if !p.snap && !locked && w < 1.0 && dt > 0.0 {
                 let velocity = (contact_fk - v3(ls.fk)) / dt;
                 let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
-                let gap = foot_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn);
+                // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
+                let gap = lead_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn);
                 need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w);
             }
             let goal = need.max(need_ahead);
@@ -458,6 +460,31 @@ fn foot_gap(
     let up = root.dir_to_world(turn * up_ms);
     let toe = target + root.dir_to_world(turn * toe_off_ms) * root.s;
     sole_height(rig, g, gp, gn, target, toe, up, h)
+}
+
+/// Height above the ground of a foot's leading point (the ball; a hoof tip's sole), the
+/// reference joint at `at` and the foot turned by `turn`.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn lead_gap(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    leg: &SolverLeg,
+    at: Vec3,
+    turn: Quat,
+    up_ms: Vec3,
+    toe_off_ms: Vec3,
+    gp: Vec3,
+    gn: Vec3,
+) -> f32 {
+    let h = leg.knee_axis[3];
+    let p = if leg.mode[0] == 1 {
+        at - Vec3::Y * h
+    } else {
+        let up = root.dir_to_world(turn * up_ms);
+        at - up * h + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up)
+    };
+    p.y - ground_height(rig, g, gp, gn, p.x, p.z)
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades

@@ -18,7 +18,8 @@ pub mod rig;
 
 pub use ground::{heightfield_height, sample_heightfield, Ground, Heightfield};
 pub use placement::{
-    remap_states, spring_rate, CharacterState, FootPlacement, FrameInput, LegPlacement, LegState, LockPivot, PlantDetection,
+    remap_states, spring_rate, CharacterState, FootPlacement, FrameInput, LegPlacement, LegState, LockPivot,
+    PlantDetection,
 };
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
 pub use rig::{FootRig, KneePole, LegKind, LegRig};
