@@ -9,6 +9,7 @@ use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::IkError;
 use crowd_ik_tools::scene::{biped_rig, walk_pose, CYCLE, SPEED};
+use crowd_ik_tools::terrain::stairs;
 use glam::{Quat, Vec2, Vec3};
 
 /// One character's solved frame, in world space.
@@ -118,25 +119,6 @@ fn walker_with(
 /// Flat ground at height 0.
 fn flat() -> Heightfield {
     Heightfield::new(Vec2::new(-20.0, -20.0), 0.5, 81, 81, vec![0.0; 81 * 81]).unwrap()
-}
-
-/// A staircase along +z: `steps` steps of `rise` up (each `run` deep) from z = 0, a landing,
-/// and as many down; sampled every 2 cm, so each riser is one 2-cm cell.
-fn stairs(steps: usize, rise: f32, run: f32) -> Heightfield {
-    let cell = 0.02;
-    let (nx, nz) = (101, 1001);
-    let origin = Vec2::new(-1.0, -2.0);
-    let top = steps as f32 * run;
-    let landing = 1.0;
-    let mut heights = Vec::with_capacity(nx * nz);
-    for j in 0..nz {
-        let z = origin.y + j as f32 * cell;
-        let up = (z / run).floor().clamp(0.0, steps as f32);
-        let down = ((z - top - landing) / run).floor().clamp(-1.0, steps as f32) + 1.0;
-        let h = (up - down).max(0.0) * rise;
-        heights.extend(std::iter::repeat_n(h, nx));
-    }
-    Heightfield::new(origin, cell, nx, nz, heights).unwrap()
 }
 
 #[test]
