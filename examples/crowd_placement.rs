@@ -1,7 +1,7 @@
 // `crowd --placement`: the stateless solve and foot placement across frames, side by side on
 // terraced hills (included by examples/crowd.rs).
 
-use crowd_ik::crowd::{foot, FootResult, Ground, JointPose, Heightfield};
+use crowd_ik::crowd::{foot, FootResult, Ground, Heightfield, JointPose};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
 use glam::{Vec2, Vec3};
@@ -82,7 +82,10 @@ pub fn compare(n: usize, frames: usize) -> Result<(), Box<dyn std::error::Error>
     let mut gpu = match GpuContext::new_default() {
         Ok(context) => {
             let info = context.adapter_info().cloned().expect("own device");
-            println!("GPU: {} ({:?}): foot placement on the GPU, checked against its CPU twin", info.name, info.device_type);
+            println!(
+                "GPU: {} ({:?}): foot placement on the GPU, checked against its CPU twin",
+                info.name, info.device_type
+            );
             let mut a = CrowdSolver::with_context(&context, &stateless, &ground)?;
             let mut b = CrowdSolver::with_context(&context, &temporal, &ground)?;
             a.enable_timestamps();
@@ -129,7 +132,8 @@ pub fn compare(n: usize, frames: usize) -> Result<(), Box<dyn std::error::Error>
                 solver.set_frame_time(dt)?;
                 solver.solve(&chars, &poses, &[], &mut gpu_out, &mut gpu_res)?;
                 stats[mode].gpu_ms += solver.device_time_ms()?.unwrap_or(f64::NAN);
-                let w = out.iter().zip(&gpu_out).map(|(p, q)| p.position().distance(q.position())).fold(0.0f32, f32::max);
+                let w =
+                    out.iter().zip(&gpu_out).map(|(p, q)| p.position().distance(q.position())).fold(0.0f32, f32::max);
                 worst = worst.max(w);
             }
         }

@@ -7,6 +7,11 @@
 //! Every frame is one encoder and one submit: upload this frame's characters and FK poses,
 //! foot IK, skinning palette, render. Nothing is read back until the final image.
 //! `--compare` renders the same frame with IK off (left) beside IK on (right).
+//!
+//! `--steps` shows foot placement across frames up close: one walker climbing stairs (18 cm
+//! steps, its root set from the ground under it), six frames side by side, the stateless
+//! solve above and foot placement below (blue shoes: the soles), into `steps.png`, and a plot
+//! of the pelvis height and the left sole's height over time in both modes into `steps.svg`.
 
 use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::Ground;
@@ -18,8 +23,15 @@ use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 use glam::{Vec2, Vec3};
 
+mod steps {
+    include!("render_steps.rs");
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--steps") {
+        return steps::render();
+    }
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let n: usize = value("--characters").map(|s| s.parse()).transpose()?.unwrap_or(1000);
     let frames: usize = value("--frames").map(|s| s.parse()).transpose()?.unwrap_or(30);
