@@ -23,9 +23,7 @@ use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 use glam::{Vec2, Vec3};
 
-mod steps {
-    include!("render_steps.rs");
-}
+mod steps;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,5 +1,5 @@
-// `render --steps`: one walker climbing stairs, stateless above, foot placement below, and
-// a plot of both (included by examples/render.rs).
+//! `render --steps`: one walker climbing stairs, stateless above, foot placement below, and
+//! a plot of both (a module of examples/render).
 
 use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::{CharacterInput, FootPlacement, FootResult, Ground, JointPose, PlantDetection};

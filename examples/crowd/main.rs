@@ -16,9 +16,7 @@
 
 use std::time::Instant;
 
-mod placement {
-    include!("crowd_placement.rs");
-}
+mod placement;
 
 use crowd_ik::crowd::{foot, FootResult, Ground, JointPose};
 use crowd_ik::prelude::*;

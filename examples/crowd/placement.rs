@@ -1,5 +1,5 @@
-// `crowd --placement`: the stateless solve and foot placement across frames, side by side on
-// terraced hills (included by examples/crowd.rs).
+//! `crowd --placement`: the stateless solve and foot placement across frames, side by side on
+//! terraced hills (a module of examples/crowd).
 
 use crowd_ik::crowd::{foot, FootResult, Ground, Heightfield, JointPose};
 use crowd_ik::prelude::*;
