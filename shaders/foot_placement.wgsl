@@ -101,9 +101,11 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
+// Whether the state's values are finite: the character's and those of the rig's legs (the
+// other slots are never read).
 fn state_finite() -> bool {
     var ok = finite4(states[pl_c].pelvis) && finite4(states[pl_c].root) && finite4(states[pl_c].weights);
-    for (var l = 0u; l < MAX_LEGS; l++) {
+    for (var l = 0u; l < rb.rig.header.z; l++) {
         let ls = states[pl_c].legs[l];
         ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.plane_goal) && finite4(ls.lock) && finite4(ls.release)
             && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
@@ -122,7 +124,8 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     pl_rates = vec2<f32>(spring_rate(rb.rig.springs.x), spring_rate(rb.rig.springs.w));
     pl_snap = (states[pl_c].flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     let blend_time = rb.rig.blend.y;
-    for (var l = 0u; l < MAX_LEGS; l++) {
+    pl_weights = vec4<f32>(0.0);
+    for (var l = 0u; l < rb.rig.header.z; l++) {
         let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
         if (pl_snap || !(blend_time > 0.0)) {
             pl_weights[l] = goal;

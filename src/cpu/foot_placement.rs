@@ -134,11 +134,13 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
     [c, s]
 }
 
-fn state_finite(s: &CharacterState) -> bool {
+/// Whether the state's values are finite: the character's and those of the rig's `legs`
+/// legs (the other slots are never read).
+fn state_finite(s: &CharacterState, legs: usize) -> bool {
     finite4(s.pelvis)
         && finite4(s.root)
         && finite4(s.weights)
-        && s.legs.iter().all(|l| {
+        && s.legs[..legs].iter().all(|l| {
             finite4(l.plane)
                 && finite4(l.plane_velocity)
                 && finite4(l.plane_goal)
@@ -197,10 +199,11 @@ pub(crate) fn begin_placement(
     let dt = frame.dt;
     let pelvis = Decay { y: spring_rate(rig.springs[0]), e: frame.pelvis_decay, dt };
     let ground = Decay { y: spring_rate(rig.springs[3]), e: frame.ground_decay, dt };
-    let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state) || !(dt <= MAX_FRAME_TIME);
+    let legs = rig.header[2] as usize;
+    let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state, legs) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.blend[1];
     let mut weights = [0.0; MAX_LEGS];
-    for (l, w) in weights.iter_mut().enumerate() {
+    for (l, w) in weights.iter_mut().enumerate().take(legs) {
         let goal = ch.foot_weights[l].clamp(0.0, 1.0);
         *w = if snap || !(blend_time > 0.0) {
             goal

@@ -125,7 +125,9 @@ impl GroundHit {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FootResult {
-    /// `x` = pelvis drop in world units (≥ 0, downward), `yzw` = 0.
+    /// `x` = pelvis drop in world units (downward; ≥ 0 when stateless; with foot placement
+    /// negative while the pelvis is held above FK after a root snap), `y` = with foot
+    /// placement the stateless drop its spring follows (else 0), `zw` = 0.
     pub pelvis: [f32; 4],
     /// Per leg: height of the FK sole above the ground (world units; negative = below).
     /// (A two-bone foot's sole is its lowest contact point, heel or ball, each measured
