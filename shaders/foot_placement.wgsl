@@ -85,7 +85,7 @@ fn heading(f: vec3<f32>) -> vec2<f32> {
     return vec2<f32>(0.0);
 }
 
-// Cosine and sine of the turn about world up goal0 heading a to heading b.
+// Cosine and sine of the turn about world up from heading a to heading b.
 fn turn_between(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x + a.y * b.y, a.y * b.x - a.x * b.y);
 }
@@ -148,9 +148,10 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     }
 }
 
-// Height above the ground of the lowest point of a foot whose reference joint is at
-// `target` turned by `turn`: heel and ball, or the tip less the foot height.
-fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>) -> f32 {
+// Height above the ground of the lowest point of a foot whose reference joint is at `at`
+// turned by `turn`: heel and ball, or the tip less the foot height; with `lead`, of its
+// leading point alone (the ball), for a look ahead (src/cpu/foot_placement.rs).
+fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
     let h = leg.knee_axis.w;
     if (leg.mode.x == 1u) {
         let sole = at - vec3<f32>(0.0, h, 0.0);
@@ -158,22 +159,14 @@ fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: v
     }
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
     let toe = at + dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
+    if (lead) {
+        let ball = at - up * h + reject(toe - at, up);
+        return ball.y - ground_height(gp, gn, ball.x, ball.z);
+    }
     return sole_height(gp, gn, at, toe, up, h);
 }
 
-// Height above the ground of a foot's leading point (the ball; a hoof tip's sole), the
-// reference joint at `at` and the foot turned by `turn`.
-fn lead_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>) -> f32 {
-    let h = leg.knee_axis.w;
-    var p = at - vec3<f32>(0.0, h, 0.0);
-    if (leg.mode.x != 1u) {
-        let up = dir_to_world(root, quat_rotate(turn, up_ms));
-        p = at - up * h + reject(dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up);
-    }
-    return p.y - ground_height(gp, gn, p.x, p.z);
-}
-
-// Starts the release of a locked foot: the offset goal0 the unlocked solve fades out.
+// Starts the release of a locked foot: the offset from the unlocked solve fades out.
 fn release_foot(l: u32) {
     let d = states[pl_c].legs[l].lock.xyz - free_contact[l];
     let r = turn_between(free_heading[l], states[pl_c].legs[l].yaw.xy);
@@ -358,7 +351,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
             let grounded = w >= 1.0 && !locked && fading == 0.0;
             var need = 0.0;
             if (!grounded) {
-                need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn) - tolerance, 0.0);
+                need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
             }
             // A swinging (not planted, not locked) foot looks ahead along its FK motion.
             var need_ahead = 0.0;
@@ -366,7 +359,7 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
                 let velocity = (contact_fk - states[pl_c].legs[l].fk.xyz) / dt;
                 let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
                 // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-                let gap = lead_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn);
+                let gap = foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn, true);
                 need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
             }
             let lift_goal = max(need, need_ahead);
@@ -442,7 +435,7 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     return dir_to_model(root, vec3<f32>(0.0, offset, 0.0)) / root.s;
 }
 
-// End: a locked two-bone leg stretched past max_reach of its reach is released (goal0 the
+// End: a locked two-bone leg stretched past max_reach of its reach is released (from the
 // next frame); status bits; the state marked valid.
 fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
     var flags = states[pl_c].flags.x;

@@ -38,17 +38,9 @@ impl Sim {
     fn frame(&mut self, chars: &[CharacterInput], poses: &[JointPose], dt: f32) -> (Vec<JointPose>, Vec<FootResult>) {
         let mut out = vec![JointPose::default(); poses.len()];
         let mut res = vec![FootResult::default(); chars.len()];
-        FootIkJob {
-            rig: &self.rig,
-            ground: &self.ground,
-            characters: chars,
-            hits: &[],
-            poses_in: poses,
-            poses_out: &mut out,
-            results: &mut res,
-        }
-        .run_frame(&mut self.states, dt)
-        .unwrap();
+        FootIkJob::new(&self.rig, &self.ground, chars, poses, &mut out, &mut res)
+            .run_frame(&mut self.states, dt)
+            .unwrap();
         (out, res)
     }
 
@@ -132,15 +124,7 @@ fn stateless_rigs_solve_as_before_and_placement_rigs_need_their_state() {
     let run = |rig: &FootRig, states: Option<&mut Vec<CharacterState>>| {
         let mut out = vec![JointPose::default(); poses.len()];
         let mut res = vec![FootResult::default(); chars.len()];
-        let mut job = FootIkJob {
-            rig,
-            ground: &ground,
-            characters: &chars,
-            hits: &[],
-            poses_in: &poses,
-            poses_out: &mut out,
-            results: &mut res,
-        };
+        let mut job = FootIkJob::new(rig, &ground, &chars, &poses, &mut out, &mut res);
         let r = match states {
             Some(s) => job.run_frame(s, 1.0 / 60.0),
             None => job.run(),
@@ -165,17 +149,9 @@ fn stateless_rigs_solve_as_before_and_placement_rigs_need_their_state() {
     for dt in [f32::NAN, f32::INFINITY, -1.0, (-0.0f32).next_down()] {
         let mut out = vec![JointPose::default(); poses.len()];
         let mut res = vec![FootResult::default(); chars.len()];
-        let err = FootIkJob {
-            rig: &temporal,
-            ground: &ground,
-            characters: &chars,
-            hits: &[],
-            poses_in: &poses,
-            poses_out: &mut out,
-            results: &mut res,
-        }
-        .run_frame(&mut states, dt)
-        .unwrap_err();
+        let err = FootIkJob::new(&temporal, &ground, &chars, &poses, &mut out, &mut res)
+            .run_frame(&mut states, dt)
+            .unwrap_err();
         assert!(matches!(err, IkError::InvalidFrameTime(_)), "{dt}: {err:?}");
     }
     assert!(states.iter().all(|s| !s.is_valid()), "a refused frame leaves the states alone");

@@ -5,31 +5,14 @@
 mod common;
 
 use common::crowd::*;
-use common::gpu::in_ci;
+use common::gpu::device;
+use common::quat_angle;
 use common::Rng;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::gpu::crowd::CrowdSolver;
-use crowd_ik::gpu::{adapter_from_env, GpuError};
+use crowd_ik::gpu::GpuError;
 use glam::{Quat, Vec2, Vec3};
-
-fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
-    let adapter = match adapter_from_env() {
-        Ok(a) => a,
-        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU adapter ({e})");
-            return None;
-        }
-    };
-    eprintln!("GPU adapter: {}", adapter.get_info().name);
-    Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
-}
-
-fn quat_angle(a: Quat, b: Quat) -> f32 {
-    let r = a.conjugate() * b;
-    2.0 * r.xyz().length().atan2(r.w.abs())
-}
 
 /// Solves on both paths and compares.
 fn compare(

@@ -5,32 +5,15 @@
 
 mod common;
 
-use common::gpu::in_ci;
+use common::gpu::device;
+use common::quat_angle;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::gpu::crowd::CrowdSolver;
-use crowd_ik::gpu::{adapter_from_env, GpuError};
+use crowd_ik::gpu::GpuError;
 use crowd_ik::IkError;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
-use glam::{Quat, Vec2};
-
-fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
-    let adapter = match adapter_from_env() {
-        Ok(a) => a,
-        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU adapter ({e})");
-            return None;
-        }
-    };
-    eprintln!("GPU adapter: {}", adapter.get_info().name);
-    Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
-}
-
-fn quat_angle(a: Quat, b: Quat) -> f32 {
-    let r = a.conjugate() * b;
-    2.0 * r.xyz().length().atan2(r.w.abs())
-}
+use glam::Vec2;
 
 const LEG: f32 = 2.0 * crowd_ik_tools::scene::BONE;
 
@@ -124,17 +107,9 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
         let poses: Vec<JointPose> = alive.iter().flat_map(|&k| all_poses[k * n..(k + 1) * n].to_vec()).collect();
         let mut cpu_out = vec![JointPose::default(); poses.len()];
         let mut cpu_res = vec![FootResult::default(); chars.len()];
-        FootIkJob {
-            rig: &rig,
-            ground: &ground,
-            characters: &chars,
-            hits: &[],
-            poses_in: &poses,
-            poses_out: &mut cpu_out,
-            results: &mut cpu_res,
-        }
-        .run_frame_par(&mut states, dt)
-        .unwrap();
+        FootIkJob::new(&rig, &ground, &chars, &poses, &mut cpu_out, &mut cpu_res)
+            .run_frame_par(&mut states, dt)
+            .unwrap();
         gpu.set_frame_time(dt).unwrap();
         let mut gpu_out = vec![JointPose::default(); poses.len()];
         let mut gpu_res = vec![FootResult::default(); chars.len()];
@@ -195,17 +170,7 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     let run = |gpu: &mut CrowdSolver, chars: &[CharacterInput], states: &mut Vec<CharacterState>, dt: f32| {
         let mut cpu_out = vec![JointPose::default(); poses.len()];
         let mut cpu_res = vec![FootResult::default(); chars.len()];
-        FootIkJob {
-            rig: &rig,
-            ground: &ground,
-            characters: chars,
-            hits: &[],
-            poses_in: &poses,
-            poses_out: &mut cpu_out,
-            results: &mut cpu_res,
-        }
-        .run_frame(states, dt)
-        .unwrap();
+        FootIkJob::new(&rig, &ground, chars, &poses, &mut cpu_out, &mut cpu_res).run_frame(states, dt).unwrap();
         gpu.set_frame_time(dt).unwrap();
         let mut gpu_out = vec![JointPose::default(); poses.len()];
         let mut gpu_res = vec![FootResult::default(); chars.len()];

@@ -106,16 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         crowd.frame(&terrain, &mut chars, &mut poses);
 
         let t = Instant::now();
-        FootIkJob {
-            rig: &rig,
-            ground: &ground,
-            characters: &chars,
-            hits: &[],
-            poses_in: &poses,
-            poses_out: &mut cpu_out,
-            results: &mut cpu_res,
-        }
-        .run_par()?;
+        FootIkJob::new(&rig, &ground, &chars, &poses, &mut cpu_out, &mut cpu_res).run_par()?;
         let cpu = t.elapsed().as_secs_f64() * 1e3;
         cpu_ms += cpu;
 

@@ -111,15 +111,7 @@ pub fn compare(n: usize, frames: usize) -> Result<(), Box<dyn std::error::Error>
         crowd.frame(&terrain, &mut chars, &mut poses);
         for (mode, rig) in [&stateless, &temporal].into_iter().enumerate() {
             let t = std::time::Instant::now();
-            let mut job = FootIkJob {
-                rig,
-                ground: &ground,
-                characters: &chars,
-                hits: &[],
-                poses_in: &poses,
-                poses_out: &mut out,
-                results: &mut res,
-            };
+            let mut job = FootIkJob::new(rig, &ground, &chars, &poses, &mut out, &mut res);
             if mode == 0 {
                 job.run_par()?;
             } else {

@@ -50,7 +50,20 @@ pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
     }
 }
 
-impl FootIkJob<'_> {
+impl<'a> FootIkJob<'a> {
+    /// A frame with no caller hits (a heightfield ground; set `hits` for [`Ground::Hits`]).
+    #[must_use]
+    pub fn new(
+        rig: &'a FootRig,
+        ground: &'a Ground,
+        characters: &'a [CharacterInput],
+        poses_in: &'a [JointPose],
+        poses_out: &'a mut [JointPose],
+        results: &'a mut [FootResult],
+    ) -> Self {
+        Self { rig, ground, characters, hits: &[], poses_in, poses_out, results }
+    }
+
     /// Checks the rig, the ground and the slice lengths.
     pub fn validate(&self) -> Result<(), IkError> {
         self.rig.validate()?;

@@ -386,7 +386,7 @@ pub(crate) fn place_feet(
             let need = if grounded {
                 0.0
             } else {
-                (-foot_gap(rig, g, root, leg, target, turn, up_ms, toe_off, gp, gn) - tolerance).max(0.0)
+                (-foot_gap(rig, g, root, leg, target, turn, (up_ms, toe_off), (gp, gn), false) - tolerance).max(0.0)
             };
             // A swinging (not planted, not locked) foot looks ahead along its FK motion.
             let mut need_ahead = 0.0;
@@ -394,7 +394,7 @@ pub(crate) fn place_feet(
                 let velocity = (contact_fk - v3(ls.fk)) / dt;
                 let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
                 // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-                let gap = lead_gap(rig, g, root, leg, ahead, turn, up_ms, toe_off, gp, gn);
+                let gap = foot_gap(rig, g, root, leg, ahead, turn, (up_ms, toe_off), (gp, gn), true);
                 need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w);
             }
             let goal = need.max(need_ahead);
@@ -439,55 +439,33 @@ pub(crate) fn place_feet(
     (goal, cap)
 }
 
-/// Height above the ground of the lowest point of a foot whose reference joint is at
-/// `target` (world) turned by `turn`: heel and ball (two-bone), or the tip less the foot
-/// height (pseudo three-bone).
+/// Height above the ground of the lowest point of a foot whose reference joint is at `at`
+/// (world) turned by `turn`: heel and ball (two-bone), or the tip less the foot height
+/// (pseudo three-bone); with `lead`, of its leading point alone (the ball), for a look ahead.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 fn foot_gap(
     rig: &SolverRig,
     g: &GroundData,
     root: &Root,
     leg: &SolverLeg,
-    target: Vec3,
+    at: Vec3,
     turn: Quat,
-    up_ms: Vec3,
-    toe_off_ms: Vec3,
-    gp: Vec3,
-    gn: Vec3,
+    (up_ms, toe_off_ms): (Vec3, Vec3),
+    (gp, gn): (Vec3, Vec3),
+    lead: bool,
 ) -> f32 {
     let h = leg.knee_axis[3];
     if leg.mode[0] == 1 {
-        let sole = target - Vec3::Y * h;
+        let sole = at - Vec3::Y * h;
         return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
     }
     let up = root.dir_to_world(turn * up_ms);
-    let toe = target + root.dir_to_world(turn * toe_off_ms) * root.s;
-    sole_height(rig, g, gp, gn, target, toe, up, h)
-}
-
-/// Height above the ground of a foot's leading point (the ball; a hoof tip's sole), the
-/// reference joint at `at` and the foot turned by `turn`.
-#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
-fn lead_gap(
-    rig: &SolverRig,
-    g: &GroundData,
-    root: &Root,
-    leg: &SolverLeg,
-    at: Vec3,
-    turn: Quat,
-    up_ms: Vec3,
-    toe_off_ms: Vec3,
-    gp: Vec3,
-    gn: Vec3,
-) -> f32 {
-    let h = leg.knee_axis[3];
-    let p = if leg.mode[0] == 1 {
-        at - Vec3::Y * h
-    } else {
-        let up = root.dir_to_world(turn * up_ms);
-        at - up * h + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up)
-    };
-    p.y - ground_height(rig, g, gp, gn, p.x, p.z)
+    let toe = at + root.dir_to_world(turn * toe_off_ms) * root.s;
+    if lead {
+        let ball = at - up * h + reject(toe - at, up);
+        return ball.y - ground_height(rig, g, gp, gn, ball.x, ball.z);
+    }
+    sole_height(rig, g, gp, gn, at, toe, up, h)
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades

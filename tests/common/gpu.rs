@@ -121,3 +121,18 @@ pub fn assert_matches<const N: usize>(
     );
     diff
 }
+
+/// A device and queue of their own, for the crowd solvers (adapter from `WGPU_ADAPTER_NAME`
+/// / `WGPU_BACKEND`). In CI a missing adapter fails the test; elsewhere it is a loud skip.
+pub fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
+    let adapter = match crowd_ik::gpu::adapter_from_env() {
+        Ok(a) => a,
+        Err(e) if in_ci() => panic!("CI=true but no GPU adapter: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            return None;
+        }
+    };
+    eprintln!("GPU adapter: {}", adapter.get_info().name);
+    Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
+}
