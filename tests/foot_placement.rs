@@ -18,6 +18,7 @@ struct Sample {
     pelvis: Vec3,
     ankle: [Vec3; 2],
     fk_ankle: [Vec3; 2],
+    toe: [Vec3; 2],
     locked: [bool; 2],
     sole_after: [f32; 2],
     hit: [bool; 2],
@@ -61,6 +62,7 @@ impl Sim {
             pelvis: ch.to_world(o[self.rig.pelvis].position()),
             ankle: [ch.to_world(o[ankles[0]].position()), ch.to_world(o[ankles[1]].position())],
             fk_ankle: [ch.to_world(p[ankles[0]].position()), ch.to_world(p[ankles[1]].position())],
+            toe: [0, 1].map(|l| ch.to_world(o[self.rig.legs[l].joints[3]].position())),
             locked: [r.status[0] & foot::LOCKED != 0, r.status[1] & foot::LOCKED != 0],
             sole_after: [r.sole_after[0], r.sole_after[1]],
             hit: [r.status[0] & foot::HIT != 0, r.status[1] & foot::HIT != 0],
@@ -260,7 +262,14 @@ const CMU_SCALE: f32 = 0.0254 / 0.45; // CMU units → metres
 
 /// Debian's CMU clips with their root motion, the root kept on the ground under the hips:
 /// per foot, (locked, solved ankle, FK ankle) every frame.
-fn cmu_tracks(path: &str, hf: &Heightfield, hz: f32, placement: FootPlacement) -> Option<Vec<Vec<(bool, Vec3, Vec3)>>> {
+/// With `toes`, the solved toe joint (the ball) in place of the solved ankle.
+fn cmu_tracks(
+    path: &str,
+    hf: &Heightfield,
+    hz: f32,
+    placement: FootPlacement,
+    toes: bool,
+) -> Option<Vec<Vec<(bool, Vec3, Vec3)>>> {
     let Ok(clip) = Clip::load(path) else {
         assert!(!common::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
         eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
@@ -303,7 +312,7 @@ fn cmu_tracks(path: &str, hf: &Heightfield, hz: f32, placement: FootPlacement) -
         let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
         let s = sim.sample(0, &chars, &pose, &out, &res[0]);
         for (l, track) in tracks.iter_mut().enumerate() {
-            track.push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
+            track.push((s.locked[l], if toes { s.toe[l] } else { s.ankle[l] }, s.fk_ankle[l]));
         }
     }
     Some(tracks)
@@ -314,7 +323,7 @@ fn locked_feet_hold_on_motion_capture_too() {
     let hills = crowd_ik_tools::terrain::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
     for path in [CMU, "/usr/share/assimp/models/BVH/01_03.bvh"] {
         for (ground_name, hf) in [("flat", flat()), ("hills", hills.clone())] {
-            let Some(tracks) = cmu_tracks(path, &hf, 60.0, FootPlacement::default()) else { return };
+            let Some(tracks) = cmu_tracks(path, &hf, 60.0, FootPlacement::default(), false) else { return };
             let mut plants = Plants::default();
             for t in &tracks {
                 plants.add(t);
@@ -469,4 +478,36 @@ fn thirty_sixty_and_a_hundred_twenty_hertz_agree() {
         );
         assert!(p1.max(f1) <= at30 && p2.max(f2) <= at60, "{name}");
     }
+}
+
+/// `LockPivot::Ball`: a locked foot holds its ball (the toe joint) and keeps its animated
+/// tilt, so the heel rises as the motion-captured foot rolls onto the ball.
+#[test]
+fn a_ball_pivot_holds_the_ball_and_lets_the_heel_rise() {
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.pivot = LockPivot::Ball;
+    }
+    let Some(tracks) = cmu_tracks(CMU, &flat(), 60.0, placement, true) else { return };
+    let mut plants = Plants::default();
+    let mut heel_rise = 0.0f32;
+    for t in &tracks {
+        plants.add(t);
+    }
+    // The ankle's rise over a plant, measured on the same run's ankle tracks.
+    let Some(ankles) = cmu_tracks(CMU, &flat(), 60.0, placement, false) else { return };
+    for track in &ankles {
+        let mut start: Option<f32> = None;
+        for &(locked, p, _) in track {
+            match (locked, start) {
+                (true, None) => start = Some(p.y),
+                (true, Some(y0)) => heel_rise = heel_rise.max(p.y - y0),
+                (false, _) => start = None,
+            }
+        }
+    }
+    plants.report("CMU 01_01, ball pivot: the ball");
+    eprintln!("  the ankle rises up to {heel_rise:.3} m over a plant while the ball stays");
+    assert!(plants.count >= 4 && plants.drift_max <= 1e-3, "{plants:?}");
+    assert!(heel_rise > 0.02, "the heel lifts: {heel_rise}");
 }
