@@ -20,6 +20,7 @@ struct Sample {
     fk_ankle: [Vec3; 2],
     toe: [Vec3; 2],
     locked: [bool; 2],
+    reached: [bool; 2],
     sole_after: [f32; 2],
     hit: [bool; 2],
 }
@@ -64,6 +65,7 @@ impl Sim {
             fk_ankle: [ch.to_world(p[ankles[0]].position()), ch.to_world(p[ankles[1]].position())],
             toe: [0, 1].map(|l| ch.to_world(o[self.rig.legs[l].joints[3]].position())),
             locked: [r.status[0] & foot::LOCKED != 0, r.status[1] & foot::LOCKED != 0],
+            reached: [r.status[0] & foot::REACHED != 0, r.status[1] & foot::REACHED != 0],
             sole_after: [r.sole_after[0], r.sole_after[1]],
             hit: [r.status[0] & foot::HIT != 0, r.status[1] & foot::HIT != 0],
         }
@@ -346,6 +348,8 @@ struct Stairs {
     fk_foot_jump: f32,
     below: f32,
     locked_frames: usize,
+    /// Planted foot-frames (input weight 1, ground found) whose leg did not reach its target.
+    unreached: usize,
 }
 
 fn walk_stairs(rig: FootRig, hz: f32) -> Stairs {
@@ -367,6 +371,7 @@ fn walk_stairs(rig: FootRig, hz: f32) -> Stairs {
             for l in 0..2 {
                 if s.hit[l] {
                     out_stats.below = out_stats.below.min(s.sole_after[l]);
+                    out_stats.unreached += usize::from(chars[c].foot_weights[l] >= 1.0 && !s.reached[l]);
                 }
                 out_stats.locked_frames += usize::from(s.locked[l]);
             }
@@ -410,6 +415,8 @@ fn on_stairs_the_pelvis_and_feet_do_not_pop() {
     // No part of any foot, planted or swinging, heel or ball, deeper than the tolerance.
     assert!(temporal.below >= -p.ground_tolerance - 1e-5, "{temporal:?}");
     assert!(stateless.below < -0.1, "the stateless solve drags lifted feet into the steps: {stateless:?}");
+    // The spring never leaves a planted leg short where the stateless solve reaches.
+    assert!(temporal.unreached <= stateless.unreached, "{temporal:?}");
 }
 
 /// Pelvis and ankle world positions of walkers at `hz`, sampled every 1/30 s.
