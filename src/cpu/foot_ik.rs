@@ -7,7 +7,7 @@
 //! knee → foot aligned to the ground normal within the max foot angle → per-foot weight →
 //! the full corrected pose, every joint below the pelvis following it.
 //!
-//! The temporal stages (foot placement) are in [`super::foot_placement`], the job API
+//! The temporal stages (foot placement) are in `foot_placement.rs`, the job API
 //! ([`FootIkJob`]) in `foot_ik_job.rs`. About 580 lines, over the crate's ~500-line guide on
 //! purpose: it is the twin of one kernel, stage for stage (`shaders/foot_ik.wgsl`, ~560
 //! lines), and the two read side by side best as one file each.

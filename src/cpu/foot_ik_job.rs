@@ -104,7 +104,7 @@ impl<'a> FootIkJob<'a> {
     /// character, kept by the caller across frames; `CharacterState::default()` for a new or
     /// reset character) are read and advanced by `dt` seconds. `dt` must be finite and
     /// ≥ 0; a frame longer than [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME)
-    /// resets every character (flagged [`foot::RESET`]). A stateless rig ignores `states`
+    /// resets every character (flagged [`foot::RESET`](crate::crowd::foot::RESET)). A stateless rig ignores `states`
     /// and `dt` and solves as [`FootIkJob::run`].
     pub fn run_frame(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
         self.solve(false, Some((states, dt)))

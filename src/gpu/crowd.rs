@@ -31,6 +31,12 @@ fn segment_size(max_binding: u64, per_character: [u64; 5]) -> usize {
 /// [`CrowdSolver::encode`] into the frame's encoder: one compute pass, one dispatch. The
 /// corrected poses stay in [`CrowdSolver::pose_output`] (`JointPose` per joint,
 /// character-major) for skinning; [`CrowdSolver::read`] reads them back for tools and tests.
+///
+/// With a rig that has foot placement ([`FootRig::placement`]), each character's
+/// [`CharacterState`] lives in the solver's own buffer across frames, read and written by
+/// the same dispatch: call [`CrowdSolver::set_frame_time`] every frame; reset spawned or
+/// teleported characters with [`CrowdSolver::reset_states`] and keep survivors' states when
+/// the crowd changes with [`CrowdSolver::remap_states`].
 pub struct CrowdSolver {
     pub(super) context: GpuContext,
     pipeline: wgpu::ComputePipeline,

@@ -19,7 +19,7 @@ pub struct SolvedChain<const N: usize> {
     /// Local-space corrections, `w ≥ 0`: multiply each onto the joint's local rotation
     /// (`local = local * correction`, as ozz-animation's IK jobs do) to get the same pose.
     pub corrections: [[f32; 4]; N],
-    /// `x` = reached (0/1), `y` = [`crate::ChainError`] code (0 = solved), `z` = [`info`]
+    /// `x` = reached (0/1), `y` = [`crate::ChainError`] code (0 = solved), `z` = [`info`](crate::records::info)
     /// bits, `w` = joints written: the chain's joint count (two-bone 3, three-bone 4,
     /// FABRIK its `mode.x`, at most 16). Every slot past it is zero.
     pub status: [u32; 4],
@@ -72,7 +72,7 @@ impl<const N: usize> SolvedChain<N> {
     pub fn error(&self) -> Option<crate::ChainError> {
         crate::ChainError::from_code(self.status[1])
     }
-    /// [`info`] bits: what the solver had to do (softened, limited, stretched, ...).
+    /// [`info`](crate::records::info) bits: what the solver had to do (softened, limited, stretched, ...).
     #[must_use]
     pub fn info(&self) -> u32 {
         self.status[2]
