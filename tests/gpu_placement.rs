@@ -218,3 +218,54 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     let (_, res) = run(&mut gpu, &chars, &mut states, 1.0 / 60.0);
     assert!(res[7].status[0] & foot::RESET != 0 && res[6].status[0] & foot::RESET == 0);
 }
+
+/// The crowd grows past the buffers' capacity between frames: the buffers grow, every
+/// character keeps its state (no reset), the new ones start from a reset; the twin agrees.
+/// Segments of 64 characters (one binding each) are forced, so states are bound at offsets.
+#[test]
+fn growing_crowds_keep_every_state() {
+    let Some((device, queue)) = device() else { return };
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
+    let ground = Ground::Heightfield(hf.clone());
+    let rig = biped_rig().with_placement(Some(FootPlacement::default()));
+    let n = rig.joint_count();
+    let mut crowd = WalkingCrowd::new(200, 15.0, 9);
+    let (mut all_chars, mut all_poses) = (Vec::new(), Vec::new());
+    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    gpu.set_max_segment_characters(64);
+    let mut states: Vec<CharacterState> = Vec::new();
+    let dt = 1.0 / 60.0;
+    for (frame, count) in [50usize, 50, 50, 200, 200].into_iter().enumerate() {
+        crowd.step(dt);
+        crowd.frame(&hf, &mut all_chars, &mut all_poses);
+        let chars = &all_chars[..count];
+        let poses = &all_poses[..count * n];
+        states.resize(count, CharacterState::default()); // the CPU twin's crowd grows too
+        let mut cpu_out = vec![JointPose::default(); poses.len()];
+        let mut cpu_res = vec![FootResult::default(); count];
+        FootIkJob::new(&rig, &ground, chars, poses, &mut cpu_out, &mut cpu_res).run_frame(&mut states, dt).unwrap();
+        gpu.set_frame_time(dt).unwrap();
+        let mut gpu_out = vec![JointPose::default(); poses.len()];
+        let mut gpu_res = vec![FootResult::default(); count];
+        gpu.solve(chars, poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
+        let mut gpu_states = vec![CharacterState::default(); count];
+        gpu.read_states(&mut gpu_states).unwrap();
+        compare_frame(
+            frame,
+            n,
+            chars,
+            (&cpu_out, &cpu_res, &states),
+            (&gpu_out, &gpu_res, &gpu_states),
+            &mut Worst::default(),
+        );
+        let resets: Vec<bool> = gpu_res.iter().map(|r| r.status[0] & foot::RESET != 0).collect();
+        match frame {
+            0 => assert!(resets.iter().all(|&r| r)),
+            3 => {
+                assert!(resets[..50].iter().all(|&r| !r), "the first 50 kept their state as the buffers grew");
+                assert!(resets[50..].iter().all(|&r| r), "the new ones start from a reset");
+            }
+            _ => assert!(resets.iter().all(|&r| !r)),
+        }
+    }
+}
