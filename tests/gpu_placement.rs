@@ -53,6 +53,33 @@ fn compare_frame(
     }
 }
 
+/// One frame on both twins from their own states (the CPU's in `states`, the GPU's in its
+/// buffer), compared within the contract; returns the CPU's poses and results.
+#[allow(clippy::too_many_arguments)]
+fn frame_both(
+    gpu: &mut CrowdSolver,
+    (rig, ground): (&FootRig, &Ground),
+    chars: &[CharacterInput],
+    poses: &[JointPose],
+    states: &mut [CharacterState],
+    dt: f32,
+    frame: usize,
+    worst: &mut Worst,
+) -> (Vec<JointPose>, Vec<FootResult>) {
+    let n = rig.joint_count();
+    let mut cpu_out = vec![JointPose::default(); poses.len()];
+    let mut cpu_res = vec![FootResult::default(); chars.len()];
+    FootIkJob::new(rig, ground, chars, poses, &mut cpu_out, &mut cpu_res).run_frame_par(states, dt).unwrap();
+    gpu.set_frame_time(dt).unwrap();
+    let mut gpu_out = vec![JointPose::default(); poses.len()];
+    let mut gpu_res = vec![FootResult::default(); chars.len()];
+    gpu.solve(chars, poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
+    let mut gpu_states = vec![CharacterState::default(); chars.len()];
+    gpu.read_states(&mut gpu_states).unwrap();
+    compare_frame(frame, n, chars, (&cpu_out, &cpu_res, states), (&gpu_out, &gpu_res, &gpu_states), worst);
+    (cpu_out, cpu_res)
+}
+
 #[test]
 fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
     let Some((device, queue)) = device() else { return };
@@ -105,36 +132,7 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
         crowd.frame(&hf, &mut all_chars, &mut all_poses);
         let chars: Vec<CharacterInput> = alive.iter().map(|&k| all_chars[k]).collect();
         let poses: Vec<JointPose> = alive.iter().flat_map(|&k| all_poses[k * n..(k + 1) * n].to_vec()).collect();
-        let mut cpu_out = vec![JointPose::default(); poses.len()];
-        let mut cpu_res = vec![FootResult::default(); chars.len()];
-        FootIkJob::new(&rig, &ground, &chars, &poses, &mut cpu_out, &mut cpu_res)
-            .run_frame_par(&mut states, dt)
-            .unwrap();
-        gpu.set_frame_time(dt).unwrap();
-        let mut gpu_out = vec![JointPose::default(); poses.len()];
-        let mut gpu_res = vec![FootResult::default(); chars.len()];
-        gpu.solve(&chars, &poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
-        let mut gpu_states = vec![CharacterState::default(); chars.len()];
-        gpu.read_states(&mut gpu_states).unwrap();
-        if std::env::var("PLACEMENT_TRACE").is_ok() {
-            let mut w = Worst::default();
-            let mut wc = 0;
-            for c in 0..chars.len() {
-                for j in 0..n {
-                    let d = cpu_out[c * n + j].position().distance(gpu_out[c * n + j].position());
-                    if d > w.position {
-                        w.position = d;
-                        wc = c;
-                    }
-                }
-                let dp = (states[c].pelvis[0] - gpu_states[c].pelvis[0]).abs();
-                w.pelvis = w.pelvis.max(dp);
-            }
-            eprintln!("frame {frame}: {:.2e} m (character {wc}), pelvis state {:.2e}", w.position, w.pelvis);
-            eprintln!("   cpu {:?}\n   gpu {:?}", states[wc], gpu_states[wc]);
-            continue;
-        }
-        compare_frame(frame, n, &chars, (&cpu_out, &cpu_res, &states), (&gpu_out, &gpu_res, &gpu_states), &mut worst);
+        let (_, cpu_res) = frame_both(&mut gpu, (&rig, &ground), &chars, &poses, &mut states, dt, frame, &mut worst);
         let resets = cpu_res.iter().filter(|r| r.status[0] & foot::RESET != 0).count();
         let expected = match frame {
             0 => chars.len(),
@@ -158,7 +156,6 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
     let ground = Ground::Heightfield(hf.clone());
     let rig = biped_rig().with_placement(Some(FootPlacement::default()));
-    let n = rig.joint_count();
     let crowd = WalkingCrowd::new(64, 15.0, 5);
     let (mut chars, mut poses) = (Vec::new(), Vec::new());
     crowd.frame(&hf, &mut chars, &mut poses);
@@ -168,24 +165,7 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     }
     let mut states = vec![CharacterState::default(); chars.len()];
     let run = |gpu: &mut CrowdSolver, chars: &[CharacterInput], states: &mut Vec<CharacterState>, dt: f32| {
-        let mut cpu_out = vec![JointPose::default(); poses.len()];
-        let mut cpu_res = vec![FootResult::default(); chars.len()];
-        FootIkJob::new(&rig, &ground, chars, &poses, &mut cpu_out, &mut cpu_res).run_frame(states, dt).unwrap();
-        gpu.set_frame_time(dt).unwrap();
-        let mut gpu_out = vec![JointPose::default(); poses.len()];
-        let mut gpu_res = vec![FootResult::default(); chars.len()];
-        gpu.solve(chars, &poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
-        let mut gpu_states = vec![CharacterState::default(); chars.len()];
-        gpu.read_states(&mut gpu_states).unwrap();
-        compare_frame(
-            0,
-            n,
-            chars,
-            (&cpu_out, &cpu_res, states),
-            (&gpu_out, &gpu_res, &gpu_states),
-            &mut Worst::default(),
-        );
-        (cpu_out, cpu_res)
+        frame_both(gpu, (&rig, &ground), chars, &poses, states, dt, 0, &mut Worst::default())
     };
     for dt in [1.0 / 60.0, 0.0, 1.0 / 60.0, 1.0 / 60.0] {
         let (_, res) = run(&mut gpu, &chars, &mut states, dt);
@@ -241,24 +221,9 @@ fn growing_crowds_keep_every_state() {
         let chars = &all_chars[..count];
         let poses = &all_poses[..count * n];
         states.resize(count, CharacterState::default()); // the CPU twin's crowd grows too
-        let mut cpu_out = vec![JointPose::default(); poses.len()];
-        let mut cpu_res = vec![FootResult::default(); count];
-        FootIkJob::new(&rig, &ground, chars, poses, &mut cpu_out, &mut cpu_res).run_frame(&mut states, dt).unwrap();
-        gpu.set_frame_time(dt).unwrap();
-        let mut gpu_out = vec![JointPose::default(); poses.len()];
-        let mut gpu_res = vec![FootResult::default(); count];
-        gpu.solve(chars, poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
-        let mut gpu_states = vec![CharacterState::default(); count];
-        gpu.read_states(&mut gpu_states).unwrap();
-        compare_frame(
-            frame,
-            n,
-            chars,
-            (&cpu_out, &cpu_res, &states),
-            (&gpu_out, &gpu_res, &gpu_states),
-            &mut Worst::default(),
-        );
-        let resets: Vec<bool> = gpu_res.iter().map(|r| r.status[0] & foot::RESET != 0).collect();
+        let (_, res) =
+            frame_both(&mut gpu, (&rig, &ground), chars, poses, &mut states, dt, frame, &mut Worst::default());
+        let resets: Vec<bool> = res.iter().map(|r| r.status[0] & foot::RESET != 0).collect();
         match frame {
             0 => assert!(resets.iter().all(|&r| r)),
             3 => {

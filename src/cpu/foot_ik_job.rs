@@ -139,8 +139,6 @@ impl<'a> FootIkJob<'a> {
         let g = GroundData { heights, hits: self.hits };
         let hits_of = |c: usize| if g.hits.is_empty() { &[][..] } else { &g.hits[c * MAX_LEGS..(c + 1) * MAX_LEGS] };
         let chars = self.characters;
-        let inputs = chars.iter().zip(self.poses_in.chunks(n));
-        let outputs = self.poses_out.chunks_mut(n).zip(self.results.iter_mut());
         match frame {
             None => {
                 // Stateless: no state is read or written.
@@ -152,6 +150,8 @@ impl<'a> FootIkJob<'a> {
                     let outputs = self.poses_out.par_chunks_mut(n).zip(self.results.par_iter_mut());
                     inputs.zip(outputs).enumerate().for_each(work);
                 } else {
+                    let inputs = chars.iter().zip(self.poses_in.chunks(n));
+                    let outputs = self.poses_out.chunks_mut(n).zip(self.results.iter_mut());
                     inputs.zip(outputs).enumerate().for_each(work);
                 }
             }
@@ -166,6 +166,8 @@ impl<'a> FootIkJob<'a> {
                     let outputs = self.poses_out.par_chunks_mut(n).zip(self.results.par_iter_mut());
                     inputs.zip(outputs).zip(states.par_iter_mut()).enumerate().for_each(work);
                 } else {
+                    let inputs = chars.iter().zip(self.poses_in.chunks(n));
+                    let outputs = self.poses_out.chunks_mut(n).zip(self.results.iter_mut());
                     inputs.zip(outputs).zip(states.iter_mut()).enumerate().for_each(work);
                 }
             }

@@ -270,7 +270,8 @@ impl FrameInput {
     /// The frame of `dt` seconds for these settings.
     #[must_use]
     pub fn new(placement: &FootPlacement, dt: f32) -> Self {
-        let decay = |half_life: f32| if half_life > 0.0 { (-spring_rate(half_life) * dt).exp() } else { 0.0 };
+        // No smoothing (rate 0) gives 1, which no spring then reads.
+        let decay = |half_life: f32| (-spring_rate(half_life) * dt).exp();
         Self {
             dt,
             pelvis_decay: decay(placement.pelvis_half_life),
