@@ -11,6 +11,12 @@ const WORKGROUP_SIZE: u32 = 64u;
 // temporal code.
 override PLACEMENT: bool = false;
 
+// The rig's leg count (SolverRig.header.z), also set with the pipeline: every stage's loop
+// over legs is written out as calls with constant leg indices (`if (LEGS > k)`, folded when
+// the pipeline is made), so the per-leg arrays below stay in registers rather than memory
+// indexed at run time (lavapipe ran the foot-placement kernel ~7 % faster for it).
+override LEGS: u32 = 4u;
+
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
 // The rig, this frame's time and the joint table share one buffer (the kernel binds eight
@@ -241,7 +247,6 @@ var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle
 // of the stateless targets and drop_pelvis, end_placement last.
 fn solve_character(c: u32) {
     let n = rb.rig.header.x;
-    let legs = rb.rig.header.z;
     let temporal = PLACEMENT;
     let base = c * n;
     res.pelvis = vec4<f32>(0.0);
@@ -253,7 +258,7 @@ fn solve_character(c: u32) {
         for (var j = 0u; j < n; j++) {
             pose_out[base + j] = JointPose(finite_point(pose_in[base + j].position_ms), finite_rotation(pose_in[base + j].rotation_ms));
         }
-        for (var l = 0u; l < legs; l++) {
+        for (var l = 0u; l < LEGS; l++) {
             res.status[l] = err << 8u;
         }
         results[c] = res;
@@ -292,8 +297,6 @@ fn solve_character(c: u32) {
 // are left to place_feet, and on a heightfield a two-bone foot takes the flattest normal
 // under its heel, ankle and ball (src/cpu/foot_ik.rs).
 fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool) {
-    let step_up = rb.rig.params.y;
-    let step_down = rb.rig.params.z;
     for (var l = 0u; l < MAX_LEGS; l++) {
         ground.hit[l] = false;
         ground.aimed[l] = false;
@@ -304,83 +307,91 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
         ground.limited[l] = false;
     }
     ground.drop = 0.0;
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let leg = rb.rig.legs[l];
-        let three = leg.mode.x == 1u;
-        let ref_ws = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
-        let h = leg.knee_axis.w;
-        let g = ground_query(c, l, ref_ws.x, ref_ws.z);
-        if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
-            continue;
-        }
-        ground.hit[l] = true;
-        res.status[l] = res.status[l] | FOOT_HIT;
-        let ankle = pose_in[base + leg.joints.z];
-        let toe = pose_in[base + leg.joints.w];
-        let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
-        let toe_ws = to_world(root, toe.position_ms.xyz);
-        ground.point[l] = g.point;
-        if (temporal && rb.rig.header.w == 0u && !three) {
-            // The heel and ball sampled once for both the FK sole height and the flattest
-            // normal under the foot (src/cpu/foot_ik.rs).
-            let up = dir_to_world(root, up_ms);
-            let heel = ref_ws - up * h;
-            let ball = heel + reject(toe_ws - ref_ws, up);
-            var above = 3.40282347e38;
-            var flattest = g.normal;
-            for (var e = 0u; e < 2u; e++) {
-                let p = select(ball, heel, e == 0u);
-                let s = sample_heightfield(p.x, p.z);
-                var ground_y: f32;
-                if (s.found) {
-                    if (s.normal.y > flattest.y) {
-                        flattest = s.normal;
-                    }
-                    ground_y = s.height;
-                } else {
-                    ground_y = ground_height(g.point, g.normal, p.x, p.z);
-                }
-                above = min(above, p.y - ground_y);
-            }
-            res.sole_before[l] = above;
-            ground.normal[l] = flattest;
-            continue;
-        }
-        if (three) {
-            let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
-            res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
-        } else {
-            res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
-        }
-        if (temporal) {
-            ground.normal[l] = g.normal;
-            continue;
-        }
-        ground.normal[l] = g.normal;
-        // A lifted foot (weight <= 0) keeps its FK pose and asks nothing of the pelvis.
-        let w = ch.foot_weights[l];
-        if (!(w > 0.0)) {
-            continue;
-        }
-        ground.aimed[l] = true;
-        var target_ws = g.point + g.normal * h;
-        if (!three) {
-            // The whole sole on the ground: the lower of heel and ball, of the foot turned as
-            // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
-            let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
-            ground.turn[l] = turn.q;
-            ground.limited[l] = turn.limited;
-            let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
-            target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited);
-        }
-        ground.aim[l] = target_ws;
-        var need = ref_ws.y - target_ws.y;
-        if (!three) {
-            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
-            need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
-        }
-        ground.drop = max(ground.drop, need * min(w, 1.0));
+    if (LEGS > 0u) { find_leg(c, base, ch, root, temporal, 0u); }
+    if (LEGS > 1u) { find_leg(c, base, ch, root, temporal, 1u); }
+    if (LEGS > 2u) { find_leg(c, base, ch, root, temporal, 2u); }
+    if (LEGS > 3u) { find_leg(c, base, ch, root, temporal, 3u); }
+}
+
+// find_ground for leg l.
+fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l: u32) {
+    let step_up = rb.rig.params.y;
+    let step_down = rb.rig.params.z;
+    let leg = rb.rig.legs[l];
+    let three = leg.mode.x == 1u;
+    let ref_ws = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
+    let h = leg.knee_axis.w;
+    let g = ground_query(c, l, ref_ws.x, ref_ws.z);
+    if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
+        return;
     }
+    ground.hit[l] = true;
+    res.status[l] = res.status[l] | FOOT_HIT;
+    let ankle = pose_in[base + leg.joints.z];
+    let toe = pose_in[base + leg.joints.w];
+    let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+    let toe_ws = to_world(root, toe.position_ms.xyz);
+    ground.point[l] = g.point;
+    if (temporal && rb.rig.header.w == 0u && !three) {
+        // The heel and ball sampled once for both the FK sole height and the flattest
+        // normal under the foot (src/cpu/foot_ik.rs).
+        let up = dir_to_world(root, up_ms);
+        let heel = ref_ws - up * h;
+        let ball = heel + reject(toe_ws - ref_ws, up);
+        var above = 3.40282347e38;
+        var flattest = g.normal;
+        for (var e = 0u; e < 2u; e++) {
+            let p = select(ball, heel, e == 0u);
+            let s = sample_heightfield(p.x, p.z);
+            var ground_y: f32;
+            if (s.found) {
+                if (s.normal.y > flattest.y) {
+                    flattest = s.normal;
+                }
+                ground_y = s.height;
+            } else {
+                ground_y = ground_height(g.point, g.normal, p.x, p.z);
+            }
+            above = min(above, p.y - ground_y);
+        }
+        res.sole_before[l] = above;
+        ground.normal[l] = flattest;
+        return;
+    }
+    if (three) {
+        let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
+        res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
+    } else {
+        res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
+    }
+    if (temporal) {
+        ground.normal[l] = g.normal;
+        return;
+    }
+    ground.normal[l] = g.normal;
+    // A lifted foot (weight <= 0) keeps its FK pose and asks nothing of the pelvis.
+    let w = ch.foot_weights[l];
+    if (!(w > 0.0)) {
+        return;
+    }
+    ground.aimed[l] = true;
+    var target_ws = g.point + g.normal * h;
+    if (!three) {
+        // The whole sole on the ground: the lower of heel and ball, of the foot turned as
+        // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
+        let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
+        ground.turn[l] = turn.q;
+        ground.limited[l] = turn.limited;
+        let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
+        target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited);
+    }
+    ground.aim[l] = target_ws;
+    var need = ref_ws.y - target_ws.y;
+    if (!three) {
+        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+        need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
+    }
+    ground.drop = max(ground.drop, need * min(w, 1.0));
 }
 
 // Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal
@@ -414,74 +425,80 @@ fn solve_legs(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>) {
     for (var k = 0u; k < 12u; k++) {
         rel[k] = Q_IDENTITY;
     }
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let w = weights[l];
-        if (!ground.aimed[l]) {
-            continue;
-        }
-        let leg = rb.rig.legs[l];
-        let three = leg.mode.x == 1u;
-        let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
-        let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
-        let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
-        let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
-        let target_ms = to_model(root, ground.aim[l]);
-        // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
-        // or a fixed model-space direction.
-        let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
-        var pole_mode = 0u; // FkPlane
-        var pole = vec3<f32>(0.0);
-        if (leg.mode.z == 0u && dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
-            pole_mode = 2u; // Direction
-            pole = knee_dir;
-        } else if (leg.mode.z == 2u) {
-            pole_mode = 2u;
-            pole = leg.pole.xyz;
-        }
-        var limb: LimbSettings;
-        limb.target_ms = vec4<f32>(target_ms, w);
-        limb.pole_ms = vec4<f32>(pole, 0.0);
-        limb.mid_axis = vec4<f32>(leg.knee_axis.xyz, 0.0);
-        limb.params = vec4<f32>(1.0, 1.0, leg.limits.x, leg.limits.y);
-        limb.mode = vec4<u32>(pole_mode, 0u, leg.mode.y & OPT_KNEE_LIMITS, 0u);
-        var e = array<vec4<f32>, 3>(Q_IDENTITY, Q_IDENTITY, Q_IDENTITY);
-        var reached = false;
-        var info = 0u;
-        var leg_err = 0u;
-        if (three) {
-            let sol = solve_three_bone_core(p0, p1, p2, p3, pose_in[base + leg.joints.y].rotation_ms,
-                pose_in[base + leg.joints.z].rotation_ms, target_ms, leg.foot_up.w, false, limb);
-            leg_err = sol.err;
-            e = array<vec4<f32>, 3>(sol.e0, sol.e1, sol.e2);
+    if (LEGS > 0u) { solve_leg(base, weights, root, drop_ms, 0u); }
+    if (LEGS > 1u) { solve_leg(base, weights, root, drop_ms, 1u); }
+    if (LEGS > 2u) { solve_leg(base, weights, root, drop_ms, 2u); }
+    if (LEGS > 3u) { solve_leg(base, weights, root, drop_ms, 3u); }
+}
+
+// solve_legs for leg l.
+fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u32) {
+    let w = weights[l];
+    if (!ground.aimed[l]) {
+        return;
+    }
+    let leg = rb.rig.legs[l];
+    let three = leg.mode.x == 1u;
+    let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
+    let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
+    let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
+    let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
+    let target_ms = to_model(root, ground.aim[l]);
+    // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
+    // or a fixed model-space direction.
+    let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
+    var pole_mode = 0u; // FkPlane
+    var pole = vec3<f32>(0.0);
+    if (leg.mode.z == 0u && dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
+        pole_mode = 2u; // Direction
+        pole = knee_dir;
+    } else if (leg.mode.z == 2u) {
+        pole_mode = 2u;
+        pole = leg.pole.xyz;
+    }
+    var limb: LimbSettings;
+    limb.target_ms = vec4<f32>(target_ms, w);
+    limb.pole_ms = vec4<f32>(pole, 0.0);
+    limb.mid_axis = vec4<f32>(leg.knee_axis.xyz, 0.0);
+    limb.params = vec4<f32>(1.0, 1.0, leg.limits.x, leg.limits.y);
+    limb.mode = vec4<u32>(pole_mode, 0u, leg.mode.y & OPT_KNEE_LIMITS, 0u);
+    var e = array<vec4<f32>, 3>(Q_IDENTITY, Q_IDENTITY, Q_IDENTITY);
+    var reached = false;
+    var info = 0u;
+    var leg_err = 0u;
+    if (three) {
+        let sol = solve_three_bone_core(p0, p1, p2, p3, pose_in[base + leg.joints.y].rotation_ms,
+            pose_in[base + leg.joints.z].rotation_ms, target_ms, leg.foot_up.w, false, limb);
+        leg_err = sol.err;
+        e = array<vec4<f32>, 3>(sol.e0, sol.e1, sol.e2);
+        reached = sol.reached;
+        info = sol.info;
+    } else {
+        let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
+        leg_err = sol.err;
+        if (sol.err == 0u) {
+            if (ground.limited[l]) {
+                res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
+            }
+            let d1 = quat_mul(sol.e0, sol.e1);
+            e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), ground.turn[l]));
             reached = sol.reached;
             info = sol.info;
-        } else {
-            let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
-            leg_err = sol.err;
-            if (sol.err == 0u) {
-                if (ground.limited[l]) {
-                    res.status[l] = res.status[l] | FOOT_ANGLE_LIMITED;
-                }
-                let d1 = quat_mul(sol.e0, sol.e1);
-                e = array<vec4<f32>, 3>(sol.e0, sol.e1, quat_mul(quat_conj(d1), ground.turn[l]));
-                reached = sol.reached;
-                info = sol.info;
-            }
         }
-        if (leg_err == 0u) {
-            for (var k = 0u; k < 3u; k++) {
-                rel[l * 3u + k] = nlerp_identity(e[k], w);
-            }
-            res.status[l] = res.status[l] | FOOT_SOLVED;
-            if (reached && w >= 1.0) {
-                res.status[l] = res.status[l] | FOOT_REACHED;
-            }
-            if ((info & INFO_KNEE_LIMITED) != 0u) {
-                res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
-            }
-        } else {
-            res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
+    }
+    if (leg_err == 0u) {
+        for (var k = 0u; k < 3u; k++) {
+            rel[l * 3u + k] = nlerp_identity(e[k], w);
         }
+        res.status[l] = res.status[l] | FOOT_SOLVED;
+        if (reached && w >= 1.0) {
+            res.status[l] = res.status[l] | FOOT_REACHED;
+        }
+        if ((info & INFO_KNEE_LIMITED) != 0u) {
+            res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
+        }
+    } else {
+        res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
     }
 }
 
@@ -541,22 +558,28 @@ fn write_pose(base: u32, drop_ms: vec3<f32>) {
 
 // The sole height above the ground after IK, per leg with ground.
 fn measure_soles(base: u32, root: Root) {
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        if (!ground.hit[l]) {
-            continue;
-        }
-        let leg = rb.rig.legs[l];
-        let three = leg.mode.x == 1u;
-        let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
-        let h = leg.knee_axis.w;
-        if (three) {
-            let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
-            res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
-        } else {
-            let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
-            let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
-            res.sole_after[l] = sole_height(ground.point[l], ground.normal[l], ref_ws, toe_ws, up, h);
-        }
+    if (LEGS > 0u) { measure_sole(base, root, 0u); }
+    if (LEGS > 1u) { measure_sole(base, root, 1u); }
+    if (LEGS > 2u) { measure_sole(base, root, 2u); }
+    if (LEGS > 3u) { measure_sole(base, root, 3u); }
+}
+
+// measure_soles for leg l.
+fn measure_sole(base: u32, root: Root, l: u32) {
+    if (!ground.hit[l]) {
+        return;
+    }
+    let leg = rb.rig.legs[l];
+    let three = leg.mode.x == 1u;
+    let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
+    let h = leg.knee_axis.w;
+    if (three) {
+        let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
+        res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
+    } else {
+        let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
+        let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
+        res.sole_after[l] = sole_height(ground.point[l], ground.normal[l], ref_ws, toe_ws, up, h);
     }
 }
 

@@ -5,9 +5,11 @@
 #import crowd
 #import math
 
-// This character's state is read and written in place, states[pl_c] (a private copy of the
-// 576-byte record cost lavapipe ~15 % more).
+// This character's state: its rig's legs and the character's values read once into `st`
+// by begin_placement and written back once by end_placement (with constant leg indices it
+// stays in registers).
 var<private> pl_c: u32;
+var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
@@ -101,15 +103,44 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// Whether the state's values are finite: the character's and those of the rig's legs (the
-// other slots are never read).
+// Reads this character's state into `st`: its values and those of the rig's legs (the other
+// slots are never read).
+fn load_state() {
+    st.pelvis = states[pl_c].pelvis;
+    st.root = states[pl_c].root;
+    st.flags = states[pl_c].flags;
+    st.weights = states[pl_c].weights;
+    if (LEGS > 0u) { st.legs[0] = states[pl_c].legs[0]; }
+    if (LEGS > 1u) { st.legs[1] = states[pl_c].legs[1]; }
+    if (LEGS > 2u) { st.legs[2] = states[pl_c].legs[2]; }
+    if (LEGS > 3u) { st.legs[3] = states[pl_c].legs[3]; }
+}
+
+// Writes `st` back.
+fn store_state() {
+    states[pl_c].pelvis = st.pelvis;
+    states[pl_c].root = st.root;
+    states[pl_c].flags = st.flags;
+    states[pl_c].weights = st.weights;
+    if (LEGS > 0u) { states[pl_c].legs[0] = st.legs[0]; }
+    if (LEGS > 1u) { states[pl_c].legs[1] = st.legs[1]; }
+    if (LEGS > 2u) { states[pl_c].legs[2] = st.legs[2]; }
+    if (LEGS > 3u) { states[pl_c].legs[3] = st.legs[3]; }
+}
+
+fn leg_state_finite(l: u32) -> bool {
+    let ls = st.legs[l];
+    return finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.plane_goal) && finite4(ls.lock) && finite4(ls.release)
+        && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
+}
+
+// Whether the state's values are finite: the character's and those of the rig's legs.
 fn state_finite() -> bool {
-    var ok = finite4(states[pl_c].pelvis) && finite4(states[pl_c].root) && finite4(states[pl_c].weights);
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let ls = states[pl_c].legs[l];
-        ok = ok && finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.plane_goal) && finite4(ls.lock) && finite4(ls.release)
-            && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
-    }
+    var ok = finite4(st.pelvis) && finite4(st.root) && finite4(st.weights);
+    if (LEGS > 0u) { ok = ok && leg_state_finite(0u); }
+    if (LEGS > 1u) { ok = ok && leg_state_finite(1u); }
+    if (LEGS > 2u) { ok = ok && leg_state_finite(2u); }
+    if (LEGS > 3u) { ok = ok && leg_state_finite(3u); }
     return ok;
 }
 
@@ -121,30 +152,37 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 // root snap held (src/cpu/foot_placement.rs).
 fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = rb.frame.dt;
+    load_state();
     pl_rates = vec2<f32>(spring_rate(rb.rig.springs.x), spring_rate(rb.rig.springs.w));
-    pl_snap = (states[pl_c].flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
-    let blend_time = rb.rig.blend.y;
+    pl_snap = (st.flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     pl_weights = vec4<f32>(0.0);
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
-        if (pl_snap || !(blend_time > 0.0)) {
-            pl_weights[l] = goal;
-        } else {
-            let goal0 = clamp(states[pl_c].weights[l], 0.0, 1.0);
-            pl_weights[l] = clamp(follow(clamp(states[pl_c].legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, dt), 0.0, 1.0);
-        }
-    }
+    if (LEGS > 0u) { blend_weight(ch, 0u); }
+    if (LEGS > 1u) { blend_weight(ch, 1u); }
+    if (LEGS > 2u) { blend_weight(ch, 2u); }
+    if (LEGS > 3u) { blend_weight(ch, 3u); }
     pl_held = vec2<f32>(0.0);
     pl_start = 0.0;
     if (!pl_snap) {
-        var held = states[pl_c].pelvis.z;
-        let moved = root.t.y - states[pl_c].root.x;
+        var held = st.pelvis.z;
+        let moved = root.t.y - st.root.x;
         if (abs(moved) > rb.rig.blend.w * dt) {
             held -= moved;
         }
-        pl_start = states[pl_c].pelvis.x + held;
-        let sh = spring(held, states[pl_c].pelvis.w, 0.0, 0.0, pl_rates.x, rb.frame.pelvis_decay, dt);
+        pl_start = st.pelvis.x + held;
+        let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, rb.frame.pelvis_decay, dt);
         pl_held = vec2<f32>(clamp(sh.x, -rb.rig.params.x, rb.rig.springs.z), sh.y);
+    }
+}
+
+// Leg l's foot weight blended over time.
+fn blend_weight(ch: CharacterInput, l: u32) {
+    let blend_time = rb.rig.blend.y;
+    let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
+    if (pl_snap || !(blend_time > 0.0)) {
+        pl_weights[l] = goal;
+    } else {
+        let goal0 = clamp(st.weights[l], 0.0, 1.0);
+        pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, rb.frame.dt), 0.0, 1.0);
     }
 }
 
@@ -168,12 +206,12 @@ fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: v
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out.
 fn release_foot(l: u32) {
-    let d = states[pl_c].legs[l].lock.xyz - free_contact[l];
-    let r = turn_between(free_heading[l], states[pl_c].legs[l].yaw.xy);
-    states[pl_c].legs[l].release = vec4<f32>(d, states[pl_c].legs[l].release.w);
-    states[pl_c].legs[l].yaw.z = atan2(r.y, r.x);
-    states[pl_c].legs[l].yaw.w = 0.0;
-    states[pl_c].legs[l].lock.w = 0.0;
+    let d = st.legs[l].lock.xyz - free_contact[l];
+    let r = turn_between(free_heading[l], st.legs[l].yaw.xy);
+    st.legs[l].release = vec4<f32>(d, st.legs[l].release.w);
+    st.legs[l].yaw.z = atan2(r.y, r.x);
+    st.legs[l].yaw.w = 0.0;
+    st.legs[l].lock.w = 0.0;
 }
 
 // Feet: per leg the final target and foot turn (src/cpu/foot_placement.rs): the ground
@@ -182,227 +220,230 @@ fn release_foot(l: u32) {
 var<private> pl_cap: f32;
 
 fn place_feet(base: u32, ch: CharacterInput, root: Root) {
+    ground.drop = 0.0;
+    pl_cap = -3.40282347e38; // no two-bone leg: no cap
+    if (LEGS > 0u) { place_foot(base, ch, root, 0u); }
+    if (LEGS > 1u) { place_foot(base, ch, root, 1u); }
+    if (LEGS > 2u) { place_foot(base, ch, root, 2u); }
+    if (LEGS > 3u) { place_foot(base, ch, root, 3u); }
+}
+
+// place_feet for leg l.
+fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let tolerance = rb.rig.blend.x;
     let dt = rb.frame.dt;
-    var flags = states[pl_c].flags.x;
-    var goal = 0.0;
-    var cap = -3.40282347e38; // no two-bone leg: no cap
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let leg = rb.rig.legs[l];
-        let three = leg.mode.x == 1u;
-        let ball_pivot = !three && (leg.mode.w & PIVOT_BALL) != 0u;
-        let h = leg.knee_axis.w;
-        let w = pl_weights[l];
-        let ankle = pose_in[base + leg.joints.z];
-        let toe = pose_in[base + leg.joints.w];
-        let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
-        let ref_fk = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
-        var contact_fk = ref_fk;
-        if (ball_pivot) {
-            contact_fk = to_world(root, toe.position_ms.xyz);
-        }
-        var aim = ref_fk;
-        var turn = Q_IDENTITY;
-        var up = vec3<f32>(0.0, 1.0, 0.0);
-        if (ground.hit[l]) {
-            let gp = ground.point[l];
-            let gn = ground.normal[l];
-            // A ground spring with no memory (reset, or no ground last frame) starts at rest.
-            let fresh = pl_snap || !(states[pl_c].legs[l].plane.y > 0.0);
-            var n = gn;
-            var nv = vec3<f32>(0.0);
-            if (!fresh) {
-                let g0 = states[pl_c].legs[l].plane_goal;
-                let sx = spring(states[pl_c].legs[l].plane.x, states[pl_c].legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, rb.frame.ground_decay, dt);
-                let sy = spring(states[pl_c].legs[l].plane.y, states[pl_c].legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, rb.frame.ground_decay, dt);
-                let sz = spring(states[pl_c].legs[l].plane.z, states[pl_c].legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, rb.frame.ground_decay, dt);
-                n = vec3<f32>(sx.x, sy.x, sz.x);
-                nv = vec3<f32>(sx.y, sy.y, sz.y);
-            }
-            var nf = normalize_or(n, gn, 1e-12);
-            if (!(nf.y > MIN_GROUND_NORMAL_Y)) {
-                n = gn;
-                nv = vec3<f32>(0.0);
-                nf = gn;
-            }
-            var raw: vec3<f32>;
-            if (three) {
-                raw = gp + nf * h;
-            } else {
-                let normal_ms = normalize(dir_to_model(root, nf));
-                var t: FootTurn;
-                if (ball_pivot) {
-                    t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
-                } else {
-                    t = align_foot(leg, ankle.rotation_ms, normal_ms);
-                }
-                turn = t.q;
-                ground.limited[l] = t.limited;
-                let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
-                raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball_pivot);
-            }
-            // The ground height under the target: the smoothed plane carried to this frame's
-            // target, then its spring toward the real ground, within the tolerance.
-            var y = raw.y;
-            var yv = 0.0;
-            if (!fresh) {
-                let dx = raw.x - states[pl_c].legs[l].lift.z;
-                let dz = raw.z - states[pl_c].legs[l].lift.w;
-                let carry = (nf.x * dx + nf.z * dz) / nf.y;
-                let carried = states[pl_c].legs[l].plane.w - carry;
-                let goal0 = states[pl_c].legs[l].plane_goal.w - carry;
-                let sy = spring(carried, states[pl_c].legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, rb.frame.ground_decay, dt);
-                y = sy.x;
-                yv = sy.y;
-            }
-            states[pl_c].legs[l].plane = vec4<f32>(n, y);
-            states[pl_c].legs[l].plane_velocity = vec4<f32>(nv, yv);
-            // The spring runs free; the output stays within the tolerance of the ground.
-            y = max(y, raw.y - tolerance);
-            states[pl_c].legs[l].plane_goal = vec4<f32>(gn, raw.y);
-            states[pl_c].legs[l].lift.z = raw.x;
-            states[pl_c].legs[l].lift.w = raw.z;
-            // From the swing target (the FK foot, where a root snap left it) to the ground.
-            aim = mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w);
-            turn = nlerp_identity(turn, w);
-            up = nf;
-        }
-        // The lock: contact point and heading of the unlocked solve, then held or blended.
-        var offset = vec3<f32>(0.0);
-        if (ball_pivot) {
-            offset = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
-        }
-        var heading_free = vec2<f32>(0.0);
-        if (!three) {
-            heading_free = heading(dir_to_world(root, quat_rotate(turn, toe_off)));
-        }
-        let contact_free = aim + offset;
-        free_contact[l] = contact_free;
-        free_heading[l] = heading_free;
-        let mode = leg.mode.w & 0xffu;
-        let was_planted = (flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
-        var detected = false;
-        if (mode == PLANT_SPEED) {
-            if (!pl_snap && dt > 0.0) {
-                let speed = length(contact_fk - states[pl_c].legs[l].fk.xyz) / dt;
-                if (was_planted) {
-                    detected = speed <= leg.lock.y;
-                } else {
-                    detected = speed < leg.lock.x;
-                }
-            } else {
-                detected = was_planted && !pl_snap;
-            }
-        } else if (mode == PLANT_WEIGHTS) {
-            detected = ch.foot_weights[l] >= 1.0;
-        }
-        let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
-        var locked = (flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
-        if (pl_snap) {
-            states[pl_c].legs[l].release = vec4<f32>(vec3<f32>(0.0), states[pl_c].legs[l].release.w);
-            states[pl_c].legs[l].yaw = vec4<f32>(0.0);
-            states[pl_c].legs[l].lock = vec4<f32>(0.0);
-        }
-        let release_distance = leg.lock.z;
-        let release_time = leg.lock.w;
-        if (locked) {
-            let dl = states[pl_c].legs[l].lock.xyz - contact_free;
-            if (!planted || dl.x * dl.x + dl.z * dl.z > release_distance * release_distance) {
-                release_foot(l);
-                locked = false;
-            }
-        } else if (planted) {
-            let k = remaining(states[pl_c].legs[l].lock.w, release_time);
-            let r = fade_turn(states[pl_c].legs[l].yaw.z, k);
-            let lock_heading = turn_heading(heading_free, r);
-            let contact = contact_free + states[pl_c].legs[l].release.xyz * k;
-            states[pl_c].legs[l].lock = vec4<f32>(contact, 0.0);
-            states[pl_c].legs[l].yaw.x = lock_heading.x;
-            states[pl_c].legs[l].yaw.y = lock_heading.y;
-            locked = true;
-        }
-        var contact: vec3<f32>;
-        var r: vec2<f32>;
-        var fading = 0.0; // what is left of a release
-        if (locked) {
-            contact = states[pl_c].legs[l].lock.xyz;
-            r = turn_between(heading_free, states[pl_c].legs[l].yaw.xy);
-        } else {
-            fading = remaining(states[pl_c].legs[l].lock.w, release_time);
-            states[pl_c].legs[l].lock.w = min(states[pl_c].legs[l].lock.w + dt, max(release_time, 0.0));
-            contact = contact_free + states[pl_c].legs[l].release.xyz * fading;
-            r = fade_turn(states[pl_c].legs[l].yaw.z, fading);
-        }
-        aim = contact - offset;
-        if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
-            // The heading held: the foot turned about the ground normal.
-            let spin_ws = quat_from_axis_cos_sin(up, r.x, r.y);
-            aim = contact - quat_rotate(spin_ws, offset);
-            turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
-        }
-        if (ground.hit[l]) {
-            // No part of the foot more than the tolerance below the ground: a swinging or
-            // blending foot is lifted, smoothly, and early where the ground rises ahead.
-            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
-            let gp = ground.point[l];
-            let gn = ground.normal[l];
-            // A foot on its ground target (full weight, not locked, no release fading) is on
-            // the ground by construction: nothing to measure.
-            let grounded = w >= 1.0 && !locked && fading == 0.0;
-            var need = 0.0;
-            if (!grounded) {
-                need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
-            }
-            // A swinging (not planted, not locked) foot looks ahead along its FK motion.
-            var need_ahead = 0.0;
-            if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
-                let velocity = (contact_fk - states[pl_c].legs[l].fk.xyz) / dt;
-                let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
-                // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-                let gap = foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn, true);
-                need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
-            }
-            let lift_goal = max(need, need_ahead);
-            var lift = vec2<f32>(lift_goal, 0.0);
-            if (!pl_snap) {
-                lift = spring(states[pl_c].legs[l].lift.x, states[pl_c].legs[l].lift.y, states[pl_c].legs[l].release.w, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
-            }
-            states[pl_c].legs[l].release.w = lift_goal;
-            states[pl_c].legs[l].lift.x = lift.x;
-            states[pl_c].legs[l].lift.y = lift.y;
-            aim.y += max(lift.x, need);
-        } else {
-            // No ground: the ground springs forget it.
-            states[pl_c].legs[l].plane = vec4<f32>(0.0);
-            states[pl_c].legs[l].plane_velocity = vec4<f32>(0.0);
-            states[pl_c].legs[l].plane_goal = vec4<f32>(0.0);
-            states[pl_c].legs[l].lift = vec4<f32>(0.0);
-            states[pl_c].legs[l].release.w = 0.0;
-        }
-        states[pl_c].legs[l].fk = vec4<f32>(contact_fk, w);
-        flags = flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
-        if (locked) {
-            flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
-        }
-        if (detected) {
-            flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
-        }
-        states[pl_c].weights[l] = clamp(ch.foot_weights[l], 0.0, 1.0);
-        ground.aim[l] = aim;
-        ground.turn[l] = turn;
-        ground.aimed[l] = true;
-        var need = ref_fk.y - aim.y;
-        if (!three) {
-            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
-            let reach = reach_drop(base, leg, root.s, hip_ws, aim);
-            need = max(need, reach);
-            cap = max(cap, reach);
-        }
-        goal = max(goal, need);
+    let leg = rb.rig.legs[l];
+    let three = leg.mode.x == 1u;
+    let ball_pivot = !three && (leg.mode.w & PIVOT_BALL) != 0u;
+    let h = leg.knee_axis.w;
+    let w = pl_weights[l];
+    let ankle = pose_in[base + leg.joints.z];
+    let toe = pose_in[base + leg.joints.w];
+    let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
+    let ref_fk = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
+    var contact_fk = ref_fk;
+    if (ball_pivot) {
+        contact_fk = to_world(root, toe.position_ms.xyz);
     }
-    states[pl_c].flags.x = flags;
-    ground.drop = goal;
-    pl_cap = cap;
+    var aim = ref_fk;
+    var turn = Q_IDENTITY;
+    var up = vec3<f32>(0.0, 1.0, 0.0);
+    if (ground.hit[l]) {
+        let gp = ground.point[l];
+        let gn = ground.normal[l];
+        // A ground spring with no memory (reset, or no ground last frame) starts at rest.
+        let fresh = pl_snap || !(st.legs[l].plane.y > 0.0);
+        var n = gn;
+        var nv = vec3<f32>(0.0);
+        if (!fresh) {
+            let g0 = st.legs[l].plane_goal;
+            let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, rb.frame.ground_decay, dt);
+            let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, rb.frame.ground_decay, dt);
+            let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, rb.frame.ground_decay, dt);
+            n = vec3<f32>(sx.x, sy.x, sz.x);
+            nv = vec3<f32>(sx.y, sy.y, sz.y);
+        }
+        var nf = normalize_or(n, gn, 1e-12);
+        if (!(nf.y > MIN_GROUND_NORMAL_Y)) {
+            n = gn;
+            nv = vec3<f32>(0.0);
+            nf = gn;
+        }
+        var raw: vec3<f32>;
+        if (three) {
+            raw = gp + nf * h;
+        } else {
+            let normal_ms = normalize(dir_to_model(root, nf));
+            var t: FootTurn;
+            if (ball_pivot) {
+                t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
+            } else {
+                t = align_foot(leg, ankle.rotation_ms, normal_ms);
+            }
+            turn = t.q;
+            ground.limited[l] = t.limited;
+            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball_pivot);
+        }
+        // The ground height under the target: the smoothed plane carried to this frame's
+        // target, then its spring toward the real ground, within the tolerance.
+        var y = raw.y;
+        var yv = 0.0;
+        if (!fresh) {
+            let dx = raw.x - st.legs[l].lift.z;
+            let dz = raw.z - st.legs[l].lift.w;
+            let carry = (nf.x * dx + nf.z * dz) / nf.y;
+            let carried = st.legs[l].plane.w - carry;
+            let goal0 = st.legs[l].plane_goal.w - carry;
+            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, rb.frame.ground_decay, dt);
+            y = sy.x;
+            yv = sy.y;
+        }
+        st.legs[l].plane = vec4<f32>(n, y);
+        st.legs[l].plane_velocity = vec4<f32>(nv, yv);
+        // The spring runs free; the output stays within the tolerance of the ground.
+        y = max(y, raw.y - tolerance);
+        st.legs[l].plane_goal = vec4<f32>(gn, raw.y);
+        st.legs[l].lift.z = raw.x;
+        st.legs[l].lift.w = raw.z;
+        // From the swing target (the FK foot, where a root snap left it) to the ground.
+        aim = mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w);
+        turn = nlerp_identity(turn, w);
+        up = nf;
+    }
+    // The lock: contact point and heading of the unlocked solve, then held or blended.
+    var offset = vec3<f32>(0.0);
+    if (ball_pivot) {
+        offset = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
+    }
+    var heading_free = vec2<f32>(0.0);
+    if (!three) {
+        heading_free = heading(dir_to_world(root, quat_rotate(turn, toe_off)));
+    }
+    let contact_free = aim + offset;
+    free_contact[l] = contact_free;
+    free_heading[l] = heading_free;
+    let mode = leg.mode.w & 0xffu;
+    let was_planted = (st.flags.x & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
+    var detected = false;
+    if (mode == PLANT_SPEED) {
+        if (!pl_snap && dt > 0.0) {
+            let speed = length(contact_fk - st.legs[l].fk.xyz) / dt;
+            if (was_planted) {
+                detected = speed <= leg.lock.y;
+            } else {
+                detected = speed < leg.lock.x;
+            }
+        } else {
+            detected = was_planted && !pl_snap;
+        }
+    } else if (mode == PLANT_WEIGHTS) {
+        detected = ch.foot_weights[l] >= 1.0;
+    }
+    let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+    var locked = (st.flags.x & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
+    if (pl_snap) {
+        st.legs[l].release = vec4<f32>(vec3<f32>(0.0), st.legs[l].release.w);
+        st.legs[l].yaw = vec4<f32>(0.0);
+        st.legs[l].lock = vec4<f32>(0.0);
+    }
+    let release_distance = leg.lock.z;
+    let release_time = leg.lock.w;
+    if (locked) {
+        let dl = st.legs[l].lock.xyz - contact_free;
+        if (!planted || dl.x * dl.x + dl.z * dl.z > release_distance * release_distance) {
+            release_foot(l);
+            locked = false;
+        }
+    } else if (planted) {
+        let k = remaining(st.legs[l].lock.w, release_time);
+        let r = fade_turn(st.legs[l].yaw.z, k);
+        let lock_heading = turn_heading(heading_free, r);
+        let contact = contact_free + st.legs[l].release.xyz * k;
+        st.legs[l].lock = vec4<f32>(contact, 0.0);
+        st.legs[l].yaw.x = lock_heading.x;
+        st.legs[l].yaw.y = lock_heading.y;
+        locked = true;
+    }
+    var contact: vec3<f32>;
+    var r: vec2<f32>;
+    var fading = 0.0; // what is left of a release
+    if (locked) {
+        contact = st.legs[l].lock.xyz;
+        r = turn_between(heading_free, st.legs[l].yaw.xy);
+    } else {
+        fading = remaining(st.legs[l].lock.w, release_time);
+        st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
+        contact = contact_free + st.legs[l].release.xyz * fading;
+        r = fade_turn(st.legs[l].yaw.z, fading);
+    }
+    aim = contact - offset;
+    if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
+        // The heading held: the foot turned about the ground normal.
+        let spin_ws = quat_from_axis_cos_sin(up, r.x, r.y);
+        aim = contact - quat_rotate(spin_ws, offset);
+        turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
+    }
+    if (ground.hit[l]) {
+        // No part of the foot more than the tolerance below the ground: a swinging or
+        // blending foot is lifted, smoothly, and early where the ground rises ahead.
+        let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+        let gp = ground.point[l];
+        let gn = ground.normal[l];
+        // A foot on its ground target (full weight, not locked, no release fading) is on
+        // the ground by construction: nothing to measure.
+        let grounded = w >= 1.0 && !locked && fading == 0.0;
+        var need = 0.0;
+        if (!grounded) {
+            need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
+        }
+        // A swinging (not planted, not locked) foot looks ahead along its FK motion.
+        var need_ahead = 0.0;
+        if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
+            let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
+            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
+            // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
+            let gap = foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn, true);
+            need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
+        }
+        let lift_goal = max(need, need_ahead);
+        var lift = vec2<f32>(lift_goal, 0.0);
+        if (!pl_snap) {
+            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].release.w, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
+        }
+        st.legs[l].release.w = lift_goal;
+        st.legs[l].lift.x = lift.x;
+        st.legs[l].lift.y = lift.y;
+        aim.y += max(lift.x, need);
+    } else {
+        // No ground: the ground springs forget it.
+        st.legs[l].plane = vec4<f32>(0.0);
+        st.legs[l].plane_velocity = vec4<f32>(0.0);
+        st.legs[l].plane_goal = vec4<f32>(0.0);
+        st.legs[l].lift = vec4<f32>(0.0);
+        st.legs[l].release.w = 0.0;
+    }
+    st.legs[l].fk = vec4<f32>(contact_fk, w);
+    var flags = st.flags.x & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
+    if (locked) {
+        flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
+    }
+    if (detected) {
+        flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
+    }
+    st.flags.x = flags;
+    st.weights[l] = clamp(ch.foot_weights[l], 0.0, 1.0);
+    ground.aim[l] = aim;
+    ground.turn[l] = turn;
+    ground.aimed[l] = true;
+    var need = ref_fk.y - aim.y;
+    if (!three) {
+        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+        let reach = reach_drop(base, leg, root.s, hip_ws, aim);
+        need = max(need, reach);
+        pl_cap = max(pl_cap, reach);
+    }
+    ground.drop = max(ground.drop, need);
 }
 
 // Pelvis: the offset's spring toward this frame's stateless drop (relative to the character
@@ -420,15 +461,15 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     var v = 0.0;
     if (!pl_snap) {
         // The whole offset (spring and held snap) moves at most max_speed.
-        let sx = spring(states[pl_c].pelvis.x, states[pl_c].pelvis.y, states[pl_c].root.y, goal, pl_rates.x, rb.frame.pelvis_decay, dt);
+        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, rb.frame.pelvis_decay, dt);
         let step = max_speed * dt;
         o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
         v = clamp(sx.y, -max_speed, max_speed);
     }
     // The limits bound the output; the spring runs free.
-    states[pl_c].pelvis = vec4<f32>(o, v, pl_held.x, pl_held.y);
+    st.pelvis = vec4<f32>(o, v, pl_held.x, pl_held.y);
     let clamped = clamp(o, lo, hi);
-    states[pl_c].root = vec4<f32>(root.t.y, goal, 0.0, 0.0);
+    st.root = vec4<f32>(root.t.y, goal, 0.0, 0.0);
     let offset = clamped + pl_held.x;
     res.pelvis.x = -offset;
     res.pelvis.y = -goal;
@@ -438,22 +479,30 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
 // End: a locked two-bone leg stretched past max_reach of its reach is released (from the
 // next frame); status bits; the state marked valid.
 fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
-    var flags = states[pl_c].flags.x;
-    for (var l = 0u; l < rb.rig.header.z; l++) {
-        let leg = rb.rig.legs[l];
-        if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && leg.mode.x == 0u) {
-            let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
-            if (length(ground.aim[l] - hip_ws) > leg_reach(base, leg, root.s) * rb.rig.blend.z) {
-                release_foot(l);
-                flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
-            }
-        }
-        if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {
-            res.status[l] = res.status[l] | FOOT_LOCKED;
-        }
-        if (pl_snap) {
-            res.status[l] = res.status[l] | FOOT_RESET;
+    if (LEGS > 0u) { end_foot(base, root, drop_ms, 0u); }
+    if (LEGS > 1u) { end_foot(base, root, drop_ms, 1u); }
+    if (LEGS > 2u) { end_foot(base, root, drop_ms, 2u); }
+    if (LEGS > 3u) { end_foot(base, root, drop_ms, 3u); }
+    st.flags.x = st.flags.x | STATE_VALID;
+    store_state();
+}
+
+// end_placement for leg l.
+fn end_foot(base: u32, root: Root, drop_ms: vec3<f32>, l: u32) {
+    var flags = st.flags.x;
+    let leg = rb.rig.legs[l];
+    if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && leg.mode.x == 0u) {
+        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
+        if (length(ground.aim[l] - hip_ws) > leg_reach(base, leg, root.s) * rb.rig.blend.z) {
+            release_foot(l);
+            flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }
     }
-    states[pl_c].flags.x = flags | STATE_VALID;
+    if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {
+        res.status[l] = res.status[l] | FOOT_LOCKED;
+    }
+    if (pl_snap) {
+        res.status[l] = res.status[l] | FOOT_RESET;
+    }
+    st.flags.x = flags;
 }

@@ -107,10 +107,12 @@ impl CrowdSolver {
         }
         let scope = context.error_scopes();
         // One pipeline per rig: with foot placement or without (its code compiled out, so a
-        // stateless rig runs the stateless kernel at its own speed).
-        let placement = [("PLACEMENT", if rig.placement.is_some() { 1.0 } else { 0.0 })];
+        // stateless rig runs the stateless kernel at its own speed), and its leg count (the
+        // kernel's loops over legs written out for exactly these legs).
+        let constants =
+            [("PLACEMENT", if rig.placement.is_some() { 1.0 } else { 0.0 }), ("LEGS", rig.legs.len() as f64)];
         let (pipeline, layout) =
-            compute_pipeline_with(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY, &placement);
+            compute_pipeline_with(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY, &constants);
         let table = rig.joint_table();
         let rig_buf =
             storage(device, "foot_ik rig", TABLE_OFFSET + (table.len() * 4) as u64, wgpu::BufferUsages::empty());
