@@ -17,6 +17,21 @@ override PLACEMENT: bool = false;
 // indexed at run time (lavapipe ran the foot-placement kernel ~7 % faster for it).
 override LEGS: u32 = 4u;
 
+// What each leg is, also from the rig: bit 8·l set when leg l is a pseudo three-bone leg
+// (SolverLeg.mode.x), bit 8·l + 1 when it pivots about the ball (PIVOT_BALL); and whether
+// the ground comes from per-foot hits (SolverRig.header.w). With the legs written out these
+// fold, so a biped's kernel has no hoof code and a heightfield's no hit code.
+override LEG_KINDS: u32 = 0u;
+override GROUND_HITS: bool = false;
+
+fn three_bone(l: u32) -> bool {
+    return ((LEG_KINDS >> (8u * l)) & 1u) != 0u;
+}
+
+fn ball_pivot(l: u32) -> bool {
+    return ((LEG_KINDS >> (8u * l)) & 2u) != 0u;
+}
+
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform
 // buffers' contents, which cost this kernel ~75 ms per dispatch there.
 // The rig, this frame's time and the joint table share one buffer (the kernel binds eight
@@ -87,7 +102,7 @@ fn in_world(v: vec3<f32>) -> bool {
 
 fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
     var out = Ground(false, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0));
-    if (rb.rig.header.w == 0u) {
+    if (!GROUND_HITS) {
         let s = sample_heightfield(x, z);
         out.found = s.found;
         out.point = vec3<f32>(x, s.height, z);
@@ -110,7 +125,7 @@ fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
 }
 
 fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
-    if (rb.rig.header.w == 0u) {
+    if (!GROUND_HITS) {
         let s = sample_heightfield(x, z);
         if (s.found) {
             return s.height;
@@ -154,8 +169,8 @@ fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: v
 }
 
 // The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
-fn reference_joint(leg: SolverLeg) -> u32 {
-    if (leg.mode.x == 1u) {
+fn reference_joint(leg: SolverLeg, l: u32) -> u32 {
+    if (three_bone(l)) {
         return leg.joints.w;
     }
     return leg.joints.z;
@@ -318,8 +333,8 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     let step_up = rb.rig.params.y;
     let step_down = rb.rig.params.z;
     let leg = rb.rig.legs[l];
-    let three = leg.mode.x == 1u;
-    let ref_ws = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
+    let three = three_bone(l);
+    let ref_ws = to_world(root, pose_in[base + reference_joint(leg, l)].position_ms.xyz);
     let h = leg.knee_axis.w;
     let g = ground_query(c, l, ref_ws.x, ref_ws.z);
     if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
@@ -332,7 +347,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
     let toe_ws = to_world(root, toe.position_ms.xyz);
     ground.point[l] = g.point;
-    if (temporal && rb.rig.header.w == 0u && !three) {
+    if (temporal && !GROUND_HITS && !three) {
         // The heel and ball sampled once for both the FK sole height and the flattest
         // normal under the foot (src/cpu/foot_ik.rs).
         let up = dir_to_world(root, up_ms);
@@ -438,7 +453,7 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
         return;
     }
     let leg = rb.rig.legs[l];
-    let three = leg.mode.x == 1u;
+    let three = three_bone(l);
     let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
     let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
     let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
@@ -570,8 +585,8 @@ fn measure_sole(base: u32, root: Root, l: u32) {
         return;
     }
     let leg = rb.rig.legs[l];
-    let three = leg.mode.x == 1u;
-    let ref_ws = to_world(root, pose_out[base + reference_joint(leg)].position_ms.xyz);
+    let three = three_bone(l);
+    let ref_ws = to_world(root, pose_out[base + reference_joint(leg, l)].position_ms.xyz);
     let h = leg.knee_axis.w;
     if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;

@@ -189,9 +189,9 @@ fn blend_weight(ch: CharacterInput, l: u32) {
 // Height above the ground of the lowest point of a foot whose reference joint is at `at`
 // turned by `turn`: heel and ball, or the tip less the foot height; with `lead`, of its
 // leading point alone (the ball), for a look ahead (src/cpu/foot_placement.rs).
-fn foot_gap(root: Root, leg: SolverLeg, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
+fn foot_gap(root: Root, leg: SolverLeg, l: u32, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
     let h = leg.knee_axis.w;
-    if (leg.mode.x == 1u) {
+    if (three_bone(l)) {
         let sole = at - vec3<f32>(0.0, h, 0.0);
         return sole.y - ground_height(gp, gn, sole.x, sole.z);
     }
@@ -233,16 +233,16 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let tolerance = rb.rig.blend.x;
     let dt = rb.frame.dt;
     let leg = rb.rig.legs[l];
-    let three = leg.mode.x == 1u;
-    let ball_pivot = !three && (leg.mode.w & PIVOT_BALL) != 0u;
+    let three = three_bone(l);
+    let ball = !three && ball_pivot(l);
     let h = leg.knee_axis.w;
     let w = pl_weights[l];
     let ankle = pose_in[base + leg.joints.z];
     let toe = pose_in[base + leg.joints.w];
     let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
-    let ref_fk = to_world(root, pose_in[base + reference_joint(leg)].position_ms.xyz);
+    let ref_fk = to_world(root, pose_in[base + reference_joint(leg, l)].position_ms.xyz);
     var contact_fk = ref_fk;
-    if (ball_pivot) {
+    if (ball) {
         contact_fk = to_world(root, toe.position_ms.xyz);
     }
     var aim = ref_fk;
@@ -275,7 +275,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         } else {
             let normal_ms = normalize(dir_to_model(root, nf));
             var t: FootTurn;
-            if (ball_pivot) {
+            if (ball) {
                 t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
             } else {
                 t = align_foot(leg, ankle.rotation_ms, normal_ms);
@@ -283,7 +283,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             turn = t.q;
             ground.limited[l] = t.limited;
             let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
-            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball_pivot);
+            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball);
         }
         // The ground height under the target: the smoothed plane carried to this frame's
         // target, then its spring toward the real ground, within the tolerance.
@@ -313,7 +313,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     }
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     var offset = vec3<f32>(0.0);
-    if (ball_pivot) {
+    if (ball) {
         offset = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
     }
     var heading_free = vec2<f32>(0.0);
@@ -395,7 +395,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         let grounded = w >= 1.0 && !locked && fading == 0.0;
         var need = 0.0;
         if (!grounded) {
-            need = max(-foot_gap(root, leg, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
+            need = max(-foot_gap(root, leg, l, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
         }
         // A swinging (not planted, not locked) foot looks ahead along its FK motion.
         var need_ahead = 0.0;
@@ -403,7 +403,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
             let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
             // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-            let gap = foot_gap(root, leg, ahead, turn, up_ms, toe_off, gp, gn, true);
+            let gap = foot_gap(root, leg, l, ahead, turn, up_ms, toe_off, gp, gn, true);
             need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
         }
         let lift_goal = max(need, need_ahead);
@@ -491,7 +491,7 @@ fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
 fn end_foot(base: u32, root: Root, drop_ms: vec3<f32>, l: u32) {
     var flags = st.flags.x;
     let leg = rb.rig.legs[l];
-    if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && leg.mode.x == 0u) {
+    if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !three_bone(l)) {
         let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
         if (length(ground.aim[l] - hip_ws) > leg_reach(base, leg, root.s) * rb.rig.blend.z) {
             release_foot(l);

@@ -58,7 +58,7 @@ fn compare_frame(
 #[allow(clippy::too_many_arguments)]
 fn frame_both(
     gpu: &mut CrowdSolver,
-    (rig, ground): (&FootRig, &Ground),
+    (rig, ground, hits): (&FootRig, &Ground, &[GroundHit]),
     chars: &[CharacterInput],
     poses: &[JointPose],
     states: &mut [CharacterState],
@@ -69,11 +69,13 @@ fn frame_both(
     let n = rig.joint_count();
     let mut cpu_out = vec![JointPose::default(); poses.len()];
     let mut cpu_res = vec![FootResult::default(); chars.len()];
-    FootIkJob::new(rig, ground, chars, poses, &mut cpu_out, &mut cpu_res).run_frame_par(states, dt).unwrap();
+    let mut job = FootIkJob::new(rig, ground, chars, poses, &mut cpu_out, &mut cpu_res);
+    job.hits = hits;
+    job.run_frame_par(states, dt).unwrap();
     gpu.set_frame_time(dt).unwrap();
     let mut gpu_out = vec![JointPose::default(); poses.len()];
     let mut gpu_res = vec![FootResult::default(); chars.len()];
-    gpu.solve(chars, poses, &[], &mut gpu_out, &mut gpu_res).unwrap();
+    gpu.solve(chars, poses, hits, &mut gpu_out, &mut gpu_res).unwrap();
     let mut gpu_states = vec![CharacterState::default(); chars.len()];
     gpu.read_states(&mut gpu_states).unwrap();
     compare_frame(frame, n, chars, (&cpu_out, &cpu_res, states), (&gpu_out, &gpu_res, &gpu_states), worst);
@@ -132,7 +134,8 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
         crowd.frame(&hf, &mut all_chars, &mut all_poses);
         let chars: Vec<CharacterInput> = alive.iter().map(|&k| all_chars[k]).collect();
         let poses: Vec<JointPose> = alive.iter().flat_map(|&k| all_poses[k * n..(k + 1) * n].to_vec()).collect();
-        let (_, cpu_res) = frame_both(&mut gpu, (&rig, &ground), &chars, &poses, &mut states, dt, frame, &mut worst);
+        let (_, cpu_res) =
+            frame_both(&mut gpu, (&rig, &ground, &[]), &chars, &poses, &mut states, dt, frame, &mut worst);
         let resets = cpu_res.iter().filter(|r| r.status[0] & foot::RESET != 0).count();
         let expected = match frame {
             0 => chars.len(),
@@ -165,7 +168,7 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     }
     let mut states = vec![CharacterState::default(); chars.len()];
     let run = |gpu: &mut CrowdSolver, chars: &[CharacterInput], states: &mut Vec<CharacterState>, dt: f32| {
-        frame_both(gpu, (&rig, &ground), chars, &poses, states, dt, 0, &mut Worst::default())
+        frame_both(gpu, (&rig, &ground, &[]), chars, &poses, states, dt, 0, &mut Worst::default())
     };
     for dt in [1.0 / 60.0, 0.0, 1.0 / 60.0, 1.0 / 60.0] {
         let (_, res) = run(&mut gpu, &chars, &mut states, dt);
@@ -222,7 +225,7 @@ fn growing_crowds_keep_every_state() {
         let poses = &all_poses[..count * n];
         states.resize(count, CharacterState::default()); // the CPU twin's crowd grows too
         let (_, res) =
-            frame_both(&mut gpu, (&rig, &ground), chars, poses, &mut states, dt, frame, &mut Worst::default());
+            frame_both(&mut gpu, (&rig, &ground, &[]), chars, poses, &mut states, dt, frame, &mut Worst::default());
         let resets: Vec<bool> = res.iter().map(|r| r.status[0] & foot::RESET != 0).collect();
         match frame {
             0 => assert!(resets.iter().all(|&r| r)),
@@ -233,4 +236,89 @@ fn growing_crowds_keep_every_state() {
             _ => assert!(resets.iter().all(|&r| !r)),
         }
     }
+}
+
+/// Every kind of leg with foot placement on caller hits: quadrupeds (pseudo three-bone hind
+/// legs, two-bone front legs, one of them pivoting about the ball) trotting over hills with
+/// gait weights (plants from the weights), hits that miss for a while, mirrored and scaled
+/// characters, resets: the GPU follows its CPU twin every frame.
+#[test]
+fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
+    use common::crowd::quadruped;
+    let Some((device, queue)) = device() else { return };
+    let hf = common::crowd::hills();
+    let (rig, pose) = quadruped();
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Weights;
+    }
+    placement.legs[3].pivot = LockPivot::Ball;
+    let rig = rig.with_placement(Some(placement));
+    let count = 1500;
+    let mut rng = common::Rng(93);
+    let starts: Vec<(glam::Vec3, f32, f32)> = (0..count)
+        .map(|k| {
+            let p = glam::Vec3::new(rng.range(-45.0, 45.0), 0.0, rng.range(-45.0, 45.0));
+            (p, rng.range(-3.1, 3.1), if k % 7 == 3 { -rng.range(0.9, 1.1) } else { rng.range(0.9, 1.1) })
+        })
+        .collect();
+    let poses: Vec<JointPose> = (0..count).flat_map(|_| pose.iter().copied()).collect();
+    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &Ground::Hits).unwrap();
+    let mut states = vec![CharacterState::default(); count];
+    let mut worst = Worst::default();
+    let (mut locked, mut missed) = ([0usize; MAX_LEGS], 0usize);
+    let dt = 1.0 / 60.0;
+    for frame in 0..120 {
+        let t = frame as f32 * dt;
+        let chars: Vec<CharacterInput> = starts
+            .iter()
+            .enumerate()
+            .map(|(c, &(p, yaw, scale))| {
+                let q = glam::Quat::from_rotation_y(yaw);
+                let mut at = p + q * glam::Vec3::Z * (1.2 * t);
+                at.y = hf.sample(at.x, at.z).map_or(0.0, |(h, _)| h);
+                // A trot: diagonal pairs planted half of each 0.6 s cycle.
+                let phase = |l: usize| (t / 0.6 + (c % 5) as f32 * 0.13 + [0.0, 0.5, 0.5, 0.0][l]).fract();
+                let weights = [0, 1, 2, 3].map(|l| if phase(l) < 0.55 { 1.0 } else { 0.0 });
+                CharacterInput::new(at, q).with_scale(scale.abs()).with_mirrored(scale < 0.0).with_foot_weights(weights)
+            })
+            .collect();
+        let hits: Vec<GroundHit> = chars
+            .iter()
+            .enumerate()
+            .flat_map(|(c, ch)| {
+                let (rig, pose, hf) = (&rig, &pose, &hf);
+                (0..MAX_LEGS).map(move |l| {
+                    let Some(leg) = rig.legs.get(l) else { return None };
+                    let reference = leg.joints[if matches!(leg.kind, LegKind::PseudoThreeBone { .. }) { 3 } else { 2 }];
+                    let a = ch.to_world(pose[reference].position());
+                    hf.sample(a.x, a.z)
+                        .map(|(h, n)| GroundHit::hit(glam::Vec3::new(a.x, h, a.z), n))
+                        .filter(|_| !((30..40).contains(&frame) && c % 13 == 3))
+                })
+            })
+            .map(|h| h.unwrap_or_else(GroundHit::miss))
+            .collect();
+        missed += hits.iter().filter(|h| h.point_ws[3] <= 0.5).count();
+        if frame == 70 {
+            let reset: Vec<usize> = (0..count).step_by(17).collect();
+            for &c in &reset {
+                states[c] = CharacterState::default();
+            }
+            gpu.reset_states(&reset);
+        }
+        let (_, cpu_res) =
+            frame_both(&mut gpu, (&rig, &Ground::Hits, &hits), &chars, &poses, &mut states, dt, frame, &mut worst);
+        for r in &cpu_res {
+            for (l, k) in locked.iter_mut().enumerate() {
+                *k += usize::from(r.status[l] & foot::LOCKED != 0);
+            }
+        }
+    }
+    eprintln!(
+        "120 frames, {count} quadrupeds on hits: worst GPU − CPU {:.2e} m, {:.2e} rad, pelvis {:.2e} m; locked frames per leg {locked:?}",
+        worst.position, worst.rotation, worst.pelvis
+    );
+    assert!(locked.iter().all(|&k| k > 120 * count / 5), "every kind of leg locks: {locked:?}");
+    assert!(missed > 10 * (count / 13) * 4, "hits missed for a while: {missed}");
 }

@@ -8,9 +8,31 @@ use super::buffers::{
 use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
 use super::shaders;
+use crate::constants::PIVOT_BALL;
 use crate::crowd::{
     CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, SolverRig, MAX_LEGS,
 };
+
+/// The foot-IK pipeline's constants for a packed rig: one pipeline per rig, so that what the
+/// rig does not use is compiled out of it. `PLACEMENT`: foot placement on (a stateless rig
+/// runs the stateless kernel at its own speed); `LEGS`: the leg count (the kernel's loops
+/// over legs are written out for exactly these legs); `LEG_KINDS`: per leg (8 bits each)
+/// pseudo three-bone (bit 0) and ball pivot (bit 1); `GROUND_HITS`: per-foot hits rather
+/// than a heightfield.
+fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
+    let legs = rig.header[2] as usize;
+    let kinds = rig.legs[..legs].iter().enumerate().fold(0u32, |k, (l, leg)| {
+        let three = u32::from(leg.mode[0] == 1);
+        let ball = u32::from(leg.mode[3] & PIVOT_BALL != 0);
+        k | (three | ball << 1) << (8 * l)
+    });
+    [
+        ("PLACEMENT", f64::from(rig.grid[2])),
+        ("LEGS", legs as f64),
+        ("LEG_KINDS", f64::from(kinds)),
+        ("GROUND_HITS", f64::from(rig.header[3])),
+    ]
+}
 
 /// Byte offsets in the rig buffer: the rig, this frame's [`FrameInput`], the joint table.
 pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
@@ -106,17 +128,18 @@ impl CrowdSolver {
             h.validate().map_err(GpuError::Input)?;
         }
         let scope = context.error_scopes();
-        // One pipeline per rig: with foot placement or without (its code compiled out, so a
-        // stateless rig runs the stateless kernel at its own speed), and its leg count (the
-        // kernel's loops over legs written out for exactly these legs).
-        let constants =
-            [("PLACEMENT", if rig.placement.is_some() { 1.0 } else { 0.0 }), ("LEGS", rig.legs.len() as f64)];
-        let (pipeline, layout) =
-            compute_pipeline_with(device, "foot_ik", shaders::FOOT_IK_WGSL, shaders::FOOT_IK_ENTRY, &constants);
+        let packed = rig.solver_rig(ground);
+        let (pipeline, layout) = compute_pipeline_with(
+            device,
+            "foot_ik",
+            shaders::FOOT_IK_WGSL,
+            shaders::FOOT_IK_ENTRY,
+            &kernel_constants(&packed),
+        );
         let table = rig.joint_table();
         let rig_buf =
             storage(device, "foot_ik rig", TABLE_OFFSET + (table.len() * 4) as u64, wgpu::BufferUsages::empty());
-        queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&rig.solver_rig(ground)));
+        queue.write_buffer(&rig_buf, 0, bytemuck::bytes_of(&packed));
         queue.write_buffer(&rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&FrameInput::default()));
         queue.write_buffer(&rig_buf, TABLE_OFFSET, bytemuck::cast_slice(&table));
         let heights: &[f32] = match ground {
