@@ -158,8 +158,9 @@ fn leg_reach(base: u32, leg: SolverLeg, s: f32) -> f32 {
     return sqrt(max(a * a + b * b - 2.0 * a * b * cos_max, 0.0));
 }
 
-fn reach_drop(base: u32, leg: SolverLeg, s: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
-    let c_max = leg_reach(base, leg, s) * (1.0 - 1e-4);
+// How far the pelvis must drop for a leg of this reach (leg_reach) to reach the target.
+fn reach_drop(reach: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
+    let c_max = reach * (1.0 - 1e-4);
     let v = target_ws - hip_ws;
     let horizontal2 = v.x * v.x + v.z * v.z;
     if (c_max * c_max > horizontal2) {
@@ -404,7 +405,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     var need = ref_ws.y - target_ws.y;
     if (!three) {
         let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
-        need = max(need, reach_drop(base, leg, root.s, hip_ws, target_ws));
+        need = max(need, reach_drop(leg_reach(base, leg, root.s), hip_ws, target_ws));
     }
     ground.drop = max(ground.drop, need * min(w, 1.0));
 }

@@ -186,22 +186,21 @@ fn blend_weight(ch: CharacterInput, l: u32) {
     }
 }
 
-// Height above the ground of the lowest point of a foot whose reference joint is at `at`
-// turned by `turn`: heel and ball, or the tip less the foot height; with `lead`, of its
-// leading point alone (the ball), for a look ahead (src/cpu/foot_placement.rs).
-fn foot_gap(root: Root, leg: SolverLeg, l: u32, at: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
+// Height above the ground of the lowest point of a foot whose reference joint is at `at`,
+// the foot's up axis and toe offset (world, as turned) given: heel and ball, or the tip less
+// the foot height; with `lead`, of its leading point alone (the ball), for a look ahead
+// (src/cpu/foot_placement.rs).
+fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
     let h = leg.knee_axis.w;
     if (three_bone(l)) {
         let sole = at - vec3<f32>(0.0, h, 0.0);
         return sole.y - ground_height(gp, gn, sole.x, sole.z);
     }
-    let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let toe = at + dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
     if (lead) {
-        let ball = at - up * h + reject(toe - at, up);
+        let ball = at - up * h + reject(toe_off, up);
         return ball.y - ground_height(gp, gn, ball.x, ball.z);
     }
-    return sole_height(gp, gn, at, toe, up, h);
+    return sole_height(gp, gn, at, at + toe_off, up, h);
 }
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out.
@@ -218,6 +217,7 @@ fn release_foot(l: u32) {
 // plane smoothed by springs within the tolerance, swing targets blended by weight, locks.
 // Leaves the pelvis goal and reach cap in ground.drop and pl_cap.
 var<private> pl_cap: f32;
+var<private> pl_reach: array<f32, MAX_LEGS>; // each two-bone leg's reach (leg_reach)
 
 fn place_feet(base: u32, ch: CharacterInput, root: Root) {
     ground.drop = 0.0;
@@ -349,17 +349,21 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     }
     let release_distance = leg.lock.z;
     let release_time = leg.lock.w;
+    let was_locked = locked;
     if (locked) {
         let dl = st.legs[l].lock.xyz - contact_free;
         if (!planted || dl.x * dl.x + dl.z * dl.z > release_distance * release_distance) {
             release_foot(l);
             locked = false;
         }
-    } else if (planted) {
-        let k = remaining(st.legs[l].lock.w, release_time);
-        let r = fade_turn(st.legs[l].yaw.z, k);
-        let lock_heading = turn_heading(heading_free, r);
-        let contact = contact_free + st.legs[l].release.xyz * k;
+    }
+    // What is left of the last release (all of it just after one) and its heading turn:
+    // a new lock starts from them, an unlocked foot blends back with them.
+    let left = remaining(st.legs[l].lock.w, release_time);
+    let left_turn = fade_turn(st.legs[l].yaw.z, left);
+    if (!was_locked && planted) {
+        let lock_heading = turn_heading(heading_free, left_turn);
+        let contact = contact_free + st.legs[l].release.xyz * left;
         st.legs[l].lock = vec4<f32>(contact, 0.0);
         st.legs[l].yaw.x = lock_heading.x;
         st.legs[l].yaw.y = lock_heading.y;
@@ -372,10 +376,10 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         contact = st.legs[l].lock.xyz;
         r = turn_between(heading_free, st.legs[l].yaw.xy);
     } else {
-        fading = remaining(st.legs[l].lock.w, release_time);
+        fading = left;
         st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
         contact = contact_free + st.legs[l].release.xyz * fading;
-        r = fade_turn(st.legs[l].yaw.z, fading);
+        r = left_turn;
     }
     aim = contact - offset;
     if (!three && (heading_free.x != 0.0 || heading_free.y != 0.0) && !(r.x == 1.0 && r.y == 0.0)) {
@@ -390,12 +394,15 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
         let gp = ground.point[l];
         let gn = ground.normal[l];
+        // The foot as turned, in world space: its up axis and the toe from the ankle.
+        let foot_up = dir_to_world(root, quat_rotate(turn, up_ms));
+        let foot_toe = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
         // A foot on its ground target (full weight, not locked, no release fading) is on
         // the ground by construction: nothing to measure.
         let grounded = w >= 1.0 && !locked && fading == 0.0;
         var need = 0.0;
         if (!grounded) {
-            need = max(-foot_gap(root, leg, l, aim, turn, up_ms, toe_off, gp, gn, false) - tolerance, 0.0);
+            need = max(-foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false) - tolerance, 0.0);
         }
         // A swinging (not planted, not locked) foot looks ahead along its FK motion.
         var need_ahead = 0.0;
@@ -403,7 +410,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
             let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
             // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-            let gap = foot_gap(root, leg, l, ahead, turn, up_ms, toe_off, gp, gn, true);
+            let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
             need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
         }
         let lift_goal = max(need, need_ahead);
@@ -439,7 +446,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var need = ref_fk.y - aim.y;
     if (!three) {
         let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
-        let reach = reach_drop(base, leg, root.s, hip_ws, aim);
+        pl_reach[l] = leg_reach(base, leg, root.s);
+        let reach = reach_drop(pl_reach[l], hip_ws, aim);
         need = max(need, reach);
         pl_cap = max(pl_cap, reach);
     }
@@ -493,7 +501,7 @@ fn end_foot(base: u32, root: Root, drop_ms: vec3<f32>, l: u32) {
     let leg = rb.rig.legs[l];
     if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !three_bone(l)) {
         let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
-        if (length(ground.aim[l] - hip_ws) > leg_reach(base, leg, root.s) * rb.rig.blend.z) {
+        if (length(ground.aim[l] - hip_ws) > pl_reach[l] * rb.rig.blend.z) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }

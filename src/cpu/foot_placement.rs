@@ -342,17 +342,21 @@ pub(crate) fn place_feet(
             ls.lock = [0.0; 4];
         }
         let (release_distance, release_time) = (leg.lock[2], leg.lock[3]);
+        let was_locked = locked;
         if locked {
             let d = v3(ls.lock) - free_contact;
             if !planted || d.x * d.x + d.z * d.z > release_distance * release_distance {
                 release(ls, free[l]);
                 locked = false;
             }
-        } else if planted {
-            let k = remaining(ls.lock[3], release_time);
-            let r = fade_turn(ls.yaw[2], k);
-            let lock_heading = turn_heading(free_heading, r);
-            let contact = free_contact + v3(ls.release) * k;
+        }
+        // What is left of the last release (all of it just after one) and its heading turn:
+        // a new lock starts from them, an unlocked foot blends back with them.
+        let left = remaining(ls.lock[3], release_time);
+        let left_turn = fade_turn(ls.yaw[2], left);
+        if !was_locked && planted {
+            let lock_heading = turn_heading(free_heading, left_turn);
+            let contact = free_contact + v3(ls.release) * left;
             ls.lock = contact.extend(0.0).to_array();
             ls.yaw[0] = lock_heading[0];
             ls.yaw[1] = lock_heading[1];
@@ -362,9 +366,9 @@ pub(crate) fn place_feet(
         let (contact, r) = if locked {
             (v3(ls.lock), turn_between(free_heading, [ls.yaw[0], ls.yaw[1]]))
         } else {
-            fading = remaining(ls.lock[3], release_time);
+            fading = left;
             ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
-            (free_contact + v3(ls.release) * fading, fade_turn(ls.yaw[2], fading))
+            (free_contact + v3(ls.release) * fading, left_turn)
         };
         target = contact - offset;
         if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
@@ -380,13 +384,15 @@ pub(crate) fn place_feet(
             // lookahead at the FK foot's horizontal speed).
             let up_ms = ankle.rotation() * v3(leg.foot_up);
             let (gp, gn) = (ground.point[l], ground.normal[l]);
+            // The foot as turned, in world space: its up axis and the toe from the ankle.
+            let foot = (root.dir_to_world(turn * up_ms), root.dir_to_world(turn * toe_off) * root.s);
             // A foot on its ground target (full weight, not locked, no release fading) is
             // on the ground by construction: nothing to measure.
             let grounded = w >= 1.0 && !locked && fading == 0.0;
             let need = if grounded {
                 0.0
             } else {
-                (-foot_gap(rig, g, root, leg, target, turn, (up_ms, toe_off), (gp, gn), false) - tolerance).max(0.0)
+                (-foot_gap(rig, g, leg, target, foot, (gp, gn), false) - tolerance).max(0.0)
             };
             // A swinging (not planted, not locked) foot looks ahead along its FK motion.
             let mut need_ahead = 0.0;
@@ -394,7 +400,7 @@ pub(crate) fn place_feet(
                 let velocity = (contact_fk - v3(ls.fk)) / dt;
                 let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
                 // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-                let gap = foot_gap(rig, g, root, leg, ahead, turn, (up_ms, toe_off), (gp, gn), true);
+                let gap = foot_gap(rig, g, leg, ahead, foot, (gp, gn), true);
                 need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w);
             }
             let goal = need.max(need_ahead);
@@ -440,17 +446,16 @@ pub(crate) fn place_feet(
 }
 
 /// Height above the ground of the lowest point of a foot whose reference joint is at `at`
-/// (world) turned by `turn`: heel and ball (two-bone), or the tip less the foot height
-/// (pseudo three-bone); with `lead`, of its leading point alone (the ball), for a look ahead.
+/// (world), the foot's up axis and toe offset (world, as turned) given: heel and ball
+/// (two-bone), or the tip less the foot height (pseudo three-bone); with `lead`, of its
+/// leading point alone (the ball), for a look ahead.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 fn foot_gap(
     rig: &SolverRig,
     g: &GroundData,
-    root: &Root,
     leg: &SolverLeg,
     at: Vec3,
-    turn: Quat,
-    (up_ms, toe_off_ms): (Vec3, Vec3),
+    (up, toe_off): (Vec3, Vec3),
     (gp, gn): (Vec3, Vec3),
     lead: bool,
 ) -> f32 {
@@ -459,13 +464,11 @@ fn foot_gap(
         let sole = at - Vec3::Y * h;
         return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
     }
-    let up = root.dir_to_world(turn * up_ms);
-    let toe = at + root.dir_to_world(turn * toe_off_ms) * root.s;
     if lead {
-        let ball = at - up * h + reject(toe - at, up);
+        let ball = at - up * h + reject(toe_off, up);
         return ball.y - ground_height(rig, g, gp, gn, ball.x, ball.z);
     }
-    sole_height(rig, g, gp, gn, at, toe, up, h)
+    sole_height(rig, g, gp, gn, at, at + toe_off, up, h)
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades
