@@ -304,7 +304,7 @@ fn solve_character(c: u32) {
     solve_legs(base, vec4<f32>(1.0), root, drop_ms);
     write_pose(base, drop_ms);
     measure_soles(base, root);
-    end_placement(base, root, drop_ms);
+    end_placement();
     results[c] = res;
 }
 

@@ -17,6 +17,7 @@ var<private> pl_start: f32;                          // last pelvis offset, this
 var<private> pl_rates: vec2<f32>;                    // spring rates: pelvis, ground
 var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
 var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
+var<private> free_hip: array<vec3<f32>, MAX_LEGS>;     // the hip the pelvis goal was measured from
 
 // A critically damped spring, exact for any dt toward a goal moving linearly over the frame
 // from `goal0` to `goal`: (value, velocity). `y` = 2 ln 2 / half-life (0: at the goal at
@@ -128,20 +129,20 @@ fn store_state() {
     if (LEGS > 3u) { states[pl_c].legs[3] = st.legs[3]; }
 }
 
-fn leg_state_finite(l: u32) -> bool {
+fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return finite4(ls.plane) && finite4(ls.plane_velocity) && finite4(ls.plane_goal) && finite4(ls.lock) && finite4(ls.release)
-        && finite4(ls.fk) && finite4(ls.yaw) && finite4(ls.lift);
+    return ls.plane + ls.plane_velocity + ls.plane_goal + ls.lock + ls.release + ls.fk + ls.yaw + ls.lift;
 }
 
-// Whether the state's values are finite: the character's and those of the rig's legs.
+// Whether the state's values are finite: the character's and those of the rig's legs, by
+// their sum (NaN or inf anywhere makes it NaN or inf; src/cpu/foot_placement.rs).
 fn state_finite() -> bool {
-    var ok = finite4(st.pelvis) && finite4(st.root) && finite4(st.weights);
-    if (LEGS > 0u) { ok = ok && leg_state_finite(0u); }
-    if (LEGS > 1u) { ok = ok && leg_state_finite(1u); }
-    if (LEGS > 2u) { ok = ok && leg_state_finite(2u); }
-    if (LEGS > 3u) { ok = ok && leg_state_finite(3u); }
-    return ok;
+    var sum = st.pelvis + st.root + st.weights;
+    if (LEGS > 0u) { sum += leg_state_sum(0u); }
+    if (LEGS > 1u) { sum += leg_state_sum(1u); }
+    if (LEGS > 2u) { sum += leg_state_sum(2u); }
+    if (LEGS > 3u) { sum += leg_state_sum(3u); }
+    return finite4(sum);
 }
 
 fn state_bit(shift: u32, l: u32) -> u32 {
@@ -323,6 +324,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let contact_free = aim + offset;
     free_contact[l] = contact_free;
     free_heading[l] = heading_free;
+    free_hip[l] = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
     let mode = leg.mode.w & 0xffu;
     let was_planted = (st.flags.x & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
@@ -445,7 +447,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     ground.aimed[l] = true;
     var need = ref_fk.y - aim.y;
     if (!three) {
-        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+        let hip_ws = free_hip[l];
         pl_reach[l] = leg_reach(base, leg, root.s);
         let reach = reach_drop(pl_reach[l], hip_ws, aim);
         need = max(need, reach);
@@ -486,21 +488,23 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
 
 // End: a locked two-bone leg stretched past max_reach of its reach is released (from the
 // next frame); status bits; the state marked valid.
-fn end_placement(base: u32, root: Root, drop_ms: vec3<f32>) {
-    if (LEGS > 0u) { end_foot(base, root, drop_ms, 0u); }
-    if (LEGS > 1u) { end_foot(base, root, drop_ms, 1u); }
-    if (LEGS > 2u) { end_foot(base, root, drop_ms, 2u); }
-    if (LEGS > 3u) { end_foot(base, root, drop_ms, 3u); }
+fn end_placement() {
+    if (LEGS > 0u) { end_foot(0u); }
+    if (LEGS > 1u) { end_foot(1u); }
+    if (LEGS > 2u) { end_foot(2u); }
+    if (LEGS > 3u) { end_foot(3u); }
     st.flags.x = st.flags.x | STATE_VALID;
     store_state();
 }
 
 // end_placement for leg l.
-fn end_foot(base: u32, root: Root, drop_ms: vec3<f32>, l: u32) {
+fn end_foot(l: u32) {
     var flags = st.flags.x;
     let leg = rb.rig.legs[l];
     if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !three_bone(l)) {
-        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz + drop_ms);
+        // The hip lowered by the pelvis offset within its limits (the held snap is in the
+        // hip already).
+        let hip_ws = free_hip[l] + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
         if (length(ground.aim[l] - hip_ws) > pl_reach[l] * rb.rig.blend.z) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);

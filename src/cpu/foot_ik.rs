@@ -274,7 +274,7 @@ pub(crate) fn foot_ik(
     let rel = solve_legs(rig, &[1.0; MAX_LEGS], &root, pose_in, &ground, drop_ms, res);
     write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
     measure_soles(rig, g, &root, pose_out, &ground, res);
-    end_placement(rig, &root, pose_in, &ground, drop_ms, &p, &free, state, res);
+    end_placement(rig, &root, pose_in, &ground, &p, &free, state, res);
 }
 
 /// Ground: the ground under each FK foot inside the step window, the FK sole height above

@@ -13,7 +13,7 @@
 //! About 520 lines, over the crate's ~500-line guide: the twin of the kernel's temporal
 //! stages (`shaders/foot_placement.wgsl`), read side by side with it.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ik::{
     align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
@@ -135,21 +135,22 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
 }
 
 /// Whether the state's values are finite: the character's and those of the rig's `legs`
-/// legs (the other slots are never read).
+/// legs (the other slots are never read), by their sum: NaN or inf anywhere makes it NaN or
+/// inf (so does a state so large that its sum overflows: garbage, reset too). The GPU twin
+/// sums the same way, one add per value instead of a test per value.
 fn state_finite(s: &CharacterState, legs: usize) -> bool {
-    finite4(s.pelvis)
-        && finite4(s.root)
-        && finite4(s.weights)
-        && s.legs[..legs].iter().all(|l| {
-            finite4(l.plane)
-                && finite4(l.plane_velocity)
-                && finite4(l.plane_goal)
-                && finite4(l.lock)
-                && finite4(l.release)
-                && finite4(l.fk)
-                && finite4(l.yaw)
-                && finite4(l.lift)
-        })
+    let v = |a: [f32; 4]| Vec4::from_array(a);
+    let sum = s.legs[..legs].iter().fold(v(s.pelvis) + v(s.root) + v(s.weights), |sum, l| {
+        sum + v(l.plane)
+            + v(l.plane_velocity)
+            + v(l.plane_goal)
+            + v(l.lock)
+            + v(l.release)
+            + v(l.fk)
+            + v(l.yaw)
+            + v(l.lift)
+    });
+    finite4(sum.to_array())
 }
 
 fn bit(shift: u32, l: usize) -> u32 {
@@ -183,6 +184,9 @@ pub(crate) struct FreeFoot {
     contact: Vec3,
     /// Its heading.
     heading: [f32; 2],
+    /// The hip (world, the character where a root snap left it) the pelvis goal was
+    /// measured from, for [`end_placement`]'s reach check.
+    hip: Vec3,
 }
 
 /// Begin: whether the state resets this frame, the foot weights blended over time
@@ -316,7 +320,11 @@ pub(crate) fn place_feet(
         let offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { Vec3::ZERO };
         let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
         let free_contact = target + offset;
-        free[l] = FreeFoot { contact: free_contact, heading: free_heading };
+        free[l] = FreeFoot {
+            contact: free_contact,
+            heading: free_heading,
+            hip: root.to_world(pose_in[leg.joints[0] as usize].position()),
+        };
         let mode = leg.mode[3] & 0xff;
         let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
         let detected = match mode {
@@ -434,8 +442,7 @@ pub(crate) fn place_feet(
         ground.aimed[l] = true;
         let mut need = ref_fk.y - target.y;
         if !three {
-            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
-            let reach = reach_drop(pose_in, leg, root.s, hip_ws, target);
+            let reach = reach_drop(pose_in, leg, root.s, free[l].hip, target);
             need = need.max(reach);
             cap = cap.max(reach);
         }
@@ -528,7 +535,6 @@ pub(crate) fn end_placement(
     root: &Root,
     pose_in: &[JointPose],
     ground: &FeetGround,
-    drop_ms: Vec3,
     p: &Placement,
     free: &[FreeFoot; MAX_LEGS],
     state: &mut CharacterState,
@@ -538,7 +544,9 @@ pub(crate) fn end_placement(
     for l in 0..rig.header[2] as usize {
         let leg = &rig.legs[l];
         if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && leg.mode[0] == 0 {
-            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position() + drop_ms);
+            // The hip lowered by the pelvis offset within its limits (the held snap is in the
+            // hip already).
+            let hip_ws = free[l].hip + Vec3::Y * (-res.pelvis[0] - p.held);
             if (ground.target[l] - hip_ws).length() > leg_reach(pose_in, leg, root.s) * rig.blend[2] {
                 release(&mut state.legs[l], free[l]);
                 flags &= !bit(STATE_LOCKED_SHIFT, l);
