@@ -50,7 +50,9 @@ struct RigBuffer {
 @group(0) @binding(4) var<storage, read_write> results: array<FootResult>;
 @group(0) @binding(5) var<storage, read> heights: array<f32>;
 @group(0) @binding(6) var<storage, read> hits: array<GroundHit>;
-@group(0) @binding(7) var<storage, read_write> states: array<CharacterState>; // foot placement
+// Foot placement: per character the first 4 + 8 · LEGS vec4s of its CharacterState (the rig's
+// legs only), as 32-bit words (load_state and store_state in shaders/foot_placement.wgsl).
+@group(0) @binding(7) var<storage, read_write> states: array<vec4<u32>>;
 @group(0) @binding(8) var<uniform> dispatch: DispatchParams;
 
 struct Ground {
@@ -279,7 +281,7 @@ fn solve_character(c: u32) {
         }
         results[c] = res;
         if (temporal) {
-            states[c] = CharacterState(); // reset when the character is valid again
+            clear_state(c); // reset when the character is valid again
         }
         return;
     }

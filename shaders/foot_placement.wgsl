@@ -104,29 +104,61 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// Reads this character's state into `st`: its values and those of the rig's legs (the other
-// slots are never read).
+// A character's record in the state buffer: 4 vec4s (pelvis, root, flags, weights), then
+// 8 per leg of the rig (src/gpu/crowd.rs, state_bytes).
+fn state_record(c: u32) -> u32 {
+    return c * (4u + 8u * LEGS);
+}
+
+fn load_leg(b: u32) -> LegState {
+    return LegState(bitcast<vec4<f32>>(states[b]), bitcast<vec4<f32>>(states[b + 1u]), bitcast<vec4<f32>>(states[b + 2u]),
+        bitcast<vec4<f32>>(states[b + 3u]), bitcast<vec4<f32>>(states[b + 4u]), bitcast<vec4<f32>>(states[b + 5u]),
+        bitcast<vec4<f32>>(states[b + 6u]), bitcast<vec4<f32>>(states[b + 7u]));
+}
+
+fn store_leg(b: u32, ls: LegState) {
+    states[b] = bitcast<vec4<u32>>(ls.plane);
+    states[b + 1u] = bitcast<vec4<u32>>(ls.plane_velocity);
+    states[b + 2u] = bitcast<vec4<u32>>(ls.plane_goal);
+    states[b + 3u] = bitcast<vec4<u32>>(ls.lock);
+    states[b + 4u] = bitcast<vec4<u32>>(ls.release);
+    states[b + 5u] = bitcast<vec4<u32>>(ls.fk);
+    states[b + 6u] = bitcast<vec4<u32>>(ls.yaw);
+    states[b + 7u] = bitcast<vec4<u32>>(ls.lift);
+}
+
+// Reads this character's state into `st` (the leg slots past the rig's stay zero).
 fn load_state() {
-    st.pelvis = states[pl_c].pelvis;
-    st.root = states[pl_c].root;
-    st.flags = states[pl_c].flags;
-    st.weights = states[pl_c].weights;
-    if (LEGS > 0u) { st.legs[0] = states[pl_c].legs[0]; }
-    if (LEGS > 1u) { st.legs[1] = states[pl_c].legs[1]; }
-    if (LEGS > 2u) { st.legs[2] = states[pl_c].legs[2]; }
-    if (LEGS > 3u) { st.legs[3] = states[pl_c].legs[3]; }
+    let b = state_record(pl_c);
+    st.pelvis = bitcast<vec4<f32>>(states[b]);
+    st.root = bitcast<vec4<f32>>(states[b + 1u]);
+    st.flags = states[b + 2u];
+    st.weights = bitcast<vec4<f32>>(states[b + 3u]);
+    if (LEGS > 0u) { st.legs[0] = load_leg(b + 4u); }
+    if (LEGS > 1u) { st.legs[1] = load_leg(b + 12u); }
+    if (LEGS > 2u) { st.legs[2] = load_leg(b + 20u); }
+    if (LEGS > 3u) { st.legs[3] = load_leg(b + 28u); }
 }
 
 // Writes `st` back.
 fn store_state() {
-    states[pl_c].pelvis = st.pelvis;
-    states[pl_c].root = st.root;
-    states[pl_c].flags = st.flags;
-    states[pl_c].weights = st.weights;
-    if (LEGS > 0u) { states[pl_c].legs[0] = st.legs[0]; }
-    if (LEGS > 1u) { states[pl_c].legs[1] = st.legs[1]; }
-    if (LEGS > 2u) { states[pl_c].legs[2] = st.legs[2]; }
-    if (LEGS > 3u) { states[pl_c].legs[3] = st.legs[3]; }
+    let b = state_record(pl_c);
+    states[b] = bitcast<vec4<u32>>(st.pelvis);
+    states[b + 1u] = bitcast<vec4<u32>>(st.root);
+    states[b + 2u] = st.flags;
+    states[b + 3u] = bitcast<vec4<u32>>(st.weights);
+    if (LEGS > 0u) { store_leg(b + 4u, st.legs[0]); }
+    if (LEGS > 1u) { store_leg(b + 12u, st.legs[1]); }
+    if (LEGS > 2u) { store_leg(b + 20u, st.legs[2]); }
+    if (LEGS > 3u) { store_leg(b + 28u, st.legs[3]); }
+}
+
+// Zeroes character c's state: it resets on its next frame.
+fn clear_state(c: u32) {
+    let b = state_record(c);
+    for (var k = 0u; k < 4u + 8u * LEGS; k++) {
+        states[b + k] = vec4<u32>(0u);
+    }
 }
 
 fn leg_state_sum(l: u32) -> vec4<f32> {

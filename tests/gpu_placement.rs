@@ -197,7 +197,8 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
     let mut gpu_states = vec![CharacterState::default(); chars.len()];
     gpu.read_states(&mut gpu_states).unwrap();
     gpu_states[7].legs[0].plane[3] = f32::NAN;
-    gpu.queue().write_buffer(gpu.state_buffer().unwrap(), 0, bytemuck::cast_slice(&gpu_states));
+    gpu.write_states(0, &gpu_states).unwrap();
+    assert!(gpu.write_states(1, &gpu_states).is_err());
     let (_, res) = run(&mut gpu, &chars, &mut states, 1.0 / 60.0);
     assert!(res[7].status[0] & foot::RESET != 0 && res[6].status[0] & foot::RESET == 0);
 }
@@ -289,7 +290,7 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
             .flat_map(|(c, ch)| {
                 let (rig, pose, hf) = (&rig, &pose, &hf);
                 (0..MAX_LEGS).map(move |l| {
-                    let Some(leg) = rig.legs.get(l) else { return None };
+                    let leg = rig.legs.get(l)?;
                     let reference = leg.joints[if matches!(leg.kind, LegKind::PseudoThreeBone { .. }) { 3 } else { 2 }];
                     let a = ch.to_world(pose[reference].position());
                     hf.sample(a.x, a.z)

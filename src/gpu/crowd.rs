@@ -10,7 +10,8 @@ use super::error::GpuError;
 use super::shaders;
 use crate::constants::PIVOT_BALL;
 use crate::crowd::{
-    CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, SolverRig, MAX_LEGS,
+    CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, LegState, SolverRig,
+    MAX_LEGS,
 };
 
 /// The foot-IK pipeline's constants for a packed rig: one pipeline per rig, so that what the
@@ -37,7 +38,14 @@ fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
 /// Byte offsets in the rig buffer: the rig, this frame's [`FrameInput`], the joint table.
 pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
 const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
-pub(super) const STATE_BYTES: u64 = std::mem::size_of::<CharacterState>() as u64;
+
+/// Bytes of one character's foot-placement state in the GPU buffer for a rig of `legs`
+/// legs: the head of its [`CharacterState`] (pelvis, root, flags, weights) and the rig's
+/// legs only, i.e. the first `64 + 128 × legs` bytes of the record (a biped's 320 of 576:
+/// the kernel's state traffic, which dominates foot placement's cost, is what it reads).
+pub(super) fn state_bytes(legs: usize) -> u64 {
+    (std::mem::size_of::<CharacterState>() - (MAX_LEGS - legs) * std::mem::size_of::<LegState>()) as u64
+}
 
 /// Rounds the characters one storage binding holds (the largest per-character array
 /// decides) down to a multiple of 16, which keeps every segment offset 256-byte aligned.
@@ -65,7 +73,8 @@ pub struct CrowdSolver {
     layout: wgpu::BindGroupLayout,
     joint_count: usize,
     hits_mode: bool,
-    temporal: bool,
+    /// Bytes per character in the state buffer ([`state_bytes`]); 0 for a stateless rig.
+    pub(super) state_bytes: u64,
     /// The rig's foot-placement settings (the frame's spring decays depend on them).
     pub(super) placement: Option<crate::crowd::FootPlacement>,
     pub(super) rig_buf: wgpu::Buffer,
@@ -103,13 +112,13 @@ struct Segment {
 
 /// Bytes per character in each array the kernel binds: characters, poses, results, hits,
 /// foot-placement states.
-fn per_character(joints: usize, hits_mode: bool, temporal: bool) -> [u64; 5] {
+fn per_character(joints: usize, hits_mode: bool, state_bytes: u64) -> [u64; 5] {
     [
         std::mem::size_of::<CharacterInput>() as u64,
         (joints * std::mem::size_of::<JointPose>()) as u64,
         std::mem::size_of::<FootResult>() as u64,
         if hits_mode { (MAX_LEGS * std::mem::size_of::<GroundHit>()) as u64 } else { 0 },
-        if temporal { STATE_BYTES } else { 0 },
+        state_bytes,
     ]
 }
 
@@ -148,8 +157,8 @@ impl CrowdSolver {
         };
         let heights_buf = storage(device, "foot_ik heights", (heights.len() * 4) as u64, wgpu::BufferUsages::empty());
         queue.write_buffer(&heights_buf, 0, bytemuck::cast_slice(heights));
-        let no_state = storage(device, "foot_ik no state", STATE_BYTES, wgpu::BufferUsages::empty());
-        let temporal = rig.placement.is_some();
+        let no_state = storage(device, "foot_ik no state", 16, wgpu::BufferUsages::empty());
+        let state_bytes = if rig.placement.is_some() { state_bytes(rig.legs.len()) } else { 0 };
         scope.pop()?;
         Ok(Self {
             context: context.clone(),
@@ -157,7 +166,7 @@ impl CrowdSolver {
             layout,
             joint_count: rig.joint_count(),
             hits_mode: matches!(ground, Ground::Hits),
-            temporal,
+            state_bytes,
             placement: rig.placement,
             rig_buf,
             heights_buf,
@@ -167,7 +176,7 @@ impl CrowdSolver {
             count: 0,
             segment_characters: segment_size(
                 context.max_binding_bytes(),
-                per_character(rig.joint_count(), matches!(ground, Ground::Hits), temporal),
+                per_character(rig.joint_count(), matches!(ground, Ground::Hits), state_bytes),
             ),
             timer: PassTimer::default(),
         })
@@ -177,7 +186,7 @@ impl CrowdSolver {
     /// `max_buffer_size`; past one storage binding the crowd is split into segments.
     #[must_use]
     pub fn max_characters(&self) -> usize {
-        per_character(self.joint_count, self.hits_mode, self.temporal)
+        per_character(self.joint_count, self.hits_mode, self.state_bytes)
             .iter()
             .filter(|b| **b > 0)
             .map(|b| (self.context.limits().max_buffer_size / b) as usize)
@@ -272,9 +281,9 @@ impl CrowdSolver {
     /// zeroed one: every character resets).
     pub(super) fn make_frame(&self, capacity: usize, states: Option<wgpu::Buffer>) -> Frame {
         let d = self.context.device();
-        let states = self.temporal.then(|| {
+        let states = (self.state_bytes > 0).then(|| {
             states.unwrap_or_else(|| {
-                storage(d, "foot_ik states", capacity as u64 * STATE_BYTES, wgpu::BufferUsages::COPY_SRC)
+                storage(d, "foot_ik states", capacity as u64 * self.state_bytes, wgpu::BufferUsages::COPY_SRC)
             })
         });
         let pose_bytes = (capacity * self.joint_count * std::mem::size_of::<JointPose>()) as u64;
@@ -306,7 +315,7 @@ impl CrowdSolver {
         );
         let pose_source = self.external_poses.as_ref().unwrap_or(&poses_in);
         let [b_char, b_pose, b_result, b_hits, b_state] =
-            per_character(self.joint_count, self.hits_mode, self.temporal);
+            per_character(self.joint_count, self.hits_mode, self.state_bytes);
         let seg = self.segment_characters;
         let source_characters =
             if self.external_poses.is_some() { (pose_source.size() / b_pose) as usize } else { capacity };

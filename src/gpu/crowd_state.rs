@@ -2,7 +2,7 @@
 //! [`CrowdSolver`] (resets, the crowd changing, reading the state back for tools and tests).
 
 use super::buffers::{map_read, staging_buffer};
-use super::crowd::{CrowdSolver, FRAME_OFFSET, STATE_BYTES};
+use super::crowd::{CrowdSolver, FRAME_OFFSET};
 use super::error::GpuError;
 use crate::crowd::{CharacterState, FrameInput};
 
@@ -24,10 +24,11 @@ impl CrowdSolver {
     /// their next frame snaps to its solve. Indices past the crowd's buffers are ignored.
     pub fn reset_states(&mut self, characters: &[usize]) {
         let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return };
-        let zero = [0u8; STATE_BYTES as usize];
+        let bytes = self.state_bytes;
+        let zero = vec![0u8; bytes as usize];
         for &c in characters {
-            if (c as u64 + 1) * STATE_BYTES <= states.size() {
-                self.context.queue().write_buffer(states, c as u64 * STATE_BYTES, &zero);
+            if (c as u64 + 1) * bytes <= states.size() {
+                self.context.queue().write_buffer(states, c as u64 * bytes, &zero);
             }
         }
     }
@@ -56,7 +57,8 @@ impl CrowdSolver {
         }
         let frame = self.make_frame(capacity, None);
         let new_states = frame.states.as_ref().expect("foot placement");
-        let old_len = (old_states.size() / STATE_BYTES) as usize;
+        let bytes = self.state_bytes;
+        let old_len = (old_states.size() / bytes) as usize;
         // Runs of consecutive surviving characters, one copy each.
         let mut runs: Vec<(usize, usize, usize)> = Vec::new();
         for (i, m) in map.iter().enumerate() {
@@ -70,10 +72,10 @@ impl CrowdSolver {
             for &(src, dst, n) in &runs {
                 e.copy_buffer_to_buffer(
                     old_states,
-                    src as u64 * STATE_BYTES,
+                    src as u64 * bytes,
                     new_states,
-                    dst as u64 * STATE_BYTES,
-                    n as u64 * STATE_BYTES,
+                    dst as u64 * bytes,
+                    n as u64 * bytes,
                 );
             }
         })?;
@@ -82,11 +84,33 @@ impl CrowdSolver {
         Ok(())
     }
 
-    /// Foot placement: the per-character [`CharacterState`] buffer (`None` for a stateless
-    /// rig or before the first upload).
+    /// Foot placement: the per-character state buffer (`None` for a stateless rig or before
+    /// the first upload). Each character's record is the first `64 + 128 × legs` bytes of its
+    /// [`CharacterState`] (the rig's legs only; a biped's 320 bytes), records back to back;
+    /// [`CrowdSolver::read_states`] unpacks them.
     #[must_use]
     pub fn state_buffer(&self) -> Option<&wgpu::Buffer> {
         self.frame.as_ref().and_then(|f| f.states.as_ref())
+    }
+
+    /// Foot placement: writes these states for characters `first..first + states.len()`
+    /// (a saved game restored, a character moved in from another solver, tests); only the
+    /// rig's legs are stored. Values are checked by the kernel, not here: a state that is
+    /// not finite resets its character, flagged [`foot::RESET`](crate::crowd::foot::RESET).
+    pub fn write_states(&mut self, first: usize, states: &[CharacterState]) -> Result<(), GpuError> {
+        let Some(buffer) = self.state_buffer() else {
+            return Err(GpuError::Input(crate::IkError::StateRequired));
+        };
+        let record = self.state_bytes as usize;
+        let capacity = (buffer.size() / self.state_bytes) as usize;
+        if first + states.len() > capacity {
+            return Err(GpuError::LengthMismatch { chains: capacity, outputs: first + states.len() });
+        }
+        let packed: Vec<u8> = states.iter().flat_map(|s| bytemuck::bytes_of(s)[..record].iter().copied()).collect();
+        if !packed.is_empty() {
+            self.context.queue().write_buffer(buffer, (first * record) as u64, &packed);
+        }
+        Ok(())
     }
 
     /// Blocking: reads back the foot-placement state of the first `states.len()` characters
@@ -96,12 +120,10 @@ impl CrowdSolver {
         let Some(buffer) = self.state_buffer() else {
             return Err(GpuError::Input(crate::IkError::StateRequired));
         };
-        let bytes = std::mem::size_of_val(states) as u64;
+        let record = self.state_bytes;
+        let bytes = states.len() as u64 * record;
         if bytes > buffer.size() {
-            return Err(GpuError::LengthMismatch {
-                chains: (buffer.size() / STATE_BYTES) as usize,
-                outputs: states.len(),
-            });
+            return Err(GpuError::LengthMismatch { chains: (buffer.size() / record) as usize, outputs: states.len() });
         }
         if bytes == 0 {
             return Ok(());
@@ -110,7 +132,11 @@ impl CrowdSolver {
         self.context.submit("foot_ik read states", |e| e.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes))?;
         let mut out = vec![0u8; bytes as usize];
         map_read(self.context.device(), &staging, &mut out)?;
-        bytemuck::cast_slice_mut(states).copy_from_slice(&out);
+        // Each record is its state's first bytes; the legs past the rig's are zero.
+        for (state, packed) in states.iter_mut().zip(out.chunks_exact(record as usize)) {
+            *state = CharacterState::default();
+            bytemuck::bytes_of_mut(state)[..packed.len()].copy_from_slice(packed);
+        }
         self.context.check_lost()
     }
 }
