@@ -17,9 +17,8 @@ use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuChain, GpuSolver, Kind};
 use crowd_ik::prelude::*;
 use crowd_ik::wgpu;
-use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
+use crowd_ik_tools::scene::WalkingCrowd;
 use crowd_ik_tools::workload;
-use glam::Vec2;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -489,16 +488,8 @@ fn mixed(gpu: Option<&mut GpuSolver>, n: usize) -> Res<Row> {
 /// placement across frames on (state read and written every frame, dt = 1/60 s).
 fn crowd(own: Option<&GpuSolver>, n: usize, placement: bool) -> Res<Row> {
     let name = if placement { "placement" } else { "crowd" };
-    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let (terrain, rig) = workload::crowd_frame(placement);
     let ground = Ground::Heightfield(terrain.clone());
-    let mut rig = biped_rig();
-    if placement {
-        let mut p = FootPlacement::default();
-        for leg in &mut p.legs {
-            leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
-        }
-        rig = rig.with_placement(Some(p));
-    }
     let dt = 1.0 / 60.0;
     let mut walkers = WalkingCrowd::new(n, 90.0, 1);
     let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());

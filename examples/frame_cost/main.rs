@@ -3,11 +3,10 @@
 //! with different `K` is the cost of `K` frames (see `BENCHMARKS.md`).
 //!
 //! `cargo run --release --example frame_cost -- stateless|placement CHARACTERS K`
-use crowd_ik::crowd::{CharacterInput, FootPlacement, FootResult, Ground, JointPose, PlantDetection};
+use crowd_ik::crowd::{CharacterInput, FootResult, Ground, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::GpuSolver;
-use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
-use glam::Vec2;
+use crowd_ik_tools::scene::WalkingCrowd;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -23,16 +22,8 @@ fn main() -> Res<()> {
     };
     let (n, k): (usize, usize) = (n.parse()?, k.parse()?);
     // The bench's crowd workload: walkers over hills, plants detected by speed.
-    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let (terrain, rig) = crowd_ik_tools::workload::crowd_frame(placement);
     let ground = Ground::Heightfield(terrain.clone());
-    let mut rig = biped_rig();
-    if placement {
-        let mut p = FootPlacement::default();
-        for leg in &mut p.legs {
-            leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
-        }
-        rig = rig.with_placement(Some(p));
-    }
     let dt = 1.0 / 60.0;
     let mut walkers = WalkingCrowd::new(n, 90.0, 1);
     let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());

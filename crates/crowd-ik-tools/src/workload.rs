@@ -115,3 +115,21 @@ pub fn fabrik(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<Fabrik
         })
         .collect()
 }
+
+/// The crowd foot-IK frame of the benchmarks (`examples/bench`, `examples/frame_cost`):
+/// 200 m of hills (0.5 m cells) and the biped rig; with `placement`, foot placement across
+/// frames on, plants detected by the FK foot's speed (0.5 m/s in, 0.8 m/s out). Walkers:
+/// [`crate::scene::WalkingCrowd::new`]`(n, 90.0, 1)`.
+pub fn crowd_frame(placement: bool) -> (crowd_ik::crowd::Heightfield, crowd_ik::crowd::FootRig) {
+    use crowd_ik::crowd::{FootPlacement, PlantDetection};
+    let terrain = crate::terrain::hills(glam::Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let mut rig = crate::scene::biped_rig();
+    if placement {
+        let mut p = FootPlacement::default();
+        for leg in &mut p.legs {
+            leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+        }
+        rig = rig.with_placement(Some(p));
+    }
+    (terrain, rig)
+}
