@@ -15,9 +15,15 @@ var<private> pl_weights: vec4<f32>;                  // foot weights blended ove
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
 var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
 var<private> pl_rates: vec2<f32>;                    // spring rates: pelvis, ground
-var<private> free_contact: array<vec3<f32>, MAX_LEGS>; // where the unlocked solve puts the contact
-var<private> free_heading: array<vec2<f32>, MAX_LEGS>; // and its heading
-var<private> free_hip: array<vec3<f32>, MAX_LEGS>;     // the hip the pelvis goal was measured from
+
+// Per leg, what place_feet leaves for end_placement (FreeFoot in src/cpu/foot_placement.rs).
+struct FreeFoot {
+    contact: vec3<f32>, // where the unlocked solve puts the contact point (world)
+    heading: vec2<f32>, // and its heading
+    hip: vec3<f32>,     // the hip the pelvis goal was measured from (world, snap held)
+    reach: f32,         // the leg's reach (leg_reach; two-bone legs)
+}
+var<private> free: array<FreeFoot, MAX_LEGS>;
 
 // A critically damped spring, exact for any dt toward a goal moving linearly over the frame
 // from `goal0` to `goal`: (value, velocity). `y` = 2 ln 2 / half-life (0: at the goal at
@@ -238,8 +244,8 @@ fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out.
 fn release_foot(l: u32) {
-    let d = st.legs[l].lock.xyz - free_contact[l];
-    let r = turn_between(free_heading[l], st.legs[l].yaw.xy);
+    let d = st.legs[l].lock.xyz - free[l].contact;
+    let r = turn_between(free[l].heading, st.legs[l].yaw.xy);
     st.legs[l].release = vec4<f32>(d, st.legs[l].release.w);
     st.legs[l].yaw.z = atan2(r.y, r.x);
     st.legs[l].yaw.w = 0.0;
@@ -250,7 +256,6 @@ fn release_foot(l: u32) {
 // plane smoothed by springs within the tolerance, swing targets blended by weight, locks.
 // Leaves the pelvis goal and reach cap in ground.drop and pl_cap.
 var<private> pl_cap: f32;
-var<private> pl_reach: array<f32, MAX_LEGS>; // each two-bone leg's reach (leg_reach)
 
 fn place_feet(base: u32, ch: CharacterInput, root: Root) {
     ground.drop = 0.0;
@@ -354,9 +359,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         heading_free = heading(dir_to_world(root, quat_rotate(turn, toe_off)));
     }
     let contact_free = aim + offset;
-    free_contact[l] = contact_free;
-    free_heading[l] = heading_free;
-    free_hip[l] = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+    free[l].contact = contact_free;
+    free[l].heading = heading_free;
+    free[l].hip = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
     let mode = leg.mode.w & 0xffu;
     let was_planted = (st.flags.x & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
@@ -479,9 +484,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     ground.aimed[l] = true;
     var need = ref_fk.y - aim.y;
     if (!three) {
-        let hip_ws = free_hip[l];
-        pl_reach[l] = leg_reach(base, leg, root.s);
-        let reach = reach_drop(pl_reach[l], hip_ws, aim);
+        free[l].reach = leg_reach(base, leg, root.s);
+        let reach = reach_drop(free[l].reach, free[l].hip, aim);
         need = max(need, reach);
         pl_cap = max(pl_cap, reach);
     }
@@ -532,12 +536,11 @@ fn end_placement() {
 // end_placement for leg l.
 fn end_foot(l: u32) {
     var flags = st.flags.x;
-    let leg = rb.rig.legs[l];
     if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !three_bone(l)) {
         // The hip lowered by the pelvis offset within its limits (the held snap is in the
         // hip already).
-        let hip_ws = free_hip[l] + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
-        if (length(ground.aim[l] - hip_ws) > pl_reach[l] * rb.rig.blend.z) {
+        let hip_ws = free[l].hip + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
+        if (length(ground.aim[l] - hip_ws) > free[l].reach * rb.rig.blend.z) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }

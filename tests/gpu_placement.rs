@@ -153,12 +153,16 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
     assert!(locked > 300 * 1000, "feet lock: {locked}");
 }
 
+/// Small hills and the biped with default foot placement.
+fn small_scene() -> (Heightfield, Ground, FootRig) {
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
+    (hf.clone(), Ground::Heightfield(hf), biped_rig().with_placement(Some(FootPlacement::default())))
+}
+
 #[test]
 fn bad_frame_times_and_states_are_refused_or_reset() {
     let Some((device, queue)) = device() else { return };
-    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
-    let ground = Ground::Heightfield(hf.clone());
-    let rig = biped_rig().with_placement(Some(FootPlacement::default()));
+    let (hf, ground, rig) = small_scene();
     let crowd = WalkingCrowd::new(64, 15.0, 5);
     let (mut chars, mut poses) = (Vec::new(), Vec::new());
     crowd.frame(&hf, &mut chars, &mut poses);
@@ -209,9 +213,7 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
 #[test]
 fn growing_crowds_keep_every_state() {
     let Some((device, queue)) = device() else { return };
-    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
-    let ground = Ground::Heightfield(hf.clone());
-    let rig = biped_rig().with_placement(Some(FootPlacement::default()));
+    let (hf, ground, rig) = small_scene();
     let n = rig.joint_count();
     let mut crowd = WalkingCrowd::new(200, 15.0, 9);
     let (mut all_chars, mut all_poses) = (Vec::new(), Vec::new());

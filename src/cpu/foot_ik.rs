@@ -120,11 +120,11 @@ pub(crate) fn leg_reach(pose: &[JointPose], leg: &SolverLeg, s: f32) -> f32 {
     (a * a + b * b - 2.0 * a * b * cos_max).max(0.0).sqrt()
 }
 
-/// How far the hip must drop (world up) for `target_ws` to come within the leg's reach
-/// ([`leg_reach`], less 1e-4 so the solve stays inside the knee limit); at most the hip's
-/// height above the target.
-pub(crate) fn reach_drop(pose: &[JointPose], leg: &SolverLeg, s: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
-    let c_max = leg_reach(pose, leg, s) * (1.0 - 1e-4);
+/// How far the hip must drop (world up) for `target_ws` to come within a leg of this
+/// `reach` ([`leg_reach`]; less 1e-4 so the solve stays inside the knee limit); at most the
+/// hip's height above the target.
+pub(crate) fn reach_drop(reach: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
+    let c_max = reach * (1.0 - 1e-4);
     let v = target_ws - hip_ws;
     let horizontal2 = v.x * v.x + v.z * v.z;
     if c_max * c_max > horizontal2 {
@@ -274,7 +274,7 @@ pub(crate) fn foot_ik(
     let rel = solve_legs(rig, &[1.0; MAX_LEGS], &root, pose_in, &ground, drop_ms, res);
     write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
     measure_soles(rig, g, &root, pose_out, &ground, res);
-    end_placement(rig, &root, pose_in, &ground, &p, &free, state, res);
+    end_placement(rig, &ground, &p, &free, state, res);
 }
 
 /// Ground: the ground under each FK foot inside the step window, the FK sole height above
@@ -389,7 +389,7 @@ fn find_ground(
         let mut need = ref_ws.y - target_ws.y;
         if !three {
             let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
-            need = need.max(reach_drop(pose_in, leg, root.s, hip_ws, target_ws));
+            need = need.max(reach_drop(leg_reach(pose_in, leg, root.s), hip_ws, target_ws));
         }
         out.drop = out.drop.max(need * w.min(1.0));
     }

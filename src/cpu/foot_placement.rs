@@ -185,8 +185,9 @@ pub(crate) struct FreeFoot {
     /// Its heading.
     heading: [f32; 2],
     /// The hip (world, the character where a root snap left it) the pelvis goal was
-    /// measured from, for [`end_placement`]'s reach check.
+    /// measured from, and the leg's reach ([`leg_reach`]), for [`end_placement`]'s check.
     hip: Vec3,
+    reach: f32,
 }
 
 /// Begin: whether the state resets this frame, the foot weights blended over time
@@ -324,6 +325,7 @@ pub(crate) fn place_feet(
             contact: free_contact,
             heading: free_heading,
             hip: root.to_world(pose_in[leg.joints[0] as usize].position()),
+            reach: 0.0, // set below for a two-bone leg
         };
         let mode = leg.mode[3] & 0xff;
         let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
@@ -442,7 +444,8 @@ pub(crate) fn place_feet(
         ground.aimed[l] = true;
         let mut need = ref_fk.y - target.y;
         if !three {
-            let reach = reach_drop(pose_in, leg, root.s, free[l].hip, target);
+            free[l].reach = leg_reach(pose_in, leg, root.s);
+            let reach = reach_drop(free[l].reach, free[l].hip, target);
             need = need.max(reach);
             cap = cap.max(reach);
         }
@@ -532,8 +535,6 @@ pub(crate) fn spring_pelvis(
 #[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 pub(crate) fn end_placement(
     rig: &SolverRig,
-    root: &Root,
-    pose_in: &[JointPose],
     ground: &FeetGround,
     p: &Placement,
     free: &[FreeFoot; MAX_LEGS],
@@ -542,12 +543,11 @@ pub(crate) fn end_placement(
 ) {
     let mut flags = state.flags[0];
     for l in 0..rig.header[2] as usize {
-        let leg = &rig.legs[l];
-        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && leg.mode[0] == 0 {
+        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && rig.legs[l].mode[0] == 0 {
             // The hip lowered by the pelvis offset within its limits (the held snap is in the
             // hip already).
             let hip_ws = free[l].hip + Vec3::Y * (-res.pelvis[0] - p.held);
-            if (ground.target[l] - hip_ws).length() > leg_reach(pose_in, leg, root.s) * rig.blend[2] {
+            if (ground.target[l] - hip_ws).length() > free[l].reach * rig.blend[2] {
                 release(&mut state.legs[l], free[l]);
                 flags &= !bit(STATE_LOCKED_SHIFT, l);
             }

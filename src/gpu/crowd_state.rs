@@ -24,11 +24,11 @@ impl CrowdSolver {
     /// their next frame snaps to its solve. Indices past the crowd's buffers are ignored.
     pub fn reset_states(&mut self, characters: &[usize]) {
         let Some(states) = self.frame.as_ref().and_then(|f| f.states.as_ref()) else { return };
+        const ZERO: [u8; std::mem::size_of::<CharacterState>()] = [0; std::mem::size_of::<CharacterState>()];
         let bytes = self.state_bytes;
-        let zero = vec![0u8; bytes as usize];
         for &c in characters {
             if (c as u64 + 1) * bytes <= states.size() {
-                self.context.queue().write_buffer(states, c as u64 * bytes, &zero);
+                self.context.queue().write_buffer(states, c as u64 * bytes, &ZERO[..bytes as usize]);
             }
         }
     }
