@@ -76,11 +76,14 @@ const SHADERS: &[(&str, Build)] = &[
     ("two_bone", Build::Once),
     ("three_bone", Build::Once),
     ("fabrik", Build::PerJointCount),
+    ("constrained_fabrik", Build::PerJointCount),
+    ("ccd", Build::PerJointCount),
     ("foot_ik", Build::Once),
     ("palette", Build::Once),
     ("clip_sample", Build::Once),
     ("preview", Build::Render),
     ("records", Build::Module),
+    ("limits", Build::Module),
     ("crowd", Build::Module),
 ];
 

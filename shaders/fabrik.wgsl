@@ -18,23 +18,13 @@
 
 #import records
 #import chain
+#import fabrik_chain
 
 const WORKGROUP_SIZE: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> chains: array<FabrikChain>;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
-
-// Zeroes the slots from joint n up to the joints the record held before (its status.w;
-// see the top of this file). Call before writing the record's new status.
-fn clear_past(i: u32, n: u32) {
-    let held = min(solved[i].status.w, MAX_FABRIK_JOINTS);
-    for (var k = n; k < held; k++) {
-        solved[i].positions_ms[k] = vec4<f32>(0.0);
-        solved[i].rotations_ms[k] = vec4<f32>(0.0);
-        solved[i].corrections[k] = vec4<f32>(0.0);
-    }
-}
 
 // FK pose of the first n joints, zeros after (as the CPU's SolvedChain::default()).
 fn write_fk(i: u32, n: u32, err: u32) {
@@ -64,51 +54,22 @@ fn solve(i: u32) -> u32 {
     let target_ms = mirror_point(chains[i].target_ms, mirrored);
     let params = chains[i].params;
     let mode = chains[i].mode;
-    // unroll
-    for (var k = 0u; k < N; k++) {
-        if (!finite4(fk[k]) || !finite4(rot[k])) {
-            return ERR_NON_FINITE;
-        }
+    let checked = check_joints(&fk, &rot);
+    if (checked != 0u) {
+        return checked;
     }
-    // unroll
-    for (var k = 0u; k < N; k++) {
-        if (!is_unit_quat(rot[k])) {
-            return ERR_NOT_NORMALIZED;
-        }
-    }
-    // unroll
-    for (var k = 0u; k < N; k++) {
-        if (!in_range(fk[k])) {
-            return ERR_OUT_OF_RANGE;
-        }
-    }
-    if (!finite4(target_ms) || !finite4(params)) {
-        return ERR_NON_FINITE;
-    }
-    if (!in_range(target_ms)) {
-        return ERR_OUT_OF_RANGE;
+    let settings = check_settings(target_ms, params, mode, OPT_KEEP_END_ROTATION | OPT_MIRRORED);
+    if (settings != 0u) {
+        return settings;
     }
     let iterations = mode.y;
     let tip_precision = params.x; // `precision` is reserved in WGSL
-    if (iterations > MAX_FABRIK_ITERATIONS || tip_precision < 0.0 || (mode.z & ~(OPT_KEEP_END_ROTATION | OPT_MIRRORED)) != 0u || mode.w != 0u) {
-        return ERR_INVALID_PARAMETER;
-    }
     // Setup: bone lengths and FK directions.
     var len: array<f32, N>;
     var dir_fk: array<vec3<f32>, N>;
-    var total = 0.0;
-    // unroll
-    for (var k = 0u; k < N - 1u; k++) {
-        let bone = fk[k + 1u].xyz - fk[k].xyz;
-        len[k] = length(bone);
-        dir_fk[k] = bone / len[k];
-        total += len[k];
-    }
-    // unroll
-    for (var k = 0u; k < N - 1u; k++) {
-        if (!(len[k] > ZERO_BONE * total && total >= MIN_CHAIN_LENGTH)) {
-            return ERR_ZERO_LENGTH_BONE;
-        }
+    let total = measure_bones(&fk, &len, &dir_fk);
+    if (total < 0.0) {
+        return ERR_ZERO_LENGTH_BONE;
     }
     let base = fk[0].xyz;
     let target_pos = target_ms.xyz;
@@ -168,20 +129,14 @@ fn solve(i: u32) -> u32 {
         let rel = rotation_arc(dir_fk[k], quat_rotate(quat_conj(parent), new_dir));
         parent = quat_mul(parent, rel);
         let bone = fk[k + 1u].xyz - fk[k].xyz;
-        let j = finish_joint(&walk, rot[k], rel, weight, bone, 1.0);
-        solved[i].positions_ms[k] = mirror_point(j.position, mirrored);
-        solved[i].rotations_ms[k] = mirror_rotation(j.rotation, mirrored);
-        solved[i].corrections[k] = j.correction;
+        write_joint(i, k, finish_joint(&walk, rot[k], rel, weight, bone, 1.0), mirrored);
     }
     // The end joint has no bone; it keeps its model-space rotation when asked.
     var rel_end = Q_IDENTITY;
     if ((mode.z & OPT_KEEP_END_ROTATION) != 0u) {
         rel_end = quat_conj(parent);
     }
-    let end = finish_joint(&walk, rot[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0);
-    solved[i].positions_ms[N - 1u] = mirror_point(end.position, mirrored);
-    solved[i].rotations_ms[N - 1u] = mirror_rotation(end.rotation, mirrored);
-    solved[i].corrections[N - 1u] = end.correction;
+    write_joint(i, N - 1u, finish_joint(&walk, rot[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0), mirrored);
     clear_past(i, N);
     solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, N);
     return 0u;

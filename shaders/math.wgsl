@@ -119,6 +119,35 @@ fn sin_cos(x: f32) -> vec2<f32> {
     return vec2<f32>(s, c * cos_sign);
 }
 
+// atan2(y, x) in [-π, π] (cpu::math::atan2; (0, 0) gives 0): range reductions and a Taylor
+// polynomial, so both twins agree to rounding (WGSL's atan2 promises no accuracy).
+fn atan2_poly(y: f32, x: f32) -> f32 {
+    let ax = abs(x);
+    let ay = abs(y);
+    let hi = max(ax, ay);
+    if (hi == 0.0) {
+        return 0.0;
+    }
+    let a = min(ax, ay) / hi;
+    let big = a > 0.2679492;
+    var r = a;
+    if (big) {
+        r = (a - 0.57735026) / (1.0 + a * 0.57735026);
+    }
+    let r2 = r * r;
+    var t = r * (1.0 + r2 * (-1.0 / 3.0 + r2 * (1.0 / 5.0 + r2 * (-1.0 / 7.0 + r2 * (1.0 / 9.0 + r2 * (-1.0 / 11.0 + r2 * (1.0 / 13.0)))))));
+    if (big) {
+        t += PI / 6.0;
+    }
+    if (ay > ax) {
+        t = PI / 2.0 - t;
+    }
+    if (x < 0.0) {
+        t = PI - t;
+    }
+    return select(t, -t, y < 0.0);
+}
+
 fn quat_from_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
     let sc = sin_cos(angle * 0.5);
     return vec4<f32>(axis * sc.x, sc.y);

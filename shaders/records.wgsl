@@ -34,6 +34,29 @@ struct FabrikChain {
     mode: vec4<u32>,        // joint count, iterations, option bits, reserved
 }
 
+// One joint's limit (src/records/limits.rs).
+struct JointLimit {
+    rest: vec4<f32>,        // rest local rotation
+    axis: vec4<f32>,        // xyz = hinge axis / cone's first axis (joint frame)
+    range: vec4<f32>,       // hinge min, max | cone half-angles; twist min, max
+}
+
+struct ChainLimits {
+    parent_ms: vec4<f32>,   // the chain parent's model rotation
+    kinds: vec4<u32>,       // 4 LIMIT_* bits per joint: joint i in kinds[i / 8] >> 4 (i % 8)
+    joints: array<JointLimit, 16>,
+}
+
+struct ConstrainedFabrikChain {
+    chain: FabrikChain,
+    limits: ChainLimits,
+}
+
+struct CcdChain {
+    chain: FabrikChain,     // params.y = most one visit turns a joint (0: no cap)
+    limits: ChainLimits,
+}
+
 struct TwoBoneSolved {
     positions_ms: array<vec4<f32>, 3>,
     rotations_ms: array<vec4<f32>, 3>,

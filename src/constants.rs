@@ -38,6 +38,19 @@ shared_constants! {
     OPT_MIRRORED: u32 = 8;
     /// `records::option::ALL`: every option bit a solver knows.
     OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
+    /// CCD only: sweep the joints from the root to the tip's parent (default: tip first).
+    OPT_ROOT_FIRST: u32 = 16;
+
+    /// A joint limit's kind bit (`ChainLimits::kinds`, four bits per joint): hinge.
+    LIMIT_HINGE: u32 = 1;
+    /// Kind bit: swing cone.
+    LIMIT_CONE: u32 = 2;
+    /// Kind bit: twist range.
+    LIMIT_TWIST: u32 = 4;
+    /// Least squared length of a limit axis's part perpendicular to the bone.
+    LIMIT_AXIS2: f32 = 1e-6;
+    /// π (angle ranges are within `[−π, π]`).
+    PI: f32 = std::f32::consts::PI;
 
     /// `records::info::SOFTENED`.
     INFO_SOFTENED: u32 = 1;

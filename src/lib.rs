@@ -63,8 +63,8 @@ pub mod records;
 
 pub use error::{ChainError, IkError};
 pub use records::{
-    BendMode, FabrikChain, FabrikSolved, LimbBuilder, LimbSettings, PoleMode, SolvedChain, ThreeBoneChain,
-    ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
+    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LimbBuilder, LimbSettings,
+    PoleMode, SolvedChain, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 pub use wgpu;
@@ -72,7 +72,8 @@ pub use wgpu;
 /// Everything a caller usually needs.
 pub mod prelude {
     pub use crate::cpu::{
-        AimJob, AimMethod, BatchJob, BatchSummary, CpuPath, FabrikJob, FabrikMode, FootIkJob, ThreeBoneJob, TwoBoneJob,
+        AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, FabrikJob, FabrikMode,
+        FootIkJob, ThreeBoneJob, TwoBoneJob,
     };
     pub use crate::crowd::{
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
@@ -81,8 +82,8 @@ pub mod prelude {
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option};
     pub use crate::{
-        BendMode, ChainError, FabrikChain, FabrikSolved, IkError, LimbBuilder, PoleMode, ThreeBoneChain,
-        ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, IkError,
+        LimbBuilder, PoleMode, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
     };
 }
 

@@ -58,15 +58,21 @@ pub fn validate_fabrik(chain: &FabrikChain) -> Result<(), ChainError> {
 }
 
 /// What the checks establish: joint count, bone lengths and FK directions, total length.
-struct Setup {
-    n: usize,
-    len: [f32; MAX_FABRIK_JOINTS],
-    dir_fk: [Vec3; MAX_FABRIK_JOINTS],
-    total: f32,
+pub(crate) struct Setup {
+    pub n: usize,
+    pub len: [f32; MAX_FABRIK_JOINTS],
+    pub dir_fk: [Vec3; MAX_FABRIK_JOINTS],
+    pub total: f32,
 }
 
 /// Every check, in the kernel's order; the stage `validate_fabrik` and `solve` share.
 fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
+    setup_chain(chain, option::KEEP_END_ROTATION | option::MIRRORED)
+}
+
+/// [`setup`] with the option bits a solver knows (`options`): shared with constrained
+/// FABRIK and CCD, whose records embed a [`FabrikChain`].
+pub(crate) fn setup_chain(chain: &FabrikChain, options: u32) -> Result<Setup, ChainError> {
     let n = chain.mode[0] as usize;
     if !(2..=MAX_FABRIK_JOINTS).contains(&n) {
         return Err(ChainError::JointCount);
@@ -80,7 +86,7 @@ fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
     }
     if chain.mode[1] > MAX_FABRIK_ITERATIONS
         || chain.params[0] < 0.0
-        || chain.mode[2] & !(option::KEEP_END_ROTATION | option::MIRRORED) != 0
+        || chain.mode[2] & !options != 0
         || chain.mode[3] != 0
     {
         return Err(ChainError::InvalidParameter);

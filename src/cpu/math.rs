@@ -172,6 +172,44 @@ where
     (s, c)
 }
 
+/// `atan2(y, x)` in `[−π, π]` from one division, two range reductions and a Taylor
+/// polynomial (error < 1e-7 rad); `(0, 0)` gives 0. WGSL's built-in `atan2` has no
+/// promised accuracy, so both twins use this one and agree to rounding.
+#[inline]
+pub(crate) fn atan2(y: f32, x: f32) -> f32 {
+    const PI: f32 = std::f32::consts::PI;
+    const TAN_PI_12: f32 = 0.267_949_2;
+    const INV_SQRT3: f32 = 0.577_350_26;
+    let (ax, ay) = (x.abs(), y.abs());
+    let hi = ax.max(ay);
+    if hi == 0.0 {
+        return 0.0;
+    }
+    // a = tan of the angle in [0, π/4], reduced again below tan(π/12).
+    let a = ax.min(ay) / hi;
+    let big = a > TAN_PI_12;
+    let r = if big { (a - INV_SQRT3) / (1.0 + a * INV_SQRT3) } else { a };
+    let r2 = r * r;
+    let mut t = r
+        * (1.0
+            + r2 * (-1.0 / 3.0
+                + r2 * (1.0 / 5.0 + r2 * (-1.0 / 7.0 + r2 * (1.0 / 9.0 + r2 * (-1.0 / 11.0 + r2 * (1.0 / 13.0)))))));
+    if big {
+        t += PI / 6.0;
+    }
+    if ay > ax {
+        t = PI / 2.0 - t;
+    }
+    if x < 0.0 {
+        t = PI - t;
+    }
+    if y < 0.0 {
+        -t
+    } else {
+        t
+    }
+}
+
 /// Rotation about the unit `axis` by `angle` radians (glam's `Quat::from_axis_angle`, with
 /// [`sin_cos`]).
 #[inline]

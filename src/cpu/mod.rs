@@ -7,13 +7,16 @@
 //! the reference.
 
 pub mod aim;
+pub mod ccd;
 pub(crate) mod chain;
 pub mod clip_sample;
+pub mod constrained_fabrik;
 pub mod fabrik;
 pub mod foot_ik;
 mod foot_ik_job;
 pub(crate) mod foot_placement;
 pub(crate) mod limb;
+pub(crate) mod limits;
 pub(crate) mod math;
 pub mod palette;
 pub mod three_bone;
@@ -23,9 +26,14 @@ mod wide;
 
 use rayon::prelude::*;
 
-use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved};
+use crate::records::{
+    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
+    TwoBoneSolved,
+};
 use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
+pub use ccd::{ccd, ccd_with_mode, validate_ccd};
+pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};
 pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
 pub use three_bone::{three_bone, validate_three_bone};
@@ -103,6 +111,34 @@ impl Chain for FabrikChain {
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_fabrik(self)
+    }
+    fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for ConstrainedFabrikChain {
+    type Solved = FabrikSolved;
+    type Options = FabrikMode;
+    fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
+        constrained_fabrik_with_mode(self, mode, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_constrained_fabrik(self)
+    }
+    fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for CcdChain {
+    type Solved = FabrikSolved;
+    type Options = FabrikMode;
+    fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
+        ccd_with_mode(self, mode, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_ccd(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
@@ -239,6 +275,10 @@ pub type TwoBoneJob<'a> = BatchJob<'a, TwoBoneChain>;
 pub type ThreeBoneJob<'a> = BatchJob<'a, ThreeBoneChain>;
 /// Batch of FABRIK chains.
 pub type FabrikJob<'a> = BatchJob<'a, FabrikChain>;
+/// Batch constrained FABRIK (joint limits).
+pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
+/// Batch CCD.
+pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
 
 /// Chains per rayon task: big enough to amortise scheduling, small enough to balance.
 const PAR_CHUNK: usize = 1024;

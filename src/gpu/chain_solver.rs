@@ -14,7 +14,7 @@
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
 use crate::cpu::Chain;
-use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain};
+use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, ThreeBoneChain, TwoBoneChain};
 
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
 use super::context::{GpuContext, PassTimer};
@@ -52,7 +52,7 @@ struct KindState {
 /// Solves batches of chains on the GPU, keeping buffers and pipelines across frames.
 pub struct GpuSolver {
     context: GpuContext,
-    kinds: [KindState; 3],
+    kinds: [KindState; Kind::ALL.len()],
     segment_bytes: u64,
     max_groups: u32,
     timer: PassTimer,
@@ -90,6 +90,8 @@ impl GpuSolver {
                 Kind::TwoBone => sizes::<TwoBoneChain>(),
                 Kind::ThreeBone => sizes::<ThreeBoneChain>(),
                 Kind::Fabrik => sizes::<FabrikChain>(),
+                Kind::ConstrainedFabrik => sizes::<ConstrainedFabrikChain>(),
+                Kind::Ccd => sizes::<CcdChain>(),
             };
             KindState {
                 pipelines: vec![None; kind.variants()],

@@ -3,9 +3,9 @@
 
 use super::shaders;
 use crate::cpu::Chain;
-use crate::records::{FabrikChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS};
+use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS};
 
-/// The three kernels.
+/// The chain kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// `shaders/two_bone.wgsl`.
@@ -14,17 +14,23 @@ pub enum Kind {
     ThreeBone = 1,
     /// `shaders/fabrik.wgsl` (fixed iterations).
     Fabrik = 2,
+    /// `shaders/constrained_fabrik.wgsl` (joint limits, fixed iterations).
+    ConstrainedFabrik = 3,
+    /// `shaders/ccd.wgsl` (fixed iterations).
+    Ccd = 4,
 }
 
 impl Kind {
     /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 3] = [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik];
+    pub const ALL: [Kind; 5] = [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik, Kind::ConstrainedFabrik, Kind::Ccd];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::TwoBone => "two_bone",
             Kind::ThreeBone => "three_bone",
             Kind::Fabrik => "fabrik",
+            Kind::ConstrainedFabrik => "constrained_fabrik",
+            Kind::Ccd => "ccd",
         }
     }
 
@@ -33,6 +39,8 @@ impl Kind {
             Kind::TwoBone => shaders::TWO_BONE_WORKGROUP_SIZE[0],
             Kind::ThreeBone => shaders::THREE_BONE_WORKGROUP_SIZE[0],
             Kind::Fabrik => shaders::FABRIK_WORKGROUP_SIZE[0],
+            Kind::ConstrainedFabrik => shaders::CONSTRAINED_FABRIK_WORKGROUP_SIZE[0],
+            Kind::Ccd => shaders::CCD_WORKGROUP_SIZE[0],
         }
     }
 
@@ -40,7 +48,7 @@ impl Kind {
     pub(crate) fn variants(self) -> usize {
         match self {
             Kind::TwoBone | Kind::ThreeBone => 1,
-            Kind::Fabrik => MAX_FABRIK_JOINTS + 1,
+            Kind::Fabrik | Kind::ConstrainedFabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
         }
     }
 
@@ -49,15 +57,34 @@ impl Kind {
         match (self, v) {
             (Kind::TwoBone, _) => (shaders::TWO_BONE_WGSL, shaders::TWO_BONE_ENTRY),
             (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
-            // Any variant's module holds the error entry point; the smallest will do.
-            (Kind::Fabrik, 0) => (shaders::FABRIK_WGSL[0].1, "fabrik_joint_count_error"),
-            (Kind::Fabrik, n) => {
-                let (joints, source) = shaders::FABRIK_WGSL[n - 2];
-                debug_assert_eq!(joints as usize, n);
-                (source, shaders::FABRIK_ENTRY)
+            (Kind::Fabrik, v) => {
+                per_joint_count(&shaders::FABRIK_WGSL, shaders::FABRIK_ENTRY, "fabrik_joint_count_error", v)
             }
+            (Kind::ConstrainedFabrik, v) => per_joint_count(
+                &shaders::CONSTRAINED_FABRIK_WGSL,
+                shaders::CONSTRAINED_FABRIK_ENTRY,
+                "constrained_fabrik_joint_count_error",
+                v,
+            ),
+            (Kind::Ccd, v) => per_joint_count(&shaders::CCD_WGSL, shaders::CCD_ENTRY, "ccd_joint_count_error", v),
         }
     }
+}
+
+/// Variant `v` of a kernel built per joint count: `v` joints, or 0 for the error entry
+/// point (any variant's module holds it; the smallest will do).
+fn per_joint_count(
+    variants: &'static [(u32, &'static str)],
+    entry: &'static str,
+    error_entry: &'static str,
+    v: usize,
+) -> (&'static str, &'static str) {
+    if v == 0 {
+        return (variants[0].1, error_entry);
+    }
+    let (joints, source) = variants[v - 2];
+    debug_assert_eq!(joints as usize, v);
+    (source, entry)
 }
 
 /// A chain record with a GPU kernel.
@@ -84,6 +111,21 @@ impl GpuChain for FabrikChain {
 
     fn variant(&self) -> usize {
         fabrik_variant(self.mode[0] as usize)
+    }
+}
+
+impl GpuChain for ConstrainedFabrikChain {
+    const KIND: Kind = Kind::ConstrainedFabrik;
+
+    fn variant(&self) -> usize {
+        fabrik_variant(self.chain.mode[0] as usize)
+    }
+}
+impl GpuChain for CcdChain {
+    const KIND: Kind = Kind::Ccd;
+
+    fn variant(&self) -> usize {
+        fabrik_variant(self.chain.mode[0] as usize)
     }
 }
 

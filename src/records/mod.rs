@@ -98,6 +98,9 @@ pub mod option {
     /// local corrections are the unmirrored twin's, and joint-local inputs (`mid_axis`,
     /// twist and swivel angles, the end-effector offset) mean what they mean on it.
     pub const MIRRORED: u32 = crate::constants::OPT_MIRRORED;
+    /// CCD only ([`crate::records::CcdChain`]): visit the joints from the root to the tip's
+    /// parent in each iteration instead of from the tip's parent to the root.
+    pub const ROOT_FIRST: u32 = crate::constants::OPT_ROOT_FIRST;
     /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
     pub const ALL: u32 = crate::constants::OPT_ALL;
 }
@@ -129,9 +132,12 @@ macro_rules! assert_layout {
 }
 
 mod limb;
+mod limits;
 mod solved;
 
 pub use limb::{LimbBuilder, LimbSettings};
+pub(crate) use limits::kinds_valid;
+pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
 pub use solved::{FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneSolved};
 
 /// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.
