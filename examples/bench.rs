@@ -1,7 +1,7 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement]
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
@@ -29,8 +29,9 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement
-                       (fabrikJxK: J joints, K iterations; default all)
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement
+                       (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK and
+                       ccdJxK: CCD, both with joint limits on every joint; default all)
   --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
   --cpu-only           CPU columns and the peer only; no GPU adapter is opened
   --json FILE          where to write the rows (default bench.json)
@@ -303,7 +304,7 @@ fn main() -> Res<()> {
                 [1, 4, 16, 64, 256, 1024].map(|k| k * 1024).to_vec()
             }
         });
-    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,mixed,crowd,placement";
+    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -355,6 +356,17 @@ fn main() -> Res<()> {
                         continue;
                     }
                 },
+                f if f.starts_with("limited") || f.starts_with("ccd") => {
+                    let (kind, rest) = f.split_at(if f.starts_with("ccd") { 3 } else { 7 });
+                    let (j, it) = rest.split_once('x').ok_or("limitedJxK or ccdJxK")?;
+                    let limited = workload::limited(n, j.parse()?, it.parse()?, 3);
+                    if kind == "ccd" {
+                        let ccd: Vec<CcdChain> = limited.iter().map(|c| CcdChain::new(c.chain, c.limits)).collect();
+                        chains(&format!("ccd {j}x{it}"), gpu.as_mut(), &ccd)?
+                    } else {
+                        chains(&format!("limited {j}x{it}"), gpu.as_mut(), &limited)?
+                    }
+                }
                 f if f.starts_with("fabrik") => {
                     let (j, it) = f[6..].split_once('x').ok_or("fabrikJxK")?;
                     chains(&format!("fabrik {j}x{it}"), gpu.as_mut(), &workload::fabrik(n, j.parse()?, it.parse()?, 3))?

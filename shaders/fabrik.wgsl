@@ -100,14 +100,7 @@ fn solve(i: u32) -> u32 {
         flags = flags | INFO_OUT_OF_REACH;
     } else {
         for (var it = 0u; it < iterations; it++) {
-            // Backward: tip on the target, walk to the root.
-            p[N - 1u] = target_pos;
-            // unroll
-            for (var k = N - 1u; k > 0u; k--) {
-                let b = k - 1u;
-                let dir = normalize_or(p[b] - p[b + 1u], -dir_fk[b], eps2);
-                p[b] = p[b + 1u] + dir * len[b];
-            }
+            backward_pass(&p, target_pos, &len, &dir_fk, eps2);
             // Forward: root back on the base, walk to the tip.
             p[0] = base;
             // unroll
@@ -121,24 +114,17 @@ fn solve(i: u32) -> u32 {
 
     // Rotations, down the chain: each bone's shortest arc from its FK direction to its new
     // one as seen in its parent's corrected frame is its relative delta; then finish.
-    var walk = Walk(Q_IDENTITY, base);
+    var rel: array<vec4<f32>, N>;
     var parent = Q_IDENTITY;
     // unroll
     for (var k = 0u; k < N - 1u; k++) {
         let new_dir = normalize_or(p[k + 1u] - p[k], dir_fk[k], eps2);
-        let rel = rotation_arc(dir_fk[k], quat_rotate(quat_conj(parent), new_dir));
-        parent = quat_mul(parent, rel);
-        let bone = fk[k + 1u].xyz - fk[k].xyz;
-        write_joint(i, k, finish_joint(&walk, rot[k], rel, weight, bone, 1.0), mirrored);
+        rel[k] = rotation_arc(dir_fk[k], quat_rotate(quat_conj(parent), new_dir));
+        parent = quat_mul(parent, rel[k]);
     }
     // The end joint has no bone; it keeps its model-space rotation when asked.
-    var rel_end = Q_IDENTITY;
-    if ((mode.z & OPT_KEEP_END_ROTATION) != 0u) {
-        rel_end = quat_conj(parent);
-    }
-    write_joint(i, N - 1u, finish_joint(&walk, rot[N - 1u], rel_end, weight, vec3<f32>(0.0), 1.0), mirrored);
-    clear_past(i, N);
-    solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, N);
+    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent), (mode.z & OPT_KEEP_END_ROTATION) != 0u);
+    write_solved(i, &fk, &rot, &rel, weight, reached, flags, mirrored);
     return 0u;
 }
 

@@ -80,3 +80,29 @@ fn write_joint(i: u32, k: u32, j: JointOut, mirrored: bool) {
     solved[i].rotations_ms[k] = mirror_rotation(j.rotation, mirrored);
     solved[i].corrections[k] = j.correction;
 }
+
+// The free backward pass: tip on the target, each joint pulled toward the one below it at
+// its bone's length (cpu::fabrik::backward_pass).
+fn backward_pass(p: ptr<function, array<vec3<f32>, N>>, target_pos: vec3<f32>, len: ptr<function, array<f32, N>>, dir_fk: ptr<function, array<vec3<f32>, N>>, eps2: f32) {
+    (*p)[N - 1u] = target_pos;
+    // unroll
+    for (var k = N - 1u; k > 0u; k--) {
+        let b = k - 1u;
+        let dir = normalize_or((*p)[b] - (*p)[b + 1u], -(*dir_fk)[b], eps2);
+        (*p)[b] = (*p)[b + 1u] + dir * (*len)[b];
+    }
+}
+
+// The finishing stage from every joint's relative delta (`rel[N - 1]` = the end joint's),
+// then the status (cpu::chain::finish_chain with unit bone scales).
+fn write_solved(i: u32, fk: ptr<function, array<vec4<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, rel: ptr<function, array<vec4<f32>, N>>, weight: f32, reached: bool, flags: u32, mirrored: bool) {
+    var walk = Walk(Q_IDENTITY, (*fk)[0].xyz);
+    // unroll
+    for (var k = 0u; k < N - 1u; k++) {
+        let bone = (*fk)[k + 1u].xyz - (*fk)[k].xyz;
+        write_joint(i, k, finish_joint(&walk, (*rot)[k], (*rel)[k], weight, bone, 1.0), mirrored);
+    }
+    write_joint(i, N - 1u, finish_joint(&walk, (*rot)[N - 1u], (*rel)[N - 1u], weight, vec3<f32>(0.0), 1.0), mirrored);
+    clear_past(i, N);
+    solved[i].status = vec4<u32>(select(0u, 1u, reached && weight >= 1.0), 0u, flags, N);
+}

@@ -23,17 +23,8 @@ const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
 /// range, rest frames at the FK pose or away from it (then the FK pose is outside some
 /// limits); targets within 1.3 × length, about 10 % degenerate or unreachable.
 fn random_limited(rng: &mut Rng, iterations: u32) -> ConstrainedFabrikChain {
-    let n = 2 + rng.below(15) as usize;
-    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
-    let mut dir = rng.unit();
-    let mut length = 0.0;
-    for _ in 1..n {
-        dir = (dir + rng.unit() * 0.6).normalize();
-        let l = rng.range(0.05, 0.4);
-        length += l;
-        j.push(*j.last().unwrap() + dir * l);
-    }
-    let r: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    let (j, r, length) = common::random_fabrik_pose(rng);
+    let n = j.len();
     let target = j[0] + rng.unit() * rng.range(0.05, 1.3) * length;
     let mut chain = FabrikChain::new(&j, &r, target, iterations).with_keep_end_rotation(rng.below(2) == 0);
     if rng.below(8) == 0 {

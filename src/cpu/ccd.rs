@@ -13,7 +13,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{finish_chain, write_fk};
+use super::chain::{finish_chain, solve_or_fk, write_fk};
 use super::constrained_fabrik::checked;
 use super::fabrik::FabrikMode;
 use super::limits::{limit_rotation, Limit};
@@ -33,14 +33,10 @@ pub fn ccd(chain: &CcdChain, out: &mut FabrikSolved) {
 /// [`ccd`] with an explicit mode: [`FabrikMode::Converge`] stops after the iteration that
 /// brings the tip within the precision (`params.x`) of the target.
 pub fn ccd_with_mode(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    let mirrored = chain.chain.mode[2] & option::MIRRORED != 0;
+    let twin = (chain.chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
     let n = chain.chain.joint_count().min(MAX_FABRIK_JOINTS);
-    let result = if mirrored { solve(&chain.unmirrored(), mode, out) } else { solve(chain, mode, out) };
-    match result {
-        Err(e) => write_fk(&chain.chain.joints_ms, &chain.chain.rotations_ms, n, e.code(), 0, out),
-        Ok(()) if mirrored => out.mirror(n),
-        Ok(()) => {}
-    }
+    let joints = (&chain.chain.joints_ms[..], &chain.chain.rotations_ms[..]);
+    solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
 }
 
 /// Checks one CCD chain the way [`ccd`] does.

@@ -34,6 +34,28 @@ pub(crate) fn write_fk<const N: usize>(
     out.status = [0, error, info, n.min(N) as u32];
 }
 
+/// The fallback and mirroring contract every chain solver shares: `solve` runs on the chain,
+/// or on `unmirrored`, its unmirrored twin, when the chain is mirrored ([`option::MIRRORED`];
+/// the solution is then reflected back); a chain `solve` rejects gets its own FK pose of
+/// `n` joints and the error's code.
+///
+/// [`option::MIRRORED`]: crate::records::option::MIRRORED
+pub(crate) fn solve_or_fk<C, const N: usize>(
+    chain: &C,
+    unmirrored: Option<C>,
+    (joints_ms, rotations_ms): (&[[f32; 4]], &[[f32; 4]]),
+    n: usize,
+    out: &mut SolvedChain<N>,
+    solve: impl FnOnce(&C, &mut SolvedChain<N>) -> Result<(), ChainError>,
+) {
+    let result = solve(unmirrored.as_ref().unwrap_or(chain), out);
+    match result {
+        Err(e) => write_fk(joints_ms, rotations_ms, n, e.code(), 0, out),
+        Ok(()) if unmirrored.is_some() => out.mirror(n),
+        Ok(()) => {}
+    }
+}
+
 /// Checks that the first `n` joints are finite, their rotations unit quaternions and their
 /// positions within ±`MAX_COORDINATE`, in that order.
 pub(crate) fn check_joints(joints_ms: &[[f32; 4]], rotations_ms: &[[f32; 4]], n: usize) -> Result<(), ChainError> {

@@ -11,8 +11,8 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{finish_chain, write_fk};
-use super::fabrik::{setup_chain, FabrikMode};
+use super::chain::{finish_chain, solve_or_fk, write_fk};
+use super::fabrik::{backward_pass, setup_chain, FabrikMode};
 use super::limits::{forward_joint, setup_limits, Limit};
 use super::math::normalize_or;
 use crate::records::{
@@ -32,14 +32,10 @@ pub fn constrained_fabrik(chain: &ConstrainedFabrikChain, out: &mut FabrikSolved
 
 /// [`constrained_fabrik`] with an explicit [`FabrikMode`].
 pub fn constrained_fabrik_with_mode(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    let mirrored = chain.chain.mode[2] & option::MIRRORED != 0;
+    let twin = (chain.chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
     let n = chain.chain.joint_count().min(MAX_FABRIK_JOINTS);
-    let result = if mirrored { solve(&chain.unmirrored(), mode, out) } else { solve(chain, mode, out) };
-    match result {
-        Err(e) => write_fk(&chain.chain.joints_ms, &chain.chain.rotations_ms, n, e.code(), 0, out),
-        Ok(()) if mirrored => out.mirror(n),
-        Ok(()) => {}
-    }
+    let joints = (&chain.chain.joints_ms[..], &chain.chain.rotations_ms[..]);
+    solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
 }
 
 /// Checks one constrained chain the way [`constrained_fabrik`] does.
@@ -87,12 +83,7 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
     let mut delta = Quat::IDENTITY;
     for it in 0..iterations.max(1) {
         if it < iterations {
-            // Backward, free: tip on the target, walk to the root.
-            p[n - 1] = target;
-            for i in (0..n - 1).rev() {
-                let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
-                p[i] = p[i + 1] + dir * len[i];
-            }
+            backward_pass(&mut p, target, &len, &dir_fk, n, eps2);
         }
         delta = forward(&mut p, &mut rel, base, parent_ms, &fk, &dir_fk, &len, &limits, n, eps2);
         if mode == FabrikMode::Converge {

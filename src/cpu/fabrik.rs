@@ -2,7 +2,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{check_joints, finish_chain, write_fk};
+use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use super::math::{finite4, in_range, normalize_or, rotation_arc};
 use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
@@ -42,14 +42,9 @@ pub fn fabrik(chain: &FabrikChain, out: &mut FabrikSolved) {
 pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
     // A mirrored chain is solved as its unmirrored twin, and its results reflected back
     // (option::MIRRORED); a fallback is the chain's own FK pose.
-    let mirrored = chain.mode[2] & option::MIRRORED != 0;
+    let twin = (chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
     let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
-    let result = if mirrored { solve(&chain.unmirrored(), mode, out) } else { solve(chain, mode, out) };
-    match result {
-        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, n, e.code(), 0, out),
-        Ok(()) if mirrored => out.mirror(n),
-        Ok(()) => {}
-    }
+    solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), n, out, |c, o| solve(c, mode, o));
 }
 
 /// Checks one chain the way [`fabrik`] does, without keeping the result.
@@ -139,12 +134,7 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
     } else {
         let mut prev_err = f32::INFINITY;
         for _ in 0..iterations {
-            // Backward: tip on the target, walk to the root.
-            p[n - 1] = target;
-            for i in (0..n - 1).rev() {
-                let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
-                p[i] = p[i + 1] + dir * len[i];
-            }
+            backward_pass(&mut p, target, &len, &dir_fk, n, eps2);
             // Forward: root back on the base, walk to the tip.
             p[0] = base;
             for i in 0..n - 1 {
@@ -189,4 +179,23 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
         out,
     );
     Ok(())
+}
+
+/// The free backward pass: tip on the target, each joint pulled toward the one below it at
+/// its bone's length (a joint on its child keeps its FK bone direction). Shared with
+/// constrained FABRIK; the twin of `backward_pass` in `shaders/fabrik_chain.wgsl`.
+#[inline]
+pub(crate) fn backward_pass(
+    p: &mut [Vec3; MAX_FABRIK_JOINTS],
+    target: Vec3,
+    len: &[f32; MAX_FABRIK_JOINTS],
+    dir_fk: &[Vec3; MAX_FABRIK_JOINTS],
+    n: usize,
+    eps2: f32,
+) {
+    p[n - 1] = target;
+    for i in (0..n - 1).rev() {
+        let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
+        p[i] = p[i + 1] + dir * len[i];
+    }
 }

@@ -3,7 +3,7 @@
 
 use glam::Quat;
 
-use super::chain::{check_joints, finish_chain, write_fk};
+use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_three_bone_core};
 use super::math::finite4;
 use crate::records::{option, v3, ThreeBoneChain, ThreeBoneSolved};
@@ -22,13 +22,8 @@ use crate::ChainError;
 pub fn three_bone(chain: &ThreeBoneChain, out: &mut ThreeBoneSolved) {
     // A mirrored chain is solved as its unmirrored twin, and its results reflected back
     // (option::MIRRORED); a fallback is the chain's own FK pose.
-    let mirrored = chain.limb.mirrored();
-    let result = if mirrored { solve(&chain.unmirrored(), out) } else { solve(chain, out) };
-    match result {
-        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, 4, e.code(), 0, out),
-        Ok(()) if mirrored => out.mirror(4),
-        Ok(()) => {}
-    }
+    let twin = chain.limb.mirrored().then(|| chain.unmirrored());
+    solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), 4, out, solve);
 }
 
 /// Checks one chain the way [`three_bone`] does, without keeping the result.

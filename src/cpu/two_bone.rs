@@ -2,7 +2,7 @@
 
 use glam::Quat;
 
-use super::chain::{check_joints, finish_chain, relative, write_fk};
+use super::chain::{check_joints, finish_chain, relative, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_limb};
 use super::math::{finite4, in_range};
 use crate::records::{option, v3, TwoBoneChain, TwoBoneSolved};
@@ -19,13 +19,8 @@ use crate::ChainError;
 pub fn two_bone(chain: &TwoBoneChain, out: &mut TwoBoneSolved) {
     // A mirrored chain is solved as its unmirrored twin, and its results reflected back
     // (option::MIRRORED); a fallback is the chain's own FK pose.
-    let mirrored = chain.limb.mirrored();
-    let result = if mirrored { solve(&chain.unmirrored(), out) } else { solve(chain, out) };
-    match result {
-        Err(e) => write_fk(&chain.joints_ms, &chain.rotations_ms, 3, e.code(), 0, out),
-        Ok(()) if mirrored => out.mirror(3),
-        Ok(()) => {}
-    }
+    let twin = chain.limb.mirrored().then(|| chain.unmirrored());
+    solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), 3, out, solve);
 }
 
 /// Checks one chain the way [`two_bone`] does, without solving it.

@@ -63,10 +63,10 @@ impl Kind {
             (Kind::ConstrainedFabrik, v) => per_joint_count(
                 &shaders::CONSTRAINED_FABRIK_WGSL,
                 shaders::CONSTRAINED_FABRIK_ENTRY,
-                "constrained_fabrik_joint_count_error",
+                "limited_joint_count_error",
                 v,
             ),
-            (Kind::Ccd, v) => per_joint_count(&shaders::CCD_WGSL, shaders::CCD_ENTRY, "ccd_joint_count_error", v),
+            (Kind::Ccd, v) => per_joint_count(&shaders::CCD_WGSL, shaders::CCD_ENTRY, "limited_joint_count_error", v),
         }
     }
 }

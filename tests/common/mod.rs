@@ -250,17 +250,7 @@ pub fn random_three_bone(rng: &mut Rng) -> ThreeBoneChain {
 
 /// A random FABRIK chain of 2..=16 joints with ~10 % degenerate ones.
 pub fn random_fabrik(rng: &mut Rng, iterations: u32) -> FabrikChain {
-    let n = 2 + rng.below(15) as usize;
-    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
-    let mut dir = rng.unit();
-    let mut length = 0.0;
-    for _ in 1..n {
-        dir = (dir + rng.unit() * 0.6).normalize();
-        let l = rng.range(0.05, 0.4);
-        length += l;
-        j.push(*j.last().unwrap() + dir * l);
-    }
-    let r: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    let (j, r, length) = random_fabrik_pose(rng);
     let target = j[0] + rng.unit() * rng.range(0.05, 1.3) * length;
     let mut c = FabrikChain::new(&j, &r, target, iterations).with_keep_end_rotation(rng.below(2) == 0);
     if rng.below(6) == 0 {
@@ -276,6 +266,23 @@ pub fn random_fabrik(rng: &mut Rng, iterations: u32) -> FabrikChain {
         }
     }
     c
+}
+
+/// A random FABRIK pose: 2 to 16 joints, each bone turning a little from the one before,
+/// random FK rotations. Returns the joints, the rotations and the chain's length.
+pub fn random_fabrik_pose(rng: &mut Rng) -> (Vec<Vec3>, Vec<Quat>, f32) {
+    let n = 2 + rng.below(15) as usize;
+    let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];
+    let mut dir = rng.unit();
+    let mut length = 0.0;
+    for _ in 1..n {
+        dir = (dir + rng.unit() * 0.6).normalize();
+        let l = rng.range(0.05, 0.4);
+        length += l;
+        j.push(*j.last().unwrap() + dir * l);
+    }
+    let r: Vec<Quat> = (0..n).map(|_| rng.quat()).collect();
+    (j, r, length)
 }
 
 /// A FABRIK chain folded back on itself: every bone turns by `bend` (radians; 90° and 180°

@@ -116,6 +116,22 @@ pub fn fabrik(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<Fabrik
         .collect()
 }
 
+/// [`fabrik`]'s chains with joint limits (rest = the FK pose): even joints a swing cone of
+/// 0.8 × 0.5 rad and a twist range of ±0.5 rad, odd joints a hinge about model X (across the
+/// chain) within ±1.2 rad; the last joint unlimited. The benchmark of limited FABRIK and CCD.
+pub fn limited(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::ConstrainedFabrikChain> {
+    let rest = vec![Quat::IDENTITY; joints];
+    let mut limits = crowd_ik::ChainLimits::default().with_rest_from_pose(Quat::IDENTITY, &rest);
+    for i in 0..joints - 1 {
+        limits = if i % 2 == 0 {
+            limits.with_cone(i, Quat::IDENTITY, Vec3::X, [0.8, 0.5], Some([-0.5, 0.5]))
+        } else {
+            limits.with_hinge(i, Quat::IDENTITY, Vec3::X, -1.2, 1.2)
+        };
+    }
+    fabrik(n, joints, iterations, seed).into_iter().map(|c| crowd_ik::ConstrainedFabrikChain::new(c, limits)).collect()
+}
+
 /// The crowd foot-IK frame of the benchmarks (`examples/bench`, `examples/frame_cost`):
 /// 200 m of hills (0.5 m cells) and the biped rig; with `placement`, foot placement across
 /// frames on, plants detected by the FK foot's speed (0.5 m/s in, 0.8 m/s out). Walkers:

@@ -1,0 +1,96 @@
+// The stages the two limited-chain kernels share (constrained_fabrik, ccd): reading and
+// checking a record (its FabrikChain, then its ChainLimits), the FK fallback and the
+// joint-count error entry point. Each kernel declares `WORKGROUP_SIZE`, `chains` (records
+// with `chain` and `limits` members), `solved: array<FabrikSolved>` and `dispatch`. The CPU twin is
+// cpu::constrained_fabrik::checked.
+
+#import records
+#import chain
+#import limits
+#import fabrik_chain
+
+// A record read and checked: `err` = its error code (0: solvable).
+struct Loaded {
+    err: u32,
+    mirrored: bool,
+    target_ms: vec4<f32>,
+    params: vec4<f32>,
+    mode: vec4<u32>,
+    parent_ms: vec4<f32>,
+    total: f32,
+}
+
+// Reads chain i's N joints (unmirrored), checks them, its settings (`options`: the option
+// bits the solver knows), its bones and its limits, in the CPU's order, and prepares the
+// limits of joints 0..N-1 (the last joint's slot is unlimited).
+fn load_limited(i: u32, options: u32, fk: ptr<function, array<vec4<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, len: ptr<function, array<f32, N>>, dir_fk: ptr<function, array<vec3<f32>, N>>, lim: ptr<function, array<Limit, N>>) -> Loaded {
+    var l: Loaded;
+    l.mirrored = (chains[i].chain.mode.z & OPT_MIRRORED) != 0u;
+    for (var k = 0u; k < N; k++) {
+        (*fk)[k] = mirror_point(chains[i].chain.joints_ms[k], l.mirrored);
+        (*rot)[k] = mirror_rotation(chains[i].chain.rotations_ms[k], l.mirrored);
+        (*lim)[k] = no_limit();
+    }
+    l.target_ms = mirror_point(chains[i].chain.target_ms, l.mirrored);
+    l.params = chains[i].chain.params;
+    l.mode = chains[i].chain.mode;
+    l.err = check_joints(fk, rot);
+    if (l.err == 0u) {
+        l.err = check_settings(l.target_ms, l.params, l.mode, options);
+    }
+    if (l.err != 0u) {
+        return l;
+    }
+    l.total = measure_bones(fk, len, dir_fk);
+    if (l.total < 0.0) {
+        l.err = ERR_ZERO_LENGTH_BONE;
+        return l;
+    }
+    if (!(length(l.target_ms.xyz - (*fk)[0].xyz) > ON_ROOT * l.total)) {
+        l.err = ERR_TARGET_ON_ROOT;
+        return l;
+    }
+    let kinds = chains[i].limits.kinds;
+    l.parent_ms = mirror_rotation(chains[i].limits.parent_ms, l.mirrored);
+    if (!kinds_valid(kinds, N)) {
+        l.err = ERR_INVALID_PARAMETER;
+    } else if (!finite4(l.parent_ms)) {
+        l.err = ERR_NON_FINITE;
+    } else if (!is_unit_quat(l.parent_ms)) {
+        l.err = ERR_NOT_NORMALIZED;
+    }
+    for (var k = 0u; k < N - 1u && l.err == 0u; k++) {
+        let kind = limit_kind(kinds, k);
+        if (kind != 0u) {
+            let s = setup_limit(kind, chains[i].limits.joints[k], (*rot)[k], (*dir_fk)[k]);
+            l.err = s.err;
+            (*lim)[k] = s.limit;
+        }
+    }
+    return l;
+}
+
+// FK pose of the first n joints, zeros after.
+fn write_fk(i: u32, n: u32, err: u32) {
+    clear_past(i, n);
+    for (var k = 0u; k < n; k++) {
+        solved[i].positions_ms[k] = finite_point(chains[i].chain.joints_ms[k]);
+        solved[i].rotations_ms[k] = finite_rotation(chains[i].chain.rotations_ms[k]);
+        solved[i].corrections[k] = Q_IDENTITY;
+    }
+    solved[i].status = vec4<u32>(0u, err, 0u, n);
+}
+
+// Chains whose joint count has no variant (outside 2..=MAX_FABRIK_JOINTS): FK pose of the
+// joints there are and ERR_JOINT_COUNT.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn limited_joint_count_error(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let n = chains[i].chain.mode.x;
+    if (n < 2u || n > MAX_FABRIK_JOINTS) {
+        write_fk(i, min(n, MAX_FABRIK_JOINTS), ERR_JOINT_COUNT);
+    }
+}
