@@ -78,12 +78,14 @@ const SHADERS: &[(&str, Build)] = &[
     ("fabrik", Build::PerJointCount),
     ("constrained_fabrik", Build::PerJointCount),
     ("ccd", Build::PerJointCount),
+    ("look_at", Build::Once),
     ("foot_ik", Build::Once),
     ("palette", Build::Once),
     ("clip_sample", Build::Once),
     ("preview", Build::Render),
     ("records", Build::Module),
     ("limits", Build::Module),
+    ("aim", Build::Module),
     ("crowd", Build::Module),
 ];
 

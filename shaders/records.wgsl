@@ -57,6 +57,20 @@ struct CcdChain {
     limits: ChainLimits,
 }
 
+// A look-at record (src/records/look_at.rs).
+struct LookAtChain {
+    joints_ms: array<vec4<f32>, 4>,
+    rotations_ms: array<vec4<f32>, 4>,
+    forward: array<vec4<f32>, 4>,   // xyz = local forward axis, w = joint weight
+    up: array<vec4<f32>, 4>,        // xyz = local up axis
+    rest: array<vec4<f32>, 4>,      // rest local rotations (limited joints)
+    limits: array<vec4<f32>, 4>,    // yaw min, max, pitch min, max
+    parent_ms: vec4<f32>,           // model rotation of the outside parent
+    target_ms: vec4<f32>,           // w = weight
+    up_target_ms: vec4<f32>,
+    mode: vec4<u32>,                // joint count, parents (8 bits each), option bits, limited joints
+}
+
 struct TwoBoneSolved {
     positions_ms: array<vec4<f32>, 3>,
     rotations_ms: array<vec4<f32>, 3>,
@@ -70,6 +84,9 @@ struct ThreeBoneSolved {
     corrections: array<vec4<f32>, 4>,
     status: vec4<u32>,
 }
+
+// The solved look-at record has the same layout as a three-bone one (four joints).
+alias LookAtSolved = ThreeBoneSolved;
 
 struct FabrikSolved {
     positions_ms: array<vec4<f32>, 16>,

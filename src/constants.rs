@@ -40,6 +40,14 @@ shared_constants! {
     OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
     /// CCD only: sweep the joints from the root to the tip's parent (default: tip first).
     OPT_ROOT_FIRST: u32 = 16;
+    /// Look-at only: roll each joint's up axis toward the record's up target.
+    OPT_UP_TARGET: u32 = 32;
+    /// Look-at only: build each aim as the shortest arc from the current forward axis.
+    OPT_SHORTEST_ARC: u32 = 64;
+    /// Most joints in a look-at record.
+    MAX_LOOK_AT_JOINTS: u32 = 4;
+    /// A look-at joint's parent index meaning "outside the record".
+    LOOK_AT_NO_PARENT: u32 = 255;
 
     /// A joint limit's kind bit (`ChainLimits::kinds`, four bits per joint): hinge.
     LIMIT_HINGE: u32 = 1;
@@ -62,6 +70,8 @@ shared_constants! {
     INFO_OUT_OF_REACH: u32 = 8;
     /// `records::info::SWIVEL_FALLBACK`.
     INFO_SWIVEL_FALLBACK: u32 = 16;
+    /// `records::info::LIMITED`.
+    INFO_LIMITED: u32 = 32;
 
     /// Most joints in a FABRIK chain record.
     MAX_FABRIK_JOINTS: u32 = 16;

@@ -29,7 +29,8 @@ pub enum ChainError {
     /// precision, more than 4096 FABRIK iterations, or a non-zero reserved word
     /// (`mode[3]` of a limb or a FABRIK chain).
     InvalidParameter = c::ERR_INVALID_PARAMETER,
-    /// A FABRIK chain has fewer than 2 or more than 16 joints.
+    /// A FABRIK chain has fewer than 2 or more than 16 joints, a look-at record fewer than 1
+    /// or more than 4.
     JointCount = c::ERR_JOINT_COUNT,
     /// A rotation is not a unit quaternion (`| |q|² − 1 | > 1e-3`).
     NotNormalized = c::ERR_NOT_NORMALIZED,
@@ -72,7 +73,7 @@ impl fmt::Display for ChainError {
             Self::PoleOnAxis => "the pole lies on the start-to-target axis",
             Self::DegenerateMidAxis => "the mid joint's hinge axis lies in the plane of the bones",
             Self::InvalidParameter => "a parameter is out of range",
-            Self::JointCount => "a FABRIK chain needs 2 to 16 joints",
+            Self::JointCount => "the joint count is out of range (FABRIK 2 to 16, look-at 1 to 4)",
             Self::NotNormalized => "a rotation is not a unit quaternion",
             Self::OutOfRange => "a position, target, pole, axis or offset is beyond ±1e9",
         })

@@ -46,6 +46,13 @@ fn wgsl_records_match_rust_records() {
     check_struct!(s, "TwoBoneSolved", TwoBoneSolved, [positions_ms, rotations_ms, corrections, status]);
     check_struct!(s, "ThreeBoneSolved", ThreeBoneSolved, [positions_ms, rotations_ms, corrections, status]);
     check_struct!(s, "FabrikSolved", FabrikSolved, [positions_ms, rotations_ms, corrections, status]);
+    check_struct!(
+        s,
+        "LookAtChain",
+        LookAtChain,
+        [joints_ms, rotations_ms, forward, up, rest, limits, parent_ms, target_ms, up_target_ms, mode]
+    );
+    assert_eq!(std::mem::size_of::<LookAtSolved>(), std::mem::size_of::<ThreeBoneSolved>());
     assert_eq!(s["DispatchParams"].0, 16);
 }
 

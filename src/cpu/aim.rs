@@ -73,7 +73,9 @@ impl AimJob {
 
     /// Checks the job. Rules: every input finite; `rotation_ms` a unit quaternion;
     /// `forward` and `up` non-zero and perpendicular (|cos| ≤ 1e-3 after normalising);
-    /// the target not on the joint; the up target not on the aimed forward axis.
+    /// the target not on the joint; the up target not within 1e-3 rad of the aimed forward
+    /// axis (closer, the roll is ill-conditioned: float rounding of the inputs alone turns
+    /// it by more than 1e-4 rad).
     pub fn validate(&self) -> Result<(), ChainError> {
         self.solve().map(|_| ())
     }
@@ -97,48 +99,112 @@ impl AimJob {
         if !is_unit_quat(self.rotation_ms) {
             return Err(ChainError::NotNormalized);
         }
-        let f = self.forward.try_normalize().ok_or(ChainError::InvalidParameter)?;
-        let u = self.up.try_normalize().ok_or(ChainError::InvalidParameter)?;
-        if f.dot(u).abs() > 1e-3 {
-            return Err(ChainError::InvalidParameter);
-        }
-        let u = (u - f * f.dot(u)).normalize();
-        // Joint basis: X = forward, Y = up, Z = forward × up (the yaw/pitch frame).
-        let basis = Quat::from_mat3(&Mat3::from_cols(f, u, f.cross(u)));
-        let frame = self.rotation_ms * basis;
-        let p = frame.conjugate() * (self.target_ms - self.joint_ms);
-        let p_len = p.length();
-        if !(p_len > 1e-6 * (self.target_ms.length() + self.joint_ms.length()).max(1e-30)) {
-            return Err(ChainError::TargetOnRoot);
-        }
-        let xy = (p.x * p.x + p.y * p.y).sqrt();
+        let axes = Axes::new(self.forward, self.up).ok_or(ChainError::InvalidParameter)?;
+        let dir = target_direction(self.joint_ms, self.target_ms).ok_or(ChainError::TargetOnRoot)?;
+        let p = axes.coords(self.rotation_ms.conjugate() * dir);
         let mut aim = match self.method {
-            AimMethod::YawPitch => {
-                // Straight along ±Z the yaw is undefined: 0 by definition.
-                let (cy, sy) = if xy > 1e-7 * p_len { (p.x / xy, p.y / xy) } else { (1.0, 0.0) };
-                let yaw = quat_from_axis_cos_sin(Vec3::Z, cy, sy);
-                // Pitch about +Y by −asin(z/|p|) so +X rises toward +Z.
-                let pitch = quat_from_axis_cos_sin(Vec3::Y, xy / p_len, -p.z / p_len);
-                yaw * pitch
-            }
+            AimMethod::YawPitch => aim_in_axes(p, false),
+            AimMethod::ShortestArc => aim_in_axes(p, true),
             AimMethod::CrossProduct => {
+                let p_len = p.length();
+                let xy = (p.x * p.x + p.y * p.y).sqrt();
                 let x = p / p_len;
                 let y = if xy > 1e-7 * p_len { Vec3::Z.cross(x).normalize() } else { Vec3::Y };
                 Quat::from_mat3(&Mat3::from_cols(x, y, x.cross(y))).normalize()
             }
-            AimMethod::ShortestArc => rotation_arc(Vec3::X, p / p_len),
         };
+        aim = axes.rotation(aim);
         if let Some(up_target) = self.up_target_ms {
-            // Roll about the new forward axis: cos r = y/√(y²+z²), sin r = z/√(y²+z²).
-            let q = (frame * aim).conjugate() * (up_target - self.joint_ms);
-            let yz = (q.y * q.y + q.z * q.z).sqrt();
-            if !(yz > 1e-4 * q.length()) {
-                return Err(ChainError::PoleOnAxis);
-            }
-            aim *= quat_from_axis_cos_sin(Vec3::X, q.y / yz, q.z / yz);
+            aim = roll_toward(axes, self.rotation_ms, aim, up_target - self.joint_ms).ok_or(ChainError::PoleOnAxis)?;
         }
-        let correction = nlerp_identity(basis * aim * basis.conjugate(), self.weight);
-        let correction = if self.weight <= 0.0 { Quat::IDENTITY } else { correction };
+        let correction = if self.weight <= 0.0 { Quat::IDENTITY } else { nlerp_identity(aim, self.weight) };
         Ok(AimResult { rotation_ms: (self.rotation_ms * correction).normalize(), correction })
     }
+}
+
+/// A joint's aim axes in its local frame: `f` = forward, `u` = up (made exactly
+/// perpendicular), `s = f × u`. The aim constructions work in these coordinates
+/// (`x` along `f`, `y` along `u`, `z` along `s`); `shaders/aim.wgsl` is the twin.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Axes {
+    pub f: Vec3,
+    pub u: Vec3,
+    pub s: Vec3,
+}
+
+impl Axes {
+    /// The axes of `forward`/`up`; `None` when either is (nearly) zero or they are not
+    /// perpendicular within 1e-3 (cosine, once normalised).
+    pub(crate) fn new(forward: Vec3, up: Vec3) -> Option<Self> {
+        let (f2, u2) = (forward.length_squared(), up.length_squared());
+        if !(f2 > 1e-12 && u2 > 1e-12) {
+            return None;
+        }
+        let f = forward / f2.sqrt();
+        let u = up / u2.sqrt();
+        let c = f.dot(u);
+        if c.abs() > 1e-3 {
+            return None;
+        }
+        let u = (u - f * c).normalize();
+        Some(Self { f, u, s: f.cross(u) })
+    }
+
+    /// A local vector in axis coordinates.
+    #[inline]
+    pub(crate) fn coords(self, v: Vec3) -> Vec3 {
+        Vec3::new(v.dot(self.f), v.dot(self.u), v.dot(self.s))
+    }
+
+    /// Axis coordinates back to a local vector.
+    #[inline]
+    pub(crate) fn vector(self, p: Vec3) -> Vec3 {
+        self.f * p.x + self.u * p.y + self.s * p.z
+    }
+
+    /// A rotation written in axis coordinates, as a local rotation (`B·q·B⁻¹`).
+    #[inline]
+    pub(crate) fn rotation(self, q: Quat) -> Quat {
+        let v = self.vector(Vec3::new(q.x, q.y, q.z));
+        Quat::from_xyzw(v.x, v.y, v.z, q.w)
+    }
+}
+
+/// `target − joint`, or `None` when the target is on the joint (closer than 1e-6 of the
+/// larger of their distances from the origin).
+#[inline]
+pub(crate) fn target_direction(joint: Vec3, target: Vec3) -> Option<Vec3> {
+    let d = target - joint;
+    (d.length() > 1e-6 * (target.length() + joint.length()).max(1e-30)).then_some(d)
+}
+
+/// The rotation, in axis coordinates, that turns `x` toward `p` (non-zero): yaw about `z`
+/// then pitch about `y` from trigonometric ratios (no roll about the new forward axis
+/// relative to the joint's frame), or the shortest arc.
+#[inline]
+pub(crate) fn aim_in_axes(p: Vec3, shortest_arc: bool) -> Quat {
+    let p_len = p.length();
+    if shortest_arc {
+        return rotation_arc(Vec3::X, p / p_len);
+    }
+    let xy = (p.x * p.x + p.y * p.y).sqrt();
+    // Straight along ±z the yaw is undefined: 0 by definition.
+    let (cy, sy) = if xy > 1e-7 * p_len { (p.x / xy, p.y / xy) } else { (1.0, 0.0) };
+    let yaw = quat_from_axis_cos_sin(Vec3::Z, cy, sy);
+    // Pitch about +y by −asin(z/|p|) so +x rises toward +z.
+    let pitch = quat_from_axis_cos_sin(Vec3::Y, xy / p_len, -p.z / p_len);
+    yaw * pitch
+}
+
+/// `aim` (local) followed by the roll about the new forward axis that points the up axis
+/// toward `up_dir` (model-space direction from the joint); `None` when `up_dir` is within
+/// 1e-3 rad (sine) of the aimed forward axis.
+#[inline]
+pub(crate) fn roll_toward(axes: Axes, rotation_ms: Quat, aim: Quat, up_dir: Vec3) -> Option<Quat> {
+    let q = axes.coords((rotation_ms * aim).conjugate() * up_dir);
+    let yz = (q.y * q.y + q.z * q.z).sqrt();
+    if !(yz > 1e-3 * q.length()) {
+        return None;
+    }
+    Some(aim * quat_from_axis_cos_sin(axes.f, q.y / yz, q.z / yz))
 }

@@ -17,6 +17,7 @@ mod foot_ik_job;
 pub(crate) mod foot_placement;
 pub(crate) mod limb;
 pub(crate) mod limits;
+pub mod look_at;
 pub(crate) mod math;
 pub mod palette;
 pub mod three_bone;
@@ -27,8 +28,8 @@ mod wide;
 use rayon::prelude::*;
 
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
-    TwoBoneSolved,
+    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, ThreeBoneChain,
+    ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
@@ -36,6 +37,7 @@ pub use ccd::{ccd, ccd_with_mode, validate_ccd};
 pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};
 pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
+pub use look_at::{look_at, validate_look_at};
 pub use three_bone::{three_bone, validate_three_bone};
 pub use two_bone::{two_bone, validate_two_bone};
 
@@ -141,6 +143,20 @@ impl Chain for CcdChain {
         validate_ccd(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for LookAtChain {
+    type Solved = LookAtSolved;
+    type Options = ();
+    fn solve(&self, (): (), out: &mut LookAtSolved) {
+        look_at(self, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_look_at(self)
+    }
+    fn outcome(s: &LookAtSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
     }
 }
@@ -279,6 +295,8 @@ pub type FabrikJob<'a> = BatchJob<'a, FabrikChain>;
 pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
 /// Batch CCD.
 pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
+/// Batch crowd look-at.
+pub type LookAtJob<'a> = BatchJob<'a, LookAtChain>;
 
 /// Chains per rayon task: big enough to amortise scheduling, small enough to balance.
 const PAR_CHUNK: usize = 1024;

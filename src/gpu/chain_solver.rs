@@ -14,7 +14,7 @@
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
 use crate::cpu::Chain;
-use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, ThreeBoneChain, TwoBoneChain};
+use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, ThreeBoneChain, TwoBoneChain};
 
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
 use super::context::{GpuContext, PassTimer};
@@ -92,6 +92,7 @@ impl GpuSolver {
                 Kind::Fabrik => sizes::<FabrikChain>(),
                 Kind::ConstrainedFabrik => sizes::<ConstrainedFabrikChain>(),
                 Kind::Ccd => sizes::<CcdChain>(),
+                Kind::LookAt => sizes::<LookAtChain>(),
             };
             KindState {
                 pipelines: vec![None; kind.variants()],

@@ -3,7 +3,9 @@
 
 use super::shaders;
 use crate::cpu::Chain;
-use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS};
+use crate::records::{
+    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS,
+};
 
 /// The chain kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,11 +20,14 @@ pub enum Kind {
     ConstrainedFabrik = 3,
     /// `shaders/ccd.wgsl` (fixed iterations).
     Ccd = 4,
+    /// `shaders/look_at.wgsl` (crowd look-at).
+    LookAt = 5,
 }
 
 impl Kind {
     /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 5] = [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik, Kind::ConstrainedFabrik, Kind::Ccd];
+    pub const ALL: [Kind; 6] =
+        [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik, Kind::ConstrainedFabrik, Kind::Ccd, Kind::LookAt];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -31,6 +36,7 @@ impl Kind {
             Kind::Fabrik => "fabrik",
             Kind::ConstrainedFabrik => "constrained_fabrik",
             Kind::Ccd => "ccd",
+            Kind::LookAt => "look_at",
         }
     }
 
@@ -41,13 +47,14 @@ impl Kind {
             Kind::Fabrik => shaders::FABRIK_WORKGROUP_SIZE[0],
             Kind::ConstrainedFabrik => shaders::CONSTRAINED_FABRIK_WORKGROUP_SIZE[0],
             Kind::Ccd => shaders::CCD_WORKGROUP_SIZE[0],
+            Kind::LookAt => shaders::LOOK_AT_WORKGROUP_SIZE[0],
         }
     }
 
     /// Number of kernel variants (see [`GpuChain::variant`]).
     pub(crate) fn variants(self) -> usize {
         match self {
-            Kind::TwoBone | Kind::ThreeBone => 1,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt => 1,
             Kind::Fabrik | Kind::ConstrainedFabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
         }
     }
@@ -57,6 +64,7 @@ impl Kind {
         match (self, v) {
             (Kind::TwoBone, _) => (shaders::TWO_BONE_WGSL, shaders::TWO_BONE_ENTRY),
             (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
+            (Kind::LookAt, _) => (shaders::LOOK_AT_WGSL, shaders::LOOK_AT_ENTRY),
             (Kind::Fabrik, v) => {
                 per_joint_count(&shaders::FABRIK_WGSL, shaders::FABRIK_ENTRY, "fabrik_joint_count_error", v)
             }
@@ -105,6 +113,9 @@ impl GpuChain for TwoBoneChain {
 }
 impl GpuChain for ThreeBoneChain {
     const KIND: Kind = Kind::ThreeBone;
+}
+impl GpuChain for LookAtChain {
+    const KIND: Kind = Kind::LookAt;
 }
 impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;

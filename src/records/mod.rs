@@ -118,6 +118,9 @@ pub mod info {
     /// The zero-plane map was at its singular point (start→target axis along the north
     /// axis) and used its fixed fallback axis.
     pub const SWIVEL_FALLBACK: u32 = crate::constants::INFO_SWIVEL_FALLBACK;
+    /// A joint limit held the answer back from the target (look-at: a joint's yaw or pitch
+    /// was clamped).
+    pub const LIMITED: u32 = crate::constants::INFO_LIMITED;
 }
 
 macro_rules! assert_layout {
@@ -133,11 +136,13 @@ macro_rules! assert_layout {
 
 mod limb;
 mod limits;
+mod look_at;
 mod solved;
 
 pub use limb::{LimbBuilder, LimbSettings};
 pub(crate) use limits::kinds_valid;
 pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
+pub use look_at::{LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
 pub use solved::{FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneSolved};
 
 /// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.
