@@ -79,6 +79,7 @@ const SHADERS: &[(&str, Build)] = &[
     ("constrained_fabrik", Build::PerJointCount),
     ("ccd", Build::PerJointCount),
     ("look_at", Build::Once),
+    ("multi_fabrik", Build::Once),
     ("foot_ik", Build::Once),
     ("palette", Build::Once),
     ("clip_sample", Build::Once),

@@ -71,6 +71,24 @@ struct LookAtChain {
     mode: vec4<u32>,                // joint count, parents (8 bits each), option bits, limited joints
 }
 
+// A multi-effector FABRIK tree (src/records/multi_fabrik.rs).
+struct MultiFabrikChain {
+    joints_ms: array<vec4<f32>, 32>,
+    rotations_ms: array<vec4<f32>, 32>,
+    targets_ms: array<vec4<f32>, 4>,  // w = effector weight
+    parents: array<vec4<u32>, 2>,     // 8 bits per joint
+    effectors: vec4<u32>,             // the joint of each effector
+    params: vec4<f32>,                // precision, weight, 0, 0
+    mode: vec4<u32>,                  // joint count, iterations, option bits (0), effector count
+}
+
+struct MultiFabrikSolved {
+    positions_ms: array<vec4<f32>, 32>,
+    rotations_ms: array<vec4<f32>, 32>,
+    corrections: array<vec4<f32>, 32>,
+    status: vec4<u32>,
+}
+
 struct TwoBoneSolved {
     positions_ms: array<vec4<f32>, 3>,
     rotations_ms: array<vec4<f32>, 3>,

@@ -46,6 +46,20 @@ shared_constants! {
     OPT_SHORTEST_ARC: u32 = 64;
     /// Most joints in a look-at record.
     MAX_LOOK_AT_JOINTS: u32 = 4;
+    /// Most joints in a multi-effector FABRIK tree.
+    MAX_TREE_JOINTS: u32 = 32;
+    /// A tree bone shorter than this fraction of the tree's total length is degenerate
+    /// (`ChainError::ZeroLengthBone`): one bone 1e4 times longer than another leaves the
+    /// short one's direction to f32 rounding of the long one's end (more than 1e-3 rad).
+    MIN_TREE_BONE: f32 = 1e-4;
+    /// Least effector weight of a multi-effector FABRIK tree (`ChainError::InvalidParameter`
+    /// below): subnormal weights are flushed to zero on GPUs and would turn an effector off
+    /// on one twin only.
+    MIN_EFFECTOR_WEIGHT: f32 = 1e-6;
+    /// Largest effector weight (the weighted sums stay far from f32 overflow).
+    MAX_EFFECTOR_WEIGHT: f32 = 1e6;
+    /// Most end effectors of a multi-effector FABRIK tree.
+    MAX_EFFECTORS: u32 = 4;
     /// A look-at joint's parent index meaning "outside the record".
     LOOK_AT_NO_PARENT: u32 = 255;
 

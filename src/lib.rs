@@ -64,8 +64,8 @@ pub mod records;
 pub use error::{ChainError, IkError};
 pub use records::{
     BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LimbBuilder, LimbSettings,
-    LookAtChain, LookAtSolved, PoleMode, SolvedChain, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
-    MAX_FABRIK_JOINTS,
+    LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, SolvedChain, ThreeBoneChain,
+    ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 pub use wgpu;
@@ -74,7 +74,7 @@ pub use wgpu;
 pub mod prelude {
     pub use crate::cpu::{
         AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, FabrikJob, FabrikMode,
-        FootIkJob, LookAtJob, ThreeBoneJob, TwoBoneJob,
+        FootIkJob, LookAtJob, MultiFabrikJob, ThreeBoneJob, TwoBoneJob,
     };
     pub use crate::crowd::{
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
@@ -84,7 +84,8 @@ pub mod prelude {
     pub use crate::records::{info, option};
     pub use crate::{
         BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, IkError,
-        LimbBuilder, LookAtChain, LookAtSolved, PoleMode, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+        LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, ThreeBoneChain,
+        ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
     };
 }
 

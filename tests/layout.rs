@@ -53,6 +53,13 @@ fn wgsl_records_match_rust_records() {
         [joints_ms, rotations_ms, forward, up, rest, limits, parent_ms, target_ms, up_target_ms, mode]
     );
     assert_eq!(std::mem::size_of::<LookAtSolved>(), std::mem::size_of::<ThreeBoneSolved>());
+    check_struct!(
+        s,
+        "MultiFabrikChain",
+        MultiFabrikChain,
+        [joints_ms, rotations_ms, targets_ms, parents, effectors, params, mode]
+    );
+    check_struct!(s, "MultiFabrikSolved", MultiFabrikSolved, [positions_ms, rotations_ms, corrections, status]);
     assert_eq!(s["DispatchParams"].0, 16);
 }
 

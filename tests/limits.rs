@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::gpu::{assert_matches, solver};
+use common::gpu::{assert_matches, mismatches, solver};
 use common::{quat_angle, reflect, Rng};
 use crowd_ik::cpu::FabrikMode;
 use crowd_ik::prelude::*;
@@ -437,22 +437,6 @@ fn mirrored_limited_chains_solve_as_their_twins() {
             assert_eq!(a.corrections[k], b.corrections[k]);
         }
     }
-}
-
-/// Chains whose GPU result is outside the contract (1e-4 × length, 1e-3 rad) or whose
-/// status differs.
-fn mismatches(cpu: &[FabrikSolved], gpu: &[FabrikSolved], length: impl Fn(usize) -> f32) -> Vec<usize> {
-    (0..cpu.len())
-        .filter(|&i| {
-            let (c, g) = (&cpu[i], &gpu[i]);
-            c.status != g.status
-                || (0..c.joints_written()).any(|k| {
-                    !(c.position(k).distance(g.position(k)) <= 1e-4 * length(i))
-                        || !(quat_angle(c.rotation(k), g.rotation(k)) <= 1e-3)
-                        || !(quat_angle(c.correction(k), g.correction(k)) <= 1e-3)
-                })
-        })
-        .collect()
 }
 
 /// GPU = CPU for constrained FABRIK and CCD on N ∈ {1, 63, 64, 65, 100 003}, within the

@@ -19,6 +19,7 @@ pub(crate) mod limb;
 pub(crate) mod limits;
 pub mod look_at;
 pub(crate) mod math;
+pub mod multi_fabrik;
 pub mod palette;
 pub mod three_bone;
 pub mod two_bone;
@@ -28,8 +29,8 @@ mod wide;
 use rayon::prelude::*;
 
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, ThreeBoneChain,
-    ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, MultiFabrikChain,
+    MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
@@ -38,6 +39,7 @@ pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, v
 pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
 pub use look_at::{look_at, validate_look_at};
+pub use multi_fabrik::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabrik};
 pub use three_bone::{three_bone, validate_three_bone};
 pub use two_bone::{two_bone, validate_two_bone};
 
@@ -143,6 +145,20 @@ impl Chain for CcdChain {
         validate_ccd(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for MultiFabrikChain {
+    type Solved = MultiFabrikSolved;
+    type Options = FabrikMode;
+    fn solve(&self, mode: FabrikMode, out: &mut MultiFabrikSolved) {
+        multi_fabrik_with_mode(self, mode, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_multi_fabrik(self)
+    }
+    fn outcome(s: &MultiFabrikSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
     }
 }
@@ -295,6 +311,8 @@ pub type FabrikJob<'a> = BatchJob<'a, FabrikChain>;
 pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
 /// Batch CCD.
 pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
+/// Batch multi-effector FABRIK.
+pub type MultiFabrikJob<'a> = BatchJob<'a, MultiFabrikChain>;
 /// Batch crowd look-at.
 pub type LookAtJob<'a> = BatchJob<'a, LookAtChain>;
 

@@ -14,7 +14,9 @@
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
 use crate::cpu::Chain;
-use crate::records::{CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, ThreeBoneChain, TwoBoneChain};
+use crate::records::{
+    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
+};
 
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
 use super::context::{GpuContext, PassTimer};
@@ -93,6 +95,7 @@ impl GpuSolver {
                 Kind::ConstrainedFabrik => sizes::<ConstrainedFabrikChain>(),
                 Kind::Ccd => sizes::<CcdChain>(),
                 Kind::LookAt => sizes::<LookAtChain>(),
+                Kind::MultiFabrik => sizes::<MultiFabrikChain>(),
             };
             KindState {
                 pipelines: vec![None; kind.variants()],

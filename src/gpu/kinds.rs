@@ -4,7 +4,8 @@
 use super::shaders;
 use crate::cpu::Chain;
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, ThreeBoneChain, TwoBoneChain, MAX_FABRIK_JOINTS,
+    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
+    MAX_FABRIK_JOINTS,
 };
 
 /// The chain kernels.
@@ -22,12 +23,21 @@ pub enum Kind {
     Ccd = 4,
     /// `shaders/look_at.wgsl` (crowd look-at).
     LookAt = 5,
+    /// `shaders/multi_fabrik.wgsl` (multi-effector FABRIK on a joint tree).
+    MultiFabrik = 6,
 }
 
 impl Kind {
     /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 6] =
-        [Kind::TwoBone, Kind::ThreeBone, Kind::Fabrik, Kind::ConstrainedFabrik, Kind::Ccd, Kind::LookAt];
+    pub const ALL: [Kind; 7] = [
+        Kind::TwoBone,
+        Kind::ThreeBone,
+        Kind::Fabrik,
+        Kind::ConstrainedFabrik,
+        Kind::Ccd,
+        Kind::LookAt,
+        Kind::MultiFabrik,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -37,6 +47,7 @@ impl Kind {
             Kind::ConstrainedFabrik => "constrained_fabrik",
             Kind::Ccd => "ccd",
             Kind::LookAt => "look_at",
+            Kind::MultiFabrik => "multi_fabrik",
         }
     }
 
@@ -48,13 +59,14 @@ impl Kind {
             Kind::ConstrainedFabrik => shaders::CONSTRAINED_FABRIK_WORKGROUP_SIZE[0],
             Kind::Ccd => shaders::CCD_WORKGROUP_SIZE[0],
             Kind::LookAt => shaders::LOOK_AT_WORKGROUP_SIZE[0],
+            Kind::MultiFabrik => shaders::MULTI_FABRIK_WORKGROUP_SIZE[0],
         }
     }
 
     /// Number of kernel variants (see [`GpuChain::variant`]).
     pub(crate) fn variants(self) -> usize {
         match self {
-            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt => 1,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
             Kind::Fabrik | Kind::ConstrainedFabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
         }
     }
@@ -65,6 +77,7 @@ impl Kind {
             (Kind::TwoBone, _) => (shaders::TWO_BONE_WGSL, shaders::TWO_BONE_ENTRY),
             (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
             (Kind::LookAt, _) => (shaders::LOOK_AT_WGSL, shaders::LOOK_AT_ENTRY),
+            (Kind::MultiFabrik, _) => (shaders::MULTI_FABRIK_WGSL, shaders::MULTI_FABRIK_ENTRY),
             (Kind::Fabrik, v) => {
                 per_joint_count(&shaders::FABRIK_WGSL, shaders::FABRIK_ENTRY, "fabrik_joint_count_error", v)
             }
@@ -116,6 +129,9 @@ impl GpuChain for ThreeBoneChain {
 }
 impl GpuChain for LookAtChain {
     const KIND: Kind = Kind::LookAt;
+}
+impl GpuChain for MultiFabrikChain {
+    const KIND: Kind = Kind::MultiFabrik;
 }
 impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;

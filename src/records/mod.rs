@@ -137,12 +137,14 @@ macro_rules! assert_layout {
 mod limb;
 mod limits;
 mod look_at;
+mod multi_fabrik;
 mod solved;
 
 pub use limb::{LimbBuilder, LimbSettings};
 pub(crate) use limits::kinds_valid;
 pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
 pub use look_at::{LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
+pub use multi_fabrik::{MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
 pub use solved::{FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneSolved};
 
 /// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.

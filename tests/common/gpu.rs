@@ -122,6 +122,27 @@ pub fn assert_matches<const N: usize>(
     diff
 }
 
+/// Records whose GPU result is outside the contract (positions within 1e-4 × `length(i)`,
+/// rotations and corrections within 1e-3 rad) or whose status differs: for batches where
+/// a known share is allowed outside it (a known gap, stated where it is used).
+pub fn mismatches<const N: usize>(
+    cpu: &[SolvedChain<N>],
+    gpu: &[SolvedChain<N>],
+    length: impl Fn(usize) -> f32,
+) -> Vec<usize> {
+    (0..cpu.len())
+        .filter(|&i| {
+            let (c, g) = (&cpu[i], &gpu[i]);
+            c.status != g.status
+                || (0..c.joints_written().min(N)).any(|k| {
+                    !(c.position(k).distance(g.position(k)) <= 1e-4 * length(i))
+                        || !(quat_angle(c.rotation(k), g.rotation(k)) <= 1e-3)
+                        || !(quat_angle(c.correction(k), g.correction(k)) <= 1e-3)
+                })
+        })
+        .collect()
+}
+
 /// A device and queue of their own, for the crowd solvers (adapter from `WGPU_ADAPTER_NAME`
 /// / `WGPU_BACKEND`). In CI a missing adapter fails the test; elsewhere it is a loud skip.
 pub fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
