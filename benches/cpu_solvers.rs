@@ -1,5 +1,6 @@
 //! CPU solver throughput on the shared workloads (`crowd_ik_tools::workload`), one thread and all
-//! threads, and two-bone and FABRIK one thread on every CPU path this CPU has (`CpuPath`).
+//! threads, and two-bone and FABRIK one thread on every CPU path this CPU has (`CpuPath`);
+//! the toolbox group: constrained FABRIK, CCD, a multi-effector tree and look-at.
 //! `cargo bench --bench cpu_solvers`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -55,5 +56,28 @@ fn fabrik(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, two_bone, three_bone, fabrik);
+/// The IK toolbox beyond legs: constrained FABRIK and CCD 8x16, the 20-joint quadruped tree
+/// (multi-effector FABRIK, 8 iterations) and 4-joint look-at records, one thread and all.
+fn toolbox(c: &mut Criterion) {
+    fn both<C: crowd_ik::cpu::Chain>(
+        g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        id: &str,
+        chains: &[C],
+    ) {
+        let mut out = vec![C::Solved::default(); chains.len()];
+        g.throughput(Throughput::Elements(chains.len() as u64));
+        g.bench_function(BenchmarkId::new("one_thread", id), |b| b.iter(|| BatchJob::new(chains, &mut out).run()));
+        g.bench_function(BenchmarkId::new("all_threads", id), |b| b.iter(|| BatchJob::new(chains, &mut out).run_par()));
+    }
+    let mut g = c.benchmark_group("toolbox");
+    let limited = workload::limited(N / 16, 8, 16, 3);
+    both(&mut g, "constrained_fabrik_8x16", &limited);
+    let ccd: Vec<CcdChain> = limited.iter().map(|l| CcdChain::new(l.chain, l.limits)).collect();
+    both(&mut g, "ccd_8x16", &ccd);
+    both(&mut g, "tree_20x8", &workload::multi_fabrik(N / 16, 8, 4));
+    both(&mut g, "look_at_4", &workload::look_at(N, 5));
+    g.finish();
+}
+
+criterion_group!(benches, two_bone, three_bone, fabrik, toolbox);
 criterion_main!(benches);

@@ -1,7 +1,7 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement]
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
@@ -29,9 +29,11 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement
                        (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK and
-                       ccdJxK: CCD, both with joint limits on every joint; default all)
+                       ccdJxK: CCD, both with joint limits on every joint; tree20xK:
+                       multi-effector FABRIK on a 20-joint quadruped with 4 hooves; lookat:
+                       neck, head and eyes with limits and an up target; default all)
   --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
   --cpu-only           CPU columns and the peer only; no GPU adapter is opened
   --json FILE          where to write the rows (default bench.json)
@@ -304,7 +306,8 @@ fn main() -> Res<()> {
                 [1, 4, 16, 64, 256, 1024].map(|k| k * 1024).to_vec()
             }
         });
-    let all = "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,mixed,crowd,placement";
+    let all =
+        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -356,6 +359,11 @@ fn main() -> Res<()> {
                         continue;
                     }
                 },
+                "lookat" => chains("look-at 4", gpu.as_mut(), &workload::look_at(n, 5))?,
+                f if f.starts_with("tree20x") => {
+                    let it = f["tree20x".len()..].parse()?;
+                    chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?
+                }
                 f if f.starts_with("limited") || f.starts_with("ccd") => {
                     let (kind, rest) = f.split_at(if f.starts_with("ccd") { 3 } else { 7 });
                     let (j, it) = rest.split_once('x').ok_or("limitedJxK or ccdJxK")?;

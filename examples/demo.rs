@@ -1,4 +1,5 @@
-//! Solves a small batch of each chain kind on the CPU and prints what happened.
+//! Solves a small batch of each solver on the CPU (two-bone, pseudo three-bone, FABRIK,
+//! constrained FABRIK, CCD, multi-effector FABRIK, look-at) and prints what happened.
 //!
 //! `cargo run --release --example demo`
 
@@ -80,5 +81,97 @@ fn main() -> Result<(), IkError> {
             s.info() & info::OUT_OF_REACH != 0
         );
     }
+
+    // --- Joint limits: the same tail with hinges (±40°) and swing cones (30° x 20°), solved
+    // by constrained FABRIK and by CCD (at most 0.3 rad per joint per visit). ---
+    let mut limits = ChainLimits::default().with_rest_from_pose(Quat::IDENTITY, &rotations);
+    for i in 0..7 {
+        limits = if i % 2 == 0 {
+            limits.with_hinge(i, Quat::IDENTITY, Vec3::X, -0.7, 0.7)
+        } else {
+            limits.with_cone(i, Quat::IDENTITY, Vec3::X, [0.52, 0.35], None)
+        };
+    }
+    let constrained: Vec<ConstrainedFabrikChain> =
+        tails.iter().map(|c| ConstrainedFabrikChain::new(*c, limits)).collect();
+    let ccd: Vec<CcdChain> = tails.iter().map(|c| CcdChain::new(*c, limits).with_max_step(0.3)).collect();
+    let mut solved_c = vec![FabrikSolved::default(); tails.len()];
+    let mut solved_d = vec![FabrikSolved::default(); tails.len()];
+    println!("constrained fabrik: {:?}", ConstrainedFabrikJob::new(&constrained, &mut solved_c).run()?);
+    println!("ccd: {:?}", CcdJob::new(&ccd, &mut solved_d).run()?);
+    for ((c, a), b) in tails.iter().zip(&solved_c).zip(&solved_d) {
+        let target = Vec3::from_slice(&c.target_ms[..3]);
+        let bend = |s: &FabrikSolved| (0..7).map(|k| quat_angle(s.correction(k))).fold(0.0_f32, f32::max).to_degrees();
+        println!(
+            "  target {:.2?}: constrained tip error {:.3} (largest joint turn {:.1} deg), CCD tip error {:.3} ({:.1} deg)",
+            c.target_ms[..3].to_vec(),
+            a.position(7).distance(target),
+            bend(a),
+            b.position(7).distance(target),
+            bend(b)
+        );
+    }
+
+    // --- Multi-effector FABRIK: a chest with two arms reaching for two points and a head. ---
+    let parents = [0, 0, 1, 2, 2, 4, 5, 2, 7, 8];
+    let offsets = [
+        Vec3::ZERO,
+        Vec3::Y * 0.2,
+        Vec3::Y * 0.2,
+        Vec3::Y * 0.25,
+        Vec3::new(0.2, 0.15, 0.0),
+        Vec3::X * 0.3,
+        Vec3::X * 0.25,
+        Vec3::new(-0.2, 0.15, 0.0),
+        Vec3::NEG_X * 0.3,
+        Vec3::NEG_X * 0.25,
+    ];
+    let mut joints = vec![Vec3::new(0.0, 1.0, 0.0)];
+    for j in 1..parents.len() {
+        joints.push(joints[parents[j]] + offsets[j]);
+    }
+    let tree = MultiFabrikChain::new(&joints, &[Quat::IDENTITY; 10], &parents, 32)
+        .with_effector(6, Vec3::new(0.5, 1.2, 0.4), 1.0)
+        .with_effector(9, Vec3::new(-0.3, 1.6, 0.3), 1.0)
+        .with_effector(3, Vec3::new(0.0, 1.6, 0.15), 0.5)
+        .with_precision(1e-3);
+    let mut solved_t = [MultiFabrikSolved::default()];
+    println!("multi-effector fabrik: {:?}", MultiFabrikJob::new(&[tree], &mut solved_t).run()?);
+    for e in 0..tree.effector_count() {
+        let j = tree.effectors[e] as usize;
+        println!("  effector on joint {j}: error {:.4} m", solved_t[0].position(j).distance(tree.target(e)));
+    }
+
+    // --- Look-at: neck (weight 0.4), head and two eyes turning toward a point, with limits. ---
+    let (neck, head) = (Vec3::new(0.0, 1.5, 0.0), Vec3::new(0.0, 1.62, 0.02));
+    let heads: Vec<LookAtChain> = [Vec3::new(1.0, 1.6, 2.0), Vec3::new(-2.0, 1.0, -1.0)]
+        .iter()
+        .map(|&target| {
+            LookAtChain::new(target)
+                .with_joint(None, neck, Quat::IDENTITY, Vec3::Z, Vec3::Y, 0.4)
+                .with_joint(Some(0), head, Quat::IDENTITY, Vec3::Z, Vec3::Y, 1.0)
+                .with_joint(Some(1), head + Vec3::new(0.03, 0.08, 0.09), Quat::IDENTITY, Vec3::Z, Vec3::Y, 1.0)
+                .with_joint(Some(1), head + Vec3::new(-0.03, 0.08, 0.09), Quat::IDENTITY, Vec3::Z, Vec3::Y, 1.0)
+                .with_limits(1, Quat::IDENTITY, [-1.2, 1.2], [-0.6, 0.8])
+                .with_up_target(Some(head + Vec3::Y * 10.0))
+        })
+        .collect();
+    let mut solved_l = vec![LookAtSolved::default(); heads.len()];
+    println!("look-at: {:?}", LookAtJob::new(&heads, &mut solved_l).run()?);
+    for (c, s) in heads.iter().zip(&solved_l) {
+        let dir = s.rotation(1) * Vec3::Z;
+        println!(
+            "  target {:.1?}: neck and head turned {:.1} deg, a limit hit {}, reached {}",
+            c.target().to_array(),
+            quat_angle(s.correction(0) * s.correction(1)).to_degrees(),
+            s.info() & info::LIMITED != 0,
+            s.reached() && dir.is_finite()
+        );
+    }
     Ok(())
+}
+
+/// A rotation's angle, radians.
+fn quat_angle(q: Quat) -> f32 {
+    2.0 * q.xyz().length().atan2(q.w.abs())
 }

@@ -1,7 +1,8 @@
 //! Solves the same batch on the GPU and on the CPU and prints the adapter, the largest
 //! CPU–GPU difference and both timings.
 //!
-//! `cargo run --release --example gpu_vs_cpu -- [chains]` (default 262 144 per kind)
+//! `cargo run --release --example gpu_vs_cpu -- [chains]` (default 262 144 per kind; FABRIK
+//! a quarter of that, the limited chains and joint trees a sixteenth)
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compare("two-bone", &mut gpu, &workload::two_bone(n, 1))?;
     compare("three-bone", &mut gpu, &workload::three_bone(n, 2))?;
     compare("fabrik 8x16", &mut gpu, &workload::fabrik(n / 4, 8, 16, 3))?;
+    let limited = workload::limited(n / 16, 8, 16, 3);
+    compare("limited 8x16", &mut gpu, &limited)?;
+    let ccd: Vec<crowd_ik::CcdChain> = limited.iter().map(|c| crowd_ik::CcdChain::new(c.chain, c.limits)).collect();
+    compare("ccd 8x16", &mut gpu, &ccd)?;
+    compare("tree 20x8", &mut gpu, &workload::multi_fabrik(n / 16, 8, 4))?;
+    compare("look-at 4", &mut gpu, &workload::look_at(n, 5))?;
     println!(
         "\nGPU end-to-end = upload + dispatch + readback; GPU solve = dispatch and wait, inputs already on the GPU."
     );

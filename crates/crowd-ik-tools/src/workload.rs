@@ -149,3 +149,90 @@ pub fn crowd_frame(placement: bool) -> (crowd_ik::crowd::Heightfield, crowd_ik::
     }
     (terrain, rig)
 }
+
+/// A quadruped as a joint tree: hips (root), three spine joints, and four legs of four
+/// joints (hip offset, knee, hock, hoof) off the hips and the chest. Parents and offsets
+/// in the parent's frame (model axes: +Y up, +Z forward); effectors on the four hooves.
+#[must_use]
+pub fn quadruped_tree() -> (Vec<usize>, Vec<Vec3>, Vec<usize>) {
+    let mut parents = vec![0, 0, 1, 2];
+    let mut offsets = vec![Vec3::ZERO, Vec3::Z * 0.3, Vec3::Z * 0.3, Vec3::Z * 0.2];
+    let mut hooves = vec![];
+    for (root, side) in [(0, 1.0), (0, -1.0), (3, 1.0), (3, -1.0)] {
+        let first = parents.len();
+        parents.extend([root, first, first + 1, first + 2]);
+        offsets.extend([
+            Vec3::new(0.15 * side, -0.05, 0.0),
+            Vec3::NEG_Y * 0.3,
+            Vec3::new(0.0, -0.3, 0.05),
+            Vec3::NEG_Y * 0.2,
+        ]);
+        hooves.push(first + 3);
+    }
+    (parents, offsets, hooves)
+}
+
+/// `n` quadruped trees ([`quadruped_tree`]) in random poses (every joint turned up to
+/// 0.5 rad), each hoof pulled toward a point near it (within 10 cm; one tree in 10 has a
+/// hoof target out of reach), `iterations` fixed iterations. The multi-effector benchmark.
+#[must_use]
+pub fn multi_fabrik(n: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::MultiFabrikChain> {
+    let mut rng = Rng::new(seed);
+    let (parents, offsets, hooves) = quadruped_tree();
+    (0..n)
+        .map(|i| {
+            let root = Vec3::new(rng.range(-50.0, 50.0), 0.9, rng.range(-50.0, 50.0));
+            let (mut p, mut r) = (vec![root], vec![Quat::from_rotation_y(rng.range(-3.0, 3.0))]);
+            for j in 1..parents.len() {
+                let par = parents[j];
+                p.push(p[par] + r[par] * offsets[j]);
+                r.push((r[par] * Quat::from_axis_angle(rng.unit(), rng.range(0.0, 0.5))).normalize());
+            }
+            let mut c = crowd_ik::MultiFabrikChain::new(&p, &r, &parents, iterations);
+            for (k, &h) in hooves.iter().enumerate() {
+                let target = if i % 10 == 0 && k == 0 {
+                    root + rng.unit() * 3.0
+                } else {
+                    p[h] + rng.unit() * rng.range(0.0, 0.1)
+                };
+                c = c.with_effector(h, target, 1.0);
+            }
+            c
+        })
+        .collect()
+}
+
+/// `n` look-at records for a crowd: neck (weight 0.4), head and two eyes (forward +Z, up
+/// +Y), every joint limited (neck and head ±70° yaw, −40°..+50° pitch; eyes ±35°, ±25°;
+/// rest = the FK pose), rolled toward an up target above the head; the point of interest
+/// anywhere within 10 m, so about half the heads hit a limit.
+#[must_use]
+pub fn look_at(n: usize, seed: u64) -> Vec<crowd_ik::LookAtChain> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let body = Quat::from_rotation_y(rng.range(-3.0, 3.0));
+            let neck = Vec3::new(rng.range(-50.0, 50.0), 1.5, rng.range(-50.0, 50.0));
+            let r = |rng: &mut Rng| (body * Quat::from_axis_angle(rng.unit(), rng.range(0.0, 0.2))).normalize();
+            let (rn, rh, rl, rr) = (r(&mut rng), r(&mut rng), r(&mut rng), r(&mut rng));
+            let head = neck + rn * Vec3::new(0.0, 0.12, 0.02);
+            let eye_l = head + rh * Vec3::new(0.03, 0.08, 0.09);
+            let eye_r = head + rh * Vec3::new(-0.03, 0.08, 0.09);
+            let target = neck + rng.unit() * rng.range(0.5, 10.0);
+            let (big_yaw, big_pitch) = ([-1.22, 1.22], [-0.7, 0.87]);
+            let (eye_yaw, eye_pitch) = ([-0.61, 0.61], [-0.44, 0.44]);
+            crowd_ik::LookAtChain::new(target)
+                .with_parent(body)
+                .with_joint(None, neck, rn, Vec3::Z, Vec3::Y, 0.4)
+                .with_joint(Some(0), head, rh, Vec3::Z, Vec3::Y, 1.0)
+                .with_joint(Some(1), eye_l, rl, Vec3::Z, Vec3::Y, 1.0)
+                .with_joint(Some(1), eye_r, rr, Vec3::Z, Vec3::Y, 1.0)
+                .with_limits(0, Quat::IDENTITY, big_yaw, big_pitch)
+                .with_limits(1, Quat::IDENTITY, big_yaw, big_pitch)
+                .with_limits(2, Quat::IDENTITY, eye_yaw, eye_pitch)
+                .with_limits(3, Quat::IDENTITY, eye_yaw, eye_pitch)
+                .with_rest_from_pose()
+                .with_up_target(Some(head + Vec3::Y * 10.0))
+        })
+        .collect()
+}
