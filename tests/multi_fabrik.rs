@@ -38,23 +38,11 @@ fn upper_body() -> Skeleton {
     Skeleton { parents, offsets, effectors: vec![8, 12, 4] }
 }
 
-/// Hips, three spine joints, and four three-bone legs (two off the hips, two off the
-/// chest): 20 joints, an effector on each foot.
+/// The benchmark's quadruped tree (`crowd_ik_tools::workload::quadruped_tree`): hips,
+/// three spine joints and four 4-joint legs off the hips and the chest, 20 joints, an
+/// effector on each hoof.
 fn quadruped() -> Skeleton {
-    let mut parents = vec![0, 0, 1, 2];
-    let mut offsets = vec![Vec3::ZERO, Vec3::Z * 0.3, Vec3::Z * 0.3, Vec3::Z * 0.2];
-    let mut effectors = vec![];
-    for (root, side) in [(0, 1.0), (0, -1.0), (3, 1.0), (3, -1.0)] {
-        let first = parents.len();
-        parents.extend([root, first, first + 1, first + 2]);
-        offsets.extend([
-            Vec3::new(0.15 * side, -0.05, 0.0),
-            Vec3::NEG_Y * 0.3,
-            Vec3::new(0.0, -0.3, 0.05),
-            Vec3::NEG_Y * 0.2,
-        ]);
-        effectors.push(first + 3);
-    }
+    let (parents, offsets, effectors) = crowd_ik_tools::workload::quadruped_tree();
     Skeleton { parents, offsets, effectors }
 }
 
