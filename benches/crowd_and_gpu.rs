@@ -5,12 +5,12 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::{FootResult, Ground, JointPose};
+use crowd_ik::glam::Vec2;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuSolver, Kind};
 use crowd_ik::wgpu;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
 use crowd_ik_tools::workload;
-use glam::Vec2;
 
 const CHARACTERS: usize = 10_000;
 

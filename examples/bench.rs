@@ -185,23 +185,23 @@ fn resident(gpu: &mut GpuSolver, kinds: &[Kind]) -> Res<(f64, f64, Option<f64>)>
     Ok((submit, wall, gpu.device_time_ms()?))
 }
 
-fn to_rebirth(v: glam::Vec3) -> rebirth_ik::Vec3 {
+fn to_rebirth(v: crowd_ik::glam::Vec3) -> rebirth_ik::Vec3 {
     rebirth_ik::Vec3 { x: v.x, y: v.y, z: v.z }
 }
 
-fn from_rebirth(v: rebirth_ik::Vec3) -> glam::Vec3 {
-    glam::Vec3::new(v.x, v.y, v.z)
+fn from_rebirth(v: rebirth_ik::Vec3) -> crowd_ik::glam::Vec3 {
+    crowd_ik::glam::Vec3::new(v.x, v.y, v.z)
 }
 
 /// Knee and end of a two-bone limb in f64 (law of cosines, knee toward `pole`), the
 /// reference both libraries are measured against.
 fn reference_two_bone(
-    p0: glam::Vec3,
-    p1: glam::Vec3,
-    p2: glam::Vec3,
-    target: glam::Vec3,
-    pole: glam::Vec3,
-) -> (glam::DVec3, glam::DVec3) {
+    p0: crowd_ik::glam::Vec3,
+    p1: crowd_ik::glam::Vec3,
+    p2: crowd_ik::glam::Vec3,
+    target: crowd_ik::glam::Vec3,
+    pole: crowd_ik::glam::Vec3,
+) -> (crowd_ik::glam::DVec3, crowd_ik::glam::DVec3) {
     let (p0, p1, p2, t, pole) = (p0.as_dvec3(), p1.as_dvec3(), p2.as_dvec3(), target.as_dvec3(), pole.as_dvec3());
     let (a, b) = (p0.distance(p1), p1.distance(p2));
     let c_raw = p0.distance(t);
@@ -221,7 +221,7 @@ fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
         .into_iter()
         .map(|mut c| {
             c.limb.mode[2] &= !option::KNEE_LIMITS;
-            let pole = c.joint(0) + glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
+            let pole = c.joint(0) + crowd_ik::glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
             c.with_pole_position(pole)
         })
         .collect();
@@ -235,14 +235,14 @@ fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
                 to_rebirth(c.joint(1)),
                 to_rebirth(c.joint(2)),
                 to_rebirth(c.limb.target()),
-                Some(to_rebirth(glam::Vec3::from_slice(&c.limb.pole_ms[..3]))),
+                Some(to_rebirth(crowd_ik::glam::Vec3::from_slice(&c.limb.pole_ms[..3]))),
             );
         }
         Ok(())
     })?;
     let (mut ours_err, mut theirs_err) = (0.0_f64, 0.0_f64);
     for ((c, o), (m, t)) in legs.iter().zip(&ours).zip(&theirs) {
-        let pole = glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
+        let pole = crowd_ik::glam::Vec3::from_slice(&c.limb.pole_ms[..3]);
         let (knee, end) = reference_two_bone(c.joint(0), c.joint(1), c.joint(2), c.limb.target(), pole);
         ours_err = ours_err.max(o.position(1).as_dvec3().distance(knee)).max(o.position(2).as_dvec3().distance(end));
         theirs_err =
@@ -259,7 +259,7 @@ fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
         .map(|c| {
             rebirth_ik::ChainBuf::new(
                 (0..c.joint_count()).map(|i| to_rebirth(c.joint(i))).collect(),
-                to_rebirth(glam::Vec3::from_slice(&c.target_ms[..3])),
+                to_rebirth(crowd_ik::glam::Vec3::from_slice(&c.target_ms[..3])),
             )
         })
         .collect();

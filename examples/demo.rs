@@ -3,8 +3,8 @@
 //!
 //! `cargo run --release --example demo`
 
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Quat, Vec3};
 
 fn main() -> Result<(), IkError> {
     // --- Two-bone: eight legs stepping onto ground of different heights. ---

@@ -7,10 +7,10 @@
 use std::time::{Duration, Instant};
 
 use crowd_ik::cpu::BatchJob;
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::gpu::{GpuChain, GpuSolver};
 use crowd_ik::{wgpu, SolvedChain};
 use crowd_ik_tools::workload;
-use glam::{Quat, Vec3};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(256 * 1024);

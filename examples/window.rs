@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::{Ground, Heightfield};
+use crowd_ik::glam::{Vec2, Vec3};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::wgpu;
 use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
-use glam::{Vec2, Vec3};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};

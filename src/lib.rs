@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use crowd_ik::prelude::*;
-//! use glam::{Quat, Vec3};
+//! use crowd_ik::glam::{Quat, Vec3};
 //!
 //! // A leg: hip, knee, ankle (model space); the knee points forward (+Z), so its hinge is −X.
 //! let joints = [Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 0.55, 0.05), Vec3::new(0.0, 0.1, 0.0)];
@@ -69,6 +69,18 @@ pub use records::{
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 pub use wgpu;
+
+/// The glam this crate's API speaks (`Vec3`, `Quat`, ...), re-exported so callers use the
+/// same version: 0.34 with the feature `glam-0-34` (the default), 0.33 with `glam-0-33`
+/// (Bevy 0.20's, whose `Vec3` and `Quat` then go straight into this API). With both on,
+/// 0.33 wins. Every module of the crate names it `glam`.
+#[cfg(feature = "glam-0-33")]
+pub extern crate glam033 as glam;
+/// The glam this crate's API speaks (see the `glam-0-33` variant of this item).
+#[cfg(all(feature = "glam-0-34", not(feature = "glam-0-33")))]
+pub extern crate glam034 as glam;
+#[cfg(not(any(feature = "glam-0-33", feature = "glam-0-34")))]
+compile_error!("crowd-ik needs a glam: enable the feature `glam-0-34` (default) or `glam-0-33`");
 
 /// Everything a caller usually needs.
 pub mod prelude {

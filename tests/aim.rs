@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Quat, Vec3};
 
 #[test]
 fn all_methods_point_the_forward_axis_at_the_target() {

@@ -4,9 +4,9 @@ mod common;
 
 use common::*;
 use crowd_ik::cpu::{fabrik, fabrik_with_mode, CpuPath, FabrikMode};
+use crowd_ik::glam::{DVec3, Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik::MAX_FABRIK_JOINTS;
-use glam::{DVec3, Quat, Vec3};
 
 fn random_chain(rng: &mut Rng, n: usize) -> (Vec<Vec3>, Vec<Quat>, f32) {
     let mut j = vec![Vec3::new(rng.range(-1.0, 1.0), rng.range(0.0, 1.0), rng.range(-1.0, 1.0))];

@@ -8,8 +8,8 @@ use common::Rng;
 use crowd_ik::bvh::{BipedSettings, Clip};
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 use crowd_ik::{ChainError, IkError};
-use glam::{Quat, Vec2, Vec3};
 
 fn solve(
     rig: &FootRig,

@@ -7,10 +7,10 @@ mod common;
 use crowd_ik::bvh::{BipedSettings, Clip};
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 use crowd_ik::IkError;
 use crowd_ik_tools::scene::{biped_rig, walk_pose, CYCLE, SPEED};
 use crowd_ik_tools::terrain::stairs;
-use glam::{Quat, Vec2, Vec3};
 
 /// One character's solved frame, in world space.
 #[derive(Clone, Copy, Debug, Default)]

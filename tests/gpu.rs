@@ -326,7 +326,7 @@ fn huge_swivel_and_twist_angles_match_cpu() {
     let mut three = Vec::new();
     for (i, &a) in angles.iter().cycle().take(200).enumerate() {
         let c = random_two_bone(&mut rng);
-        let north = glam::Vec3::new(0.3, 0.2, 1.0);
+        let north = crowd_ik::glam::Vec3::new(0.3, 0.2, 1.0);
         chains.push(if i % 2 == 0 { c.with_swivel(north, a) } else { c.with_twist(a) });
         let t = random_three_bone(&mut rng);
         three.push(if i % 2 == 0 { t.with_swivel(north, a) } else { t.with_twist(a) });
@@ -353,7 +353,7 @@ fn raw_records_match<C, const N: usize>(
     gpu: &mut GpuSolver,
     chains: &[C],
     cpu_solve: impl Fn(&[C], &mut [crowd_ik::SolvedChain<N>]),
-    joints: impl Fn(&C) -> Vec<glam::Vec3>,
+    joints: impl Fn(&C) -> Vec<crowd_ik::glam::Vec3>,
 ) where
     C: crowd_ik::gpu::GpuChain<Solved = crowd_ik::SolvedChain<N>> + std::fmt::Debug,
 {

@@ -10,9 +10,9 @@ use common::quat_angle;
 use common::Rng;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::GpuError;
-use glam::{Quat, Vec2, Vec3};
 
 /// Solves on both paths and compares.
 fn compare(

@@ -9,11 +9,11 @@ use common::gpu::device;
 use common::quat_angle;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
+use crowd_ik::glam::Vec2;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::GpuError;
 use crowd_ik::IkError;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
-use glam::Vec2;
 
 const LEG: f32 = 2.0 * crowd_ik_tools::scene::BONE;
 
@@ -259,9 +259,9 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
     let rig = rig.with_placement(Some(placement));
     let count = 1500;
     let mut rng = common::Rng(93);
-    let starts: Vec<(glam::Vec3, f32, f32)> = (0..count)
+    let starts: Vec<(crowd_ik::glam::Vec3, f32, f32)> = (0..count)
         .map(|k| {
-            let p = glam::Vec3::new(rng.range(-45.0, 45.0), 0.0, rng.range(-45.0, 45.0));
+            let p = crowd_ik::glam::Vec3::new(rng.range(-45.0, 45.0), 0.0, rng.range(-45.0, 45.0));
             (p, rng.range(-3.1, 3.1), if k % 7 == 3 { -rng.range(0.9, 1.1) } else { rng.range(0.9, 1.1) })
         })
         .collect();
@@ -277,8 +277,8 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
             .iter()
             .enumerate()
             .map(|(c, &(p, yaw, scale))| {
-                let q = glam::Quat::from_rotation_y(yaw);
-                let mut at = p + q * glam::Vec3::Z * (1.2 * t);
+                let q = crowd_ik::glam::Quat::from_rotation_y(yaw);
+                let mut at = p + q * crowd_ik::glam::Vec3::Z * (1.2 * t);
                 at.y = hf.sample(at.x, at.z).map_or(0.0, |(h, _)| h);
                 // A trot: diagonal pairs planted half of each 0.6 s cycle.
                 let phase = |l: usize| (t / 0.6 + (c % 5) as f32 * 0.13 + [0.0, 0.5, 0.5, 0.0][l]).fract();
@@ -296,7 +296,7 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
                     let reference = leg.joints[if matches!(leg.kind, LegKind::PseudoThreeBone { .. }) { 3 } else { 2 }];
                     let a = ch.to_world(pose[reference].position());
                     hf.sample(a.x, a.z)
-                        .map(|(h, n)| GroundHit::hit(glam::Vec3::new(a.x, h, a.z), n))
+                        .map(|(h, n)| GroundHit::hit(crowd_ik::glam::Vec3::new(a.x, h, a.z), n))
                         .filter(|_| !((30..40).contains(&frame) && c % 13 == 3))
                 })
             })

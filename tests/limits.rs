@@ -10,10 +10,10 @@ mod common;
 use common::gpu::{assert_matches, mismatches, solver};
 use common::{quat_angle, reflect, Rng};
 use crowd_ik::cpu::FabrikMode;
+use crowd_ik::glam::{DQuat, DVec3, Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik::records::limit;
 use crowd_ik::MAX_FABRIK_JOINTS;
-use glam::{DQuat, DVec3, Quat, Vec3};
 
 const PI: f32 = std::f32::consts::PI;
 const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];

@@ -3,8 +3,8 @@
 
 use crowd_ik::bvh::Clip;
 use crowd_ik::crowd::Heightfield;
+use crowd_ik::glam::Vec2;
 use crowd_ik::IkError;
-use glam::Vec2;
 
 fn bvh(frames: &str, values: &str) -> String {
     format!(

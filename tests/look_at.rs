@@ -9,8 +9,8 @@ mod common;
 use common::gpu::{assert_matches, solver};
 use common::*;
 use crowd_ik::cpu::{look_at, validate_look_at};
+use crowd_ik::glam::{DVec3, Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{DVec3, Quat, Vec3};
 
 /// A random look-at record: 1 to 4 joints, each parented to an earlier one or outside,
 /// random local axes and weights, limits on about half the joints (rest near the FK pose),

@@ -8,9 +8,9 @@ mod common;
 
 use common::*;
 use crowd_ik::cpu::CpuPath;
+use crowd_ik::glam::{Mat4, Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik::records::mirrored_rotation;
-use glam::{Mat4, Quat, Vec3};
 
 /// Parent transforms above the chain.
 fn parents() -> Vec<(&'static str, Mat4)> {

@@ -10,8 +10,8 @@ mod common;
 use common::gpu::{assert_matches, mismatches, solver};
 use common::*;
 use crowd_ik::cpu::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabrik};
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Quat, Vec3};
 
 /// A skeleton: each joint's parent and its offset in the parent's frame.
 struct Skeleton {

@@ -40,12 +40,12 @@ proptest! {
                     }
                     if s.reached() {
                         let length = c.joint(0).distance(c.joint(1)) + c.joint(1).distance(c.joint(2));
-                        let contact = s.position(2) + s.rotation(2) * glam::Vec3::from_slice(&c.effector_offset[..3]);
+                        let contact = s.position(2) + s.rotation(2) * crowd_ik::glam::Vec3::from_slice(&c.effector_offset[..3]);
                         let expected_contact = if c.limb.mode[2] & option::KEEP_END_ROTATION != 0 {
                             c.limb.target()
                         } else {
                             // The offset rotates with the end joint: only the end joint is exact.
-                            c.limb.target() - c.rotation(2) * glam::Vec3::from_slice(&c.effector_offset[..3]) + s.rotation(2) * glam::Vec3::from_slice(&c.effector_offset[..3])
+                            c.limb.target() - c.rotation(2) * crowd_ik::glam::Vec3::from_slice(&c.effector_offset[..3]) + s.rotation(2) * crowd_ik::glam::Vec3::from_slice(&c.effector_offset[..3])
                         };
                         prop_assert!(contact.distance(expected_contact) <= 2e-5 * length * c.limb.params[1].max(1.0));
                     }
@@ -85,7 +85,7 @@ proptest! {
             for i in 0..n - 1 {
                 let axis = (f.rotation(i).conjugate() * (f.joint(i + 1) - f.joint(i))).normalize();
                 let c = fs.correction(i);
-                prop_assert!(glam::Vec3::new(c.x, c.y, c.z).dot(axis).abs() < 1e-4, "bone {} rolls: {:?}", i, f);
+                prop_assert!(crowd_ik::glam::Vec3::new(c.x, c.y, c.z).dot(axis).abs() < 1e-4, "bone {} rolls: {:?}", i, f);
             }
         }
     }

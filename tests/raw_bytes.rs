@@ -47,7 +47,7 @@ fn agree_on_every_path<C: std::fmt::Debug, const N: usize>(
     chains: &[C],
     corrupted: &[bool],
     solve: impl Fn(&[C], CpuPath, &mut [crowd_ik::SolvedChain<N>]),
-    joints: impl Fn(&C) -> Vec<glam::Vec3>,
+    joints: impl Fn(&C) -> Vec<crowd_ik::glam::Vec3>,
 ) -> Result<(), TestCaseError> {
     let mut scalar = vec![crowd_ik::SolvedChain::<N>::default(); chains.len()];
     solve(chains, CpuPath::Scalar, &mut scalar);

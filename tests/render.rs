@@ -8,12 +8,12 @@ use common::gpu::in_ci;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::cpu::palette::{inverse_bind, palette};
 use crowd_ik::crowd::*;
+use crowd_ik::glam::{Mat4, Quat, Vec2, Vec3};
 use crowd_ik::gpu::adapter_from_env;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, FOOT_HEIGHT};
-use glam::{Mat4, Quat, Vec2, Vec3};
 
 const W: u32 = 400;
 const H: u32 = 400;

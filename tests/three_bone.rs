@@ -4,8 +4,8 @@ mod common;
 
 use common::*;
 use crowd_ik::cpu::three_bone;
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Quat, Vec3};
 
 fn solve(c: &ThreeBoneChain) -> ThreeBoneSolved {
     let mut s = ThreeBoneSolved::default();

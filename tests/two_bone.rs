@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use crowd_ik::cpu::two_bone;
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Quat, Vec3};
 use std::f32::consts::{FRAC_PI_2, PI};
 
 fn solve(c: &TwoBoneChain) -> TwoBoneSolved {

@@ -108,7 +108,10 @@ fn compare_three_bone(chains: &[ThreeBoneChain], path: CpuPath) -> (f32, f32) {
         let length: f32 = (0..3)
             .map(|j| c.joints_ms[j])
             .zip(1..4)
-            .map(|(a, k)| glam::Vec3::from_slice(&a[..3]).distance(glam::Vec3::from_slice(&c.joints_ms[k][..3])))
+            .map(|(a, k)| {
+                crowd_ik::glam::Vec3::from_slice(&a[..3])
+                    .distance(crowd_ik::glam::Vec3::from_slice(&c.joints_ms[k][..3]))
+            })
             .sum();
         for j in 0..4 {
             pos = pos.max(b.position(j).distance(s.position(j)) / length);

@@ -19,9 +19,9 @@ use std::time::Instant;
 mod placement;
 
 use crowd_ik::crowd::{foot, FootResult, Ground, JointPose};
+use crowd_ik::glam::Vec2;
 use crowd_ik::prelude::*;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
-use glam::Vec2;
 
 /// Sole height above the ground of planted feet (walk-cycle weight 1), before and after IK.
 #[derive(Default)]

@@ -2,9 +2,9 @@
 //! terraced hills (a module of examples/crowd).
 
 use crowd_ik::crowd::{foot, FootResult, Ground, Heightfield, JointPose};
+use crowd_ik::glam::{Vec2, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
-use glam::{Vec2, Vec3};
 
 /// What one mode did over the run.
 #[derive(Default)]

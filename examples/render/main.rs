@@ -15,13 +15,13 @@
 
 use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::Ground;
+use crowd_ik::glam::{Vec2, Vec3};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::gpu::GpuSolver;
 use crowd_ik_tools::image::png;
 use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
-use glam::{Vec2, Vec3};
 
 mod steps;
 

@@ -3,13 +3,13 @@
 
 use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::{CharacterInput, FootPlacement, FootResult, Ground, JointPose, PlantDetection};
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::gpu::GpuSolver;
 use crowd_ik_tools::image::png;
 use crowd_ik_tools::preview::{Camera, Preview};
 use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, CYCLE, FOOT_HEIGHT, SPEED};
-use glam::{Quat, Vec2, Vec3};
 use plotters::prelude::*;
 
 /// Frames per second of the run.

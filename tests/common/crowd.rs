@@ -3,7 +3,7 @@
 use super::Rng;
 use crowd_ik::bvh::to_model;
 use crowd_ik::crowd::*;
-use glam::{Quat, Vec2, Vec3};
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 
 pub const PELVIS: usize = 1;
 pub const LEFT: [usize; 4] = [4, 5, 6, 7];

@@ -3,9 +3,9 @@
 // `!(x <= tol)` is deliberate: a NaN difference must fail.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::gpu::GpuSolver;
 use crowd_ik::SolvedChain;
-use glam::{Quat, Vec3};
 
 /// `true` when the environment says we are in CI (`CI` set to anything but "", "0", "false").
 pub fn in_ci() -> bool {

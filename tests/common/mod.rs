@@ -6,8 +6,8 @@
 pub mod crowd;
 pub mod gpu;
 
+use crowd_ik::glam::{Mat3, Quat, Vec3};
 use crowd_ik::prelude::*;
-use glam::{Mat3, Quat, Vec3};
 
 /// SplitMix64: small, deterministic, good enough for test inputs.
 pub struct Rng(pub u64);
@@ -71,7 +71,7 @@ pub fn reachable_target(rng: &mut Rng, j: &[Vec3; 3]) -> Vec3 {
 /// ozz-animation's test parents: identity, translated, rotated, uniform scale, non-uniform
 /// scale, mirrored (and a combination). Linear part and translation.
 pub fn parents() -> Vec<(&'static str, Mat3, Vec3)> {
-    let rot = Mat3::from_quat(Quat::from_euler(glam::EulerRot::XYZ, 0.4, -1.1, 2.3));
+    let rot = Mat3::from_quat(Quat::from_euler(crowd_ik::glam::EulerRot::XYZ, 0.4, -1.1, 2.3));
     vec![
         ("identity", Mat3::IDENTITY, Vec3::ZERO),
         ("translated", Mat3::IDENTITY, Vec3::new(1.5, -2.0, 3.0)),

@@ -5,10 +5,10 @@
 //! `shaders/preview.wgsl` of `crowd-ik` (validated by its build, `gpu::shaders::PREVIEW_WGSL`).
 
 use crowd_ik::crowd::{Heightfield, JointPose};
+use crowd_ik::glam::{Mat4, Vec2, Vec3};
 use crowd_ik::gpu::buffers::{map_read, staging_buffer};
 use crowd_ik::gpu::{ErrorScopes, GpuError};
 use crowd_ik::wgpu;
-use glam::{Mat4, Vec2, Vec3};
 
 /// Colour format of the preview target (bytes come back as RGBA8).
 pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
@@ -55,9 +55,9 @@ impl Camera {
     /// A perspective camera at `eye` looking at `target` (Y up), `fov_y` radians.
     #[must_use]
     pub fn perspective(eye: Vec3, target: Vec3, fov_y: f32, aspect: f32) -> Self {
-        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
+        let view = crowd_ik::glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
         Self {
-            view_proj: glam::camera::rh::proj::directx::perspective(fov_y, aspect, 0.05, 500.0) * view,
+            view_proj: crowd_ik::glam::camera::rh::proj::directx::perspective(fov_y, aspect, 0.05, 500.0) * view,
             light_dir: Vec3::new(0.4, 1.0, 0.3).normalize(),
         }
     }
@@ -65,10 +65,10 @@ impl Camera {
     /// the centre to the top of the image.
     #[must_use]
     pub fn orthographic(eye: Vec3, target: Vec3, half_height: f32, aspect: f32) -> Self {
-        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
+        let view = crowd_ik::glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
         let (w, h) = (half_height * aspect, half_height);
         Self {
-            view_proj: glam::camera::rh::proj::directx::orthographic(-w, w, -h, h, 0.05, 500.0) * view,
+            view_proj: crowd_ik::glam::camera::rh::proj::directx::orthographic(-w, w, -h, h, 0.05, 500.0) * view,
             light_dir: Vec3::new(0.4, 1.0, 0.3).normalize(),
         }
     }

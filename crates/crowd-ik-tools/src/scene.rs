@@ -1,7 +1,7 @@
 //! Procedural scenes for examples, benchmarks and first tries without assets: a biped
 //! skeleton and its foot-IK rig, a walk cycle, and a crowd wandering over a heightfield.
 
-use glam::{Quat, Vec2, Vec3};
+use crowd_ik::glam::{Quat, Vec2, Vec3};
 
 use crate::workload::Rng;
 use crowd_ik::crowd::{CharacterInput, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};

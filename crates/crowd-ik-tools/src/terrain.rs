@@ -1,7 +1,7 @@
 //! Procedural terrain for demos, benchmarks and tests.
 
 use crowd_ik::crowd::Heightfield;
-use glam::Vec2;
+use crowd_ik::glam::Vec2;
 
 /// Rolling hills with bumps (wavelengths from ~6 m to ~90 m): a sum of sines,
 /// deterministic, about `amplitude` high.

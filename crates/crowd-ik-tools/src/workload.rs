@@ -2,7 +2,7 @@
 //! own) measures the same inputs: leg-like chains with about 10 % unreachable or
 //! near-singular targets (too far, too close, nearly straight limbs).
 
-use glam::{Quat, Vec3};
+use crowd_ik::glam::{Quat, Vec3};
 
 use crowd_ik::records::{FabrikChain, LimbBuilder, ThreeBoneChain, TwoBoneChain};
 
@@ -138,7 +138,7 @@ pub fn limited(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<crowd
 /// [`crate::scene::WalkingCrowd::new`]`(n, 90.0, 1)`.
 pub fn crowd_frame(placement: bool) -> (crowd_ik::crowd::Heightfield, crowd_ik::crowd::FootRig) {
     use crowd_ik::crowd::{FootPlacement, PlantDetection};
-    let terrain = crate::terrain::hills(glam::Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let terrain = crate::terrain::hills(crowd_ik::glam::Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let mut rig = crate::scene::biped_rig();
     if placement {
         let mut p = FootPlacement::default();
