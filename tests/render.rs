@@ -157,6 +157,68 @@ fn gpu_palette_equals_the_cpu_twin() {
     }
 }
 
+/// The world-space palette (renderers that skin in world space, e.g. Bevy): the GPU equals
+/// its CPU twin for characters moved, turned, scaled and mirrored, and a vertex skinned with
+/// it lands where the model-space palette puts it, carried into the world by the character.
+#[test]
+fn gpu_world_palette_equals_the_cpu_twin_and_carries_each_character_into_the_world() {
+    use crowd_ik::cpu::palette::palette_world;
+    use crowd_ik::wgpu::util::DeviceExt;
+    let Some((device, queue)) = device() else { return };
+    let (bind, _) = walk_pose(0.0);
+    let ib = inverse_bind(&bind);
+    let joints = ib.len();
+    let mut rng = common::Rng(31);
+    let characters: Vec<CharacterInput> = (0..37)
+        .map(|c| {
+            let ch = CharacterInput::new(rng.unit() * 40.0, rng.quat()).with_scale(rng.range(0.5, 2.0));
+            ch.with_mirrored(c % 3 == 0)
+        })
+        .collect();
+    let poses: Vec<JointPose> = (0..characters.len())
+        .flat_map(|_| {
+            let (pose, _) = walk_pose(rng.range(0.0, 1.0));
+            pose.into_iter()
+        })
+        .collect();
+    let pose_buf = device.create_buffer_init(&crowd_ik::wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(&poses),
+        usage: crowd_ik::wgpu::BufferUsages::STORAGE,
+    });
+    let char_buf = device.create_buffer_init(&crowd_ik::wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(&characters),
+        usage: crowd_ik::wgpu::BufferUsages::STORAGE,
+    });
+    let mut builder = PaletteBuilder::new(&device, &queue, &ib).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    builder.encode_world(&mut encoder, &pose_buf, &char_buf, characters.len()).unwrap();
+    queue.submit([encoder.finish()]);
+    let mut gpu = vec![Mat4::IDENTITY; poses.len()];
+    builder.read(&mut gpu).unwrap();
+    let mut cpu = vec![Mat4::IDENTITY; poses.len()];
+    palette_world(&poses, &characters, &ib, &mut cpu);
+    let mut model = vec![Mat4::IDENTITY; poses.len()];
+    palette(&poses, &ib, &mut model);
+    for (i, ((g, c), m)) in gpu.iter().zip(&cpu).zip(&model).enumerate() {
+        let ch = &characters[i / joints];
+        // Positions are tens of metres out: 1e-5 relative.
+        let tol = 1e-5 * (1.0 + Vec3::from_slice(&ch.root_ws[..3]).length());
+        for col in 0..4 {
+            assert!((g.col(col) - c.col(col)).abs().max_element() <= tol, "entry {i} column {col}: {g} vs {c}");
+        }
+        // A bind-pose vertex near joint i % joints.
+        let v = bind[i % joints].position() + Vec3::new(0.02, -0.03, 0.05);
+        let world = c.transform_point3(v);
+        let want = ch.to_world(m.transform_point3(v));
+        assert!(world.distance(want) <= tol, "entry {i}: {world} vs {want}");
+    }
+    // A buffer too small for the characters is an error, not a read past its end.
+    let mut encoder = device.create_command_encoder(&Default::default());
+    assert!(builder.encode_world(&mut encoder, &pose_buf, &char_buf, characters.len() + 1).is_err());
+}
+
 /// The GPU pose source samples a clip per character (own time offset) exactly like its CPU
 /// twin, here on Debian's CMU clip when installed, else on the procedural walk.
 #[test]

@@ -2,8 +2,8 @@
 
 use glam::{Mat4, Quat};
 
-use super::math::{finite_point, finite_rotation};
-use crate::crowd::JointPose;
+use super::math::{finite4, finite_point, finite_rotation};
+use crate::crowd::{CharacterInput, JointPose};
 use crate::records::v3;
 
 /// Writes `palette[c·J + j] = model matrix of joint j of character c × inverse_bind[j]`
@@ -12,10 +12,37 @@ use crate::records::v3;
 pub fn palette(poses: &[JointPose], inverse_bind: &[Mat4], palette: &mut [Mat4]) {
     let joints = inverse_bind.len();
     for (i, (p, out)) in poses.iter().zip(palette.iter_mut()).enumerate() {
-        let rotation = Quat::from_array(finite_rotation(p.rotation_ms));
-        let model = Mat4::from_rotation_translation(rotation, v3(finite_point(p.position_ms)));
-        *out = model * inverse_bind[i % joints];
+        *out = joint_matrix(p) * inverse_bind[i % joints];
     }
+}
+
+/// [`palette`] in world space: `palette[c·J + j] = world matrix of character c × model
+/// matrix of joint j × inverse_bind[j]`, the joint matrices of renderers that skin in world
+/// space (Bevy's `SkinUniforms`). The world matrix is the character's root transform
+/// ([`CharacterInput::to_world`] as a matrix: translation, rotation, uniform scale, a mirror
+/// for a negative scale; non-finite parts fall back to identity parts). `characters` holds
+/// at least `poses.len() / J` records.
+pub fn palette_world(poses: &[JointPose], characters: &[CharacterInput], inverse_bind: &[Mat4], palette: &mut [Mat4]) {
+    let joints = inverse_bind.len();
+    for (i, (p, out)) in poses.iter().zip(palette.iter_mut()).enumerate() {
+        *out = root_matrix(&characters[i / joints]) * (joint_matrix(p) * inverse_bind[i % joints]);
+    }
+}
+
+/// Model matrix of one joint pose (non-finite parts: identity parts).
+fn joint_matrix(p: &JointPose) -> Mat4 {
+    let rotation = Quat::from_array(finite_rotation(p.rotation_ms));
+    Mat4::from_rotation_translation(rotation, v3(finite_point(p.position_ms)))
+}
+
+/// A character's model → world matrix, as `shaders/palette.wgsl`'s `root_matrix`.
+fn root_matrix(ch: &CharacterInput) -> Mat4 {
+    let t = v3(finite_point([ch.root_ws[0], ch.root_ws[1], ch.root_ws[2], 1.0]));
+    let s = ch.root_ws[3];
+    let s = if !finite4([s; 4]) || s == 0.0 { 1.0 } else { s };
+    let m = Mat4::from_rotation_translation(Quat::from_array(finite_rotation(ch.root_rotation)), t);
+    let a = s.abs();
+    Mat4::from_cols(m.x_axis * (a * s.signum()), m.y_axis * a, m.z_axis * a, m.w_axis)
 }
 
 /// Inverse bind matrices of a bind (rest) pose in model space.

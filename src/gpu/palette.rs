@@ -1,6 +1,8 @@
 //! Skinning palettes on the GPU: model-space joint matrix × inverse bind matrix, per
 //! character and joint, written into a buffer a renderer binds in its vertex shader
-//! (the twin of [`crate::cpu::palette::palette`]).
+//! (the twin of [`crate::cpu::palette::palette`]); or in world space, with each character's
+//! root transform in front ([`PaletteBuilder::encode_world`], the twin of
+//! [`crate::cpu::palette::palette_world`]), for renderers that skin in world space.
 
 use glam::Mat4;
 
@@ -8,7 +10,7 @@ use super::buffers::{compute_pipeline, dispatch_size, map_read, staging_buffer, 
 use super::context::GpuContext;
 use super::error::GpuError;
 use super::shaders;
-use crate::crowd::JointPose;
+use crate::crowd::{CharacterInput, JointPose};
 
 /// Builds a skinning palette from a pose buffer (`JointPose` per joint, character-major,
 /// e.g. [`super::crowd::CrowdSolver::pose_output`]) inside the caller's encoder.
@@ -26,6 +28,9 @@ pub struct PaletteBuilder {
     joints: usize,
     palette: Option<(wgpu::Buffer, usize)>,
     bound: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The world-space entry point, built on first use.
+    world: Option<(wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+    bound_world: Option<([wgpu::Buffer; 2], wgpu::BindGroup)>,
     count: usize,
     staging: Option<wgpu::Buffer>,
 }
@@ -65,6 +70,8 @@ impl PaletteBuilder {
             joints: inverse_bind.len(),
             palette: None,
             bound: None,
+            world: None,
+            bound_world: None,
             count: 0,
             staging: None,
         })
@@ -77,6 +84,37 @@ impl PaletteBuilder {
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         poses: &wgpu::Buffer,
+        characters: usize,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        self.encode_with(encoder, poses, None, characters)
+    }
+
+    /// [`PaletteBuilder::encode`] in world space: each character's matrices get its root
+    /// transform in front (`root_inputs`: its `CharacterInput` records, e.g.
+    /// [`super::crowd::CrowdSolver::characters_buffer`]; translation, rotation, uniform scale,
+    /// a mirror for a negative scale). These are the joint matrices of renderers that skin
+    /// in world space, as Bevy does (`joint global transform × inverse bind pose`).
+    pub fn encode_world(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        poses: &wgpu::Buffer,
+        root_inputs: &wgpu::Buffer,
+        characters: usize,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        if root_inputs.size() < (characters * std::mem::size_of::<CharacterInput>()) as u64 {
+            return Err(GpuError::Input(crate::IkError::FrameMismatch(format!(
+                "character buffer of {} bytes for {characters} characters",
+                root_inputs.size()
+            ))));
+        }
+        self.encode_with(encoder, poses, Some(root_inputs), characters)
+    }
+
+    fn encode_with(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        poses: &wgpu::Buffer,
+        root_inputs: Option<&wgpu::Buffer>,
         characters: usize,
     ) -> Result<&wgpu::Buffer, GpuError> {
         let entries = characters * self.joints;
@@ -98,21 +136,48 @@ impl PaletteBuilder {
             });
             self.palette = Some((buffer, cap));
             self.bound = None;
+            self.bound_world = None;
         }
         let (palette, _) = self.palette.as_ref().expect("just made");
-        if self.bound.as_ref().is_none_or(|(b, _)| b != poses) {
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("palette"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: poses.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: self.inverse_bind.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: palette.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: self.params.as_entire_binding() },
-                ],
-            });
-            self.bound = Some((poses.clone(), bind_group));
-        }
+        let base = [
+            wgpu::BindGroupEntry { binding: 0, resource: poses.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: self.inverse_bind.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: palette.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: self.params.as_entire_binding() },
+        ];
+        let (pipeline, bind_group) = match root_inputs {
+            None => {
+                if self.bound.as_ref().is_none_or(|(b, _)| b != poses) {
+                    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("palette"),
+                        layout: &self.layout,
+                        entries: &base,
+                    });
+                    self.bound = Some((poses.clone(), bind_group));
+                }
+                (&self.pipeline, &self.bound.as_ref().expect("just bound").1)
+            }
+            Some(roots) => {
+                let (pipeline, layout) = self.world.get_or_insert_with(|| {
+                    compute_pipeline(device, "palette world", shaders::PALETTE_WGSL, "palette_world")
+                });
+                if self.bound_world.as_ref().is_none_or(|([p, r], _)| p != poses || r != roots) {
+                    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("palette world"),
+                        layout,
+                        entries: &[
+                            base[0].clone(),
+                            base[1].clone(),
+                            base[2].clone(),
+                            base[3].clone(),
+                            wgpu::BindGroupEntry { binding: 4, resource: roots.as_entire_binding() },
+                        ],
+                    });
+                    self.bound_world = Some(([poses.clone(), roots.clone()], bind_group));
+                }
+                (&*pipeline, &self.bound_world.as_ref().expect("just bound").1)
+            }
+        };
         let groups =
             dispatch_size(entries, shaders::PALETTE_WORKGROUP_SIZE[0], self.context.max_workgroups_per_dimension());
         let params = DispatchParams { joints: self.joints as u32, ..DispatchParams::new(entries, groups) };
@@ -120,8 +185,8 @@ impl PaletteBuilder {
         if entries > 0 {
             let mut pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("palette"), timestamp_writes: None });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &self.bound.as_ref().expect("just bound").1, &[]);
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind_group, &[]);
             pass.dispatch_workgroups(groups[0], groups[1], 1);
         }
         self.count = characters;
