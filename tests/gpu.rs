@@ -149,7 +149,17 @@ fn folded_fabrik_chains_match_cpu() {
 #[test]
 fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     let Some(mut gpu) = solver() else { return };
+    assert_eq!(gpu.prepared(Kind::Fabrik), Vec::<usize>::new(), "FABRIK is built on demand");
     gpu.prepare_fabrik([4, 8, 0]).unwrap();
+    assert_eq!(gpu.prepared(Kind::Fabrik), vec![0, 4, 8]);
+    // Every kind can be built ahead of time; the one-pipeline kinds ignore the counts.
+    gpu.prepare(Kind::LookAt, []).unwrap();
+    gpu.prepare(Kind::MultiFabrik, [3]).unwrap();
+    gpu.prepare(Kind::Ccd, [2, 99]).unwrap();
+    assert_eq!(gpu.prepared(Kind::LookAt), vec![0]);
+    assert_eq!(gpu.prepared(Kind::MultiFabrik), vec![0]);
+    assert_eq!(gpu.prepared(Kind::Ccd), vec![0, 2]);
+    assert_eq!(gpu.prepared(Kind::TwoBone), vec![0], "two-bone is built with the solver");
     let mut rng = Rng(3500);
     let mut chains: Vec<FabrikChain> = (0..3000)
         .map(|_| {

@@ -77,7 +77,7 @@ impl GpuSolver {
 
     /// A solver on a shared context. Builds the two-bone and three-bone pipelines; FABRIK's,
     /// one per joint count, are built by the first upload that needs them (or ahead of time
-    /// by [`GpuSolver::prepare_fabrik`]). Buffers are made on the first upload.
+    /// by [`GpuSolver::prepare`]). Buffers are made on the first upload.
     pub fn with_context(context: &GpuContext) -> Result<Self, GpuError> {
         let device = context.device();
         let scope = context.error_scopes();
@@ -126,12 +126,34 @@ impl GpuSolver {
     /// them does not pay for compiling them (a shader compile can take milliseconds to
     /// seconds, depending on the driver). Counts outside `2..=MAX_FABRIK_JOINTS` build the
     /// error kernel. Uploads build what they need anyway; this only moves the cost.
+    /// Same as [`GpuSolver::prepare`]`(Kind::Fabrik, joint_counts)`.
     pub fn prepare_fabrik(&mut self, joint_counts: impl IntoIterator<Item = usize>) -> Result<(), GpuError> {
+        self.prepare(Kind::Fabrik, joint_counts)
+    }
+
+    /// Builds the pipelines of `kind` now (at load time), so no frame pays for compiling
+    /// them: for the kinds built per joint count (FABRIK, constrained FABRIK, CCD) the
+    /// variants of these joint counts (a count outside `2..=MAX_FABRIK_JOINTS` builds the
+    /// error kernel), for the others their one pipeline (`joint_counts` is ignored). The
+    /// limited kernels' variants take seconds each to compile on lavapipe.
+    pub fn prepare(&mut self, kind: Kind, joint_counts: impl IntoIterator<Item = usize>) -> Result<(), GpuError> {
         self.context.check_lost()?;
-        let mask = joint_counts.into_iter().fold(0u32, |m, n| m | 1 << fabrik_variant(n));
+        let mask = if kind.variants() == 1 {
+            1
+        } else {
+            joint_counts.into_iter().fold(0u32, |m, n| m | 1 << fabrik_variant(n))
+        };
         let scope = self.context.error_scopes();
-        build_variants(self.context.device(), Kind::Fabrik, &mut self.kinds[Kind::Fabrik as usize], mask);
+        build_variants(self.context.device(), kind, &mut self.kinds[kind as usize], mask);
         scope.pop()
+    }
+
+    /// The variants of `kind` whose pipelines are built: joint counts for the kinds built
+    /// per joint count (0 = the error kernel), `[0]` for the others once built.
+    #[must_use]
+    pub fn prepared(&self, kind: Kind) -> Vec<usize> {
+        let k = &self.kinds[kind as usize];
+        (0..k.pipelines.len()).filter(|&v| k.pipelines[v].is_some()).collect()
     }
 
     /// Caps the bytes of one storage segment below the device's binding limit. Meant for
