@@ -50,6 +50,7 @@ var<private> parent: array<u32, T>;
 var<private> bone: array<vec3<f32>, T>;
 var<private> len: array<f32, T>;
 var<private> below: array<f32, T>;
+var<private> active_children: array<u32, T>;
 var<private> effector: array<u32, T>;
 var<private> first_child: array<u32, T>;
 var<private> next_sibling: array<u32, T>;
@@ -103,6 +104,7 @@ fn setup(i: u32, n: u32, total: ptr<function, f32>) -> u32 {
         first_child[k] = NONE;
         next_sibling[k] = NONE;
         below[k] = 0.0;
+        active_children[k] = 0u;
         bone[k] = vec3<f32>(0.0);
         len[k] = 0.0;
     }
@@ -136,6 +138,7 @@ fn setup(i: u32, n: u32, total: ptr<function, f32>) -> u32 {
         }
         if (j > 0u) {
             below[parent[j]] += below[j];
+            active_children[parent[j]] += select(0u, 1u, below[j] > 0.0);
         }
     }
     var sum = 0.0;
@@ -170,9 +173,14 @@ fn backward(i: u32, n: u32, eps2: f32) {
         }
         q[j] = sum / ws;
         let par = parent[j];
-        let now = normalize_or(p[par] - p[j], -bone[j] / len[j], eps2);
-        let back = normalize_or(p[par] - q[j], now, eps2);
-        acc[par] += (q[j] + back * len[j]) * below[j];
+        var ask: vec3<f32>;
+        if (active_children[par] > 1u) {
+            ask = q[j] - quat_rotate(d[par], bone[j]);
+        } else {
+            let now = normalize_or(p[par] - p[j], -bone[j] / len[j], eps2);
+            ask = q[j] + normalize_or(p[par] - q[j], now, eps2) * len[j];
+        }
+        acc[par] += ask * below[j];
         wacc[par] += below[j];
     }
 }

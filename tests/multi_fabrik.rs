@@ -119,7 +119,7 @@ fn assert_consistent(c: &MultiFabrikChain, s: &MultiFabrikSolved) {
 
 #[test]
 fn reachable_targets_are_reached_on_a_humanoid_and_a_quadruped() {
-    for (name, skel, floor) in [("upper body", upper_body(), 0.85), ("quadruped", quadruped(), 0.75)] {
+    for (name, skel, floor) in [("upper body", upper_body(), 0.9), ("quadruped", quadruped(), 0.75)] {
         let mut rng = Rng(11);
         let (mut reached, mut errors) = (0, vec![]);
         let trials = 2000;

@@ -6,8 +6,9 @@
 //! - **Backward** (tips to root, reverse record order): an effector joint goes to its
 //!   target; every other joint on a path to an effector goes to the weighted centroid of
 //!   the positions its active children ask for (each child's new position pulled back
-//!   toward the joint's current one by the bone's length), weighted by the total effector
-//!   weight below each child. A joint that is itself an effector and has effectors below
+//!   toward the joint's current one by the bone's length; for a sub-base, whose bones turn
+//!   together, the child's new position minus its bone as the sub-base's current turn
+//!   holds it), weighted by the total effector weight below each child. A joint that is itself an effector and has effectors below
 //!   averages its target with them.
 //! - **Forward** (root to tips, record order): the root stays at its FK position; each
 //!   joint turns rigidly (its children keep their FK offsets in its frame) by the rotation
@@ -87,6 +88,8 @@ struct Tree {
     below: [f32; MAX_TREE_JOINTS],
     /// The effector on each joint, `NONE` if none.
     effector: [usize; MAX_TREE_JOINTS],
+    /// Children on a path to an effector, per joint (2 or more: a sub-base).
+    active: [u32; MAX_TREE_JOINTS],
     first_child: [usize; MAX_TREE_JOINTS],
     next_sibling: [usize; MAX_TREE_JOINTS],
     total: f32,
@@ -112,6 +115,7 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
         len: [0.0; MAX_TREE_JOINTS],
         below: [0.0; MAX_TREE_JOINTS],
         effector: [NONE; MAX_TREE_JOINTS],
+        active: [0; MAX_TREE_JOINTS],
         first_child: [NONE; MAX_TREE_JOINTS],
         next_sibling: [NONE; MAX_TREE_JOINTS],
         total: 0.0,
@@ -155,6 +159,7 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
         if j > 0 {
             let w = t.below[j];
             t.below[t.parent[j]] += w;
+            t.active[t.parent[j]] += u32::from(w > 0.0);
         }
     }
     for j in 1..n {
@@ -171,8 +176,18 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
 }
 
 /// The backward pass: new positions `q` of the joints on paths to effectors, from the
-/// current positions `p`.
-fn backward(t: &Tree, ch: &MultiFabrikChain, p: &[Vec3; MAX_TREE_JOINTS], q: &mut [Vec3; MAX_TREE_JOINTS], eps2: f32) {
+/// current positions `p` and total deltas `d`. A child asks its parent to move to where
+/// the bone between them reaches back from the child's new position: along the line to the
+/// parent's current position (FABRIK), or, for a sub-base (two or more active children,
+/// whose bones turn together), by the bone as the sub-base's current turn holds it.
+fn backward(
+    t: &Tree,
+    ch: &MultiFabrikChain,
+    p: &[Vec3; MAX_TREE_JOINTS],
+    d: &[Quat; MAX_TREE_JOINTS],
+    q: &mut [Vec3; MAX_TREE_JOINTS],
+    eps2: f32,
+) {
     let mut acc = [Vec3::ZERO; MAX_TREE_JOINTS];
     let mut wacc = [0.0_f32; MAX_TREE_JOINTS];
     for j in (1..t.n).rev() {
@@ -187,9 +202,13 @@ fn backward(t: &Tree, ch: &MultiFabrikChain, p: &[Vec3; MAX_TREE_JOINTS], q: &mu
         }
         q[j] = sum / ws;
         let par = t.parent[j];
-        let now = normalize_or(p[par] - p[j], -t.bone[j] / t.len[j], eps2);
-        let back = normalize_or(p[par] - q[j], now, eps2);
-        acc[par] += (q[j] + back * t.len[j]) * t.below[j];
+        let ask = if t.active[par] > 1 {
+            q[j] - d[par] * t.bone[j]
+        } else {
+            let now = normalize_or(p[par] - p[j], -t.bone[j] / t.len[j], eps2);
+            q[j] + normalize_or(p[par] - q[j], now, eps2) * t.len[j]
+        };
+        acc[par] += ask * t.below[j];
         wacc[par] += t.below[j];
     }
 }
@@ -291,7 +310,7 @@ fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -
     let mut d = [Quat::IDENTITY; MAX_TREE_JOINTS];
     let mut last = f32::INFINITY;
     for _ in 0..ch.mode[1] {
-        backward(&t, ch, &p, &mut q, eps2);
+        backward(&t, ch, &p, &d, &mut q, eps2);
         forward(&t, &q, &mut p, &mut d, eps2);
         if mode == FabrikMode::Converge {
             let err = effector_error(&t, ch, &p);
