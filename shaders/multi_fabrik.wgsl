@@ -94,7 +94,7 @@ fn setup(i: u32, n: u32, total: ptr<function, f32>) -> u32 {
     if (!ranged) {
         return ERR_OUT_OF_RANGE;
     }
-    if (mode.w == 0u || mode.w > MAX_EFFECTORS || mode.y > MAX_FABRIK_ITERATIONS || mode.z != 0u
+    if (mode.w == 0u || mode.w > MAX_EFFECTORS || mode.y > MAX_FABRIK_ITERATIONS || (mode.z & ~OPT_KEEP_ROOT_ROTATION) != 0u
         || !(params.x >= 0.0) || params.z != 0.0 || params.w != 0.0) {
         return ERR_INVALID_PARAMETER;
     }
@@ -186,7 +186,7 @@ fn backward(i: u32, n: u32, eps2: f32) {
 }
 
 // cpu::multi_fabrik::forward.
-fn forward(n: u32, eps2: f32) {
+fn forward(n: u32, keep_root: bool, eps2: f32) {
     for (var j = 0u; j < n; j++) {
         var d_par = Q_IDENTITY;
         if (j > 0u) {
@@ -211,7 +211,7 @@ fn forward(n: u32, eps2: f32) {
             c = next_sibling[c];
         }
         var dj = d_par;
-        if (n_active > 0u) {
+        if (n_active > 0u && !(j == 0u && keep_root)) {
             if (!(dot(a, a) > eps2 && dot(b, b) > eps2)) {
                 a = quat_rotate(d_par, bone[first]);
                 b = normalize_or(q[first] - p[j], a / len[first], eps2) * len[first];
@@ -271,7 +271,7 @@ fn solve(i: u32) -> u32 {
     let iterations = chains[i].mode.y;
     for (var it = 0u; it < iterations; it++) {
         backward(i, n, eps2);
-        forward(n, eps2);
+        forward(n, (chains[i].mode.z & OPT_KEEP_ROOT_ROTATION) != 0u, eps2);
     }
     // Finishing (weights, pose rebuilt from the deltas); dw and pw reuse q and an array.
     clear_past_tree(i, n);

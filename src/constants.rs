@@ -44,6 +44,9 @@ shared_constants! {
     OPT_UP_TARGET: u32 = 32;
     /// Look-at only: build each aim as the shortest arc from the current forward axis.
     OPT_SHORTEST_ARC: u32 = 64;
+    /// Multi-effector FABRIK only: the root keeps its FK rotation (a pelvis the animation
+    /// drives); only the joints below it turn.
+    OPT_KEEP_ROOT_ROTATION: u32 = 128;
     /// Most joints in a look-at record.
     MAX_LOOK_AT_JOINTS: u32 = 4;
     /// Most joints in a multi-effector FABRIK tree.

@@ -119,15 +119,22 @@ fn assert_consistent(c: &MultiFabrikChain, s: &MultiFabrikSolved) {
 
 #[test]
 fn reachable_targets_are_reached_on_a_humanoid_and_a_quadruped() {
-    for (name, skel, floor) in [("upper body", upper_body(), 0.9), ("quadruped", quadruped(), 0.75)] {
+    for (name, skel, keep_root, floor) in [
+        ("upper body", upper_body(), false, 0.9),
+        ("quadruped", quadruped(), false, 0.75),
+        ("quadruped, root rotation kept", quadruped(), true, 0.95),
+    ] {
         let mut rng = Rng(11);
         let (mut reached, mut errors) = (0, vec![]);
         let trials = 2000;
         for _ in 0..trials {
-            let c = reachable(&mut rng, &skel, 64).with_precision(1e-3);
+            let c = reachable(&mut rng, &skel, 64).with_precision(1e-3).with_keep_root_rotation(keep_root);
             let s = solve(&c);
             assert_eq!(s.error(), None);
             assert_consistent(&c, &s);
+            if keep_root {
+                assert!(quat_angle(s.correction(0), Quat::IDENTITY) < 1e-6, "the root turned");
+            }
             let err = worst_effector(&c, &s) / total_length(&c);
             errors.push(err);
             if s.reached() {
@@ -303,6 +310,7 @@ fn random_tree(rng: &mut Rng) -> MultiFabrikChain {
                 .to_array();
         }
     }
+    let c = c.with_keep_root_rotation(rng.below(4) == 0);
     match rng.below(10) {
         0 => c.with_weight(rng.range(-0.5, 1.0)),
         _ => c,

@@ -17,7 +17,8 @@
 //!   children, the twist about that sum that best aligns each bone (exact least squares
 //!   for the twist, faded out where the bones lie along the axis and the fit is rounding
 //!   noise). With one active child this is plain FABRIK's forward step. Joints on
-//!   no path to an effector, and effectors with nothing below, keep their parent's turn.
+//!   no path to an effector, and effectors with nothing below, keep their parent's turn;
+//!   with `KEEP_ROOT_ROTATION` the root keeps its FK rotation.
 //!
 //! The rotations come out of the forward pass itself, so positions, rotations and local
 //! corrections agree exactly, and no bone gains roll about its own axis where it has one
@@ -70,7 +71,7 @@ pub fn multi_fabrik_with_mode(chain: &MultiFabrikChain, mode: FabrikMode, out: &
 /// ([`ChainError::JointCount`]); joints finite, unit rotations, within range; targets and
 /// parameters finite ([`ChainError::NonFinite`]) and targets within range
 /// ([`ChainError::OutOfRange`]); 1 to 4 effectors on distinct non-root joints with weights
-/// in `[1e-6, 1e6]`, parents before children, iterations ≤ 4096, precision ≥ 0, option bits and
+/// in `[1e-6, 1e6]`, parents before children, iterations ≤ 4096, precision ≥ 0, unknown option bits and
 /// `params.zw` zero ([`ChainError::InvalidParameter`]); every bone longer than 1e-4 of the
 /// tree's total length ([`ChainError::ZeroLengthBone`]; `MIN_TREE_BONE`).
 pub fn validate_multi_fabrik(chain: &MultiFabrikChain) -> Result<(), ChainError> {
@@ -123,7 +124,7 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
     let bad_settings = ch.effector_count() == 0
         || ch.effector_count() > MAX_EFFECTORS
         || ch.mode[1] > MAX_FABRIK_ITERATIONS
-        || ch.mode[2] != 0
+        || ch.mode[2] & !MultiFabrikChain::KEEP_ROOT_ROTATION != 0
         || !(ch.params[0] >= 0.0)
         || ch.params[2] != 0.0
         || ch.params[3] != 0.0;
@@ -216,6 +217,7 @@ fn backward(
 /// The forward pass: each joint's total model-space delta `d` and position `p`, root first.
 fn forward(
     t: &Tree,
+    keep_root: bool,
     q: &[Vec3; MAX_TREE_JOINTS],
     p: &mut [Vec3; MAX_TREE_JOINTS],
     d: &mut [Quat; MAX_TREE_JOINTS],
@@ -240,7 +242,7 @@ fn forward(
             c = t.next_sibling[c];
         }
         let mut dj = d_par;
-        if active > 0 {
+        if active > 0 && !(j == 0 && keep_root) {
             if !(a.length_squared() > eps2 && b.length_squared() > eps2) {
                 // The bones cancel out (e.g. two opposite legs): steer by the first one.
                 a = d_par * t.bone[first];
@@ -311,7 +313,7 @@ fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -
     let mut last = f32::INFINITY;
     for _ in 0..ch.mode[1] {
         backward(&t, ch, &p, &d, &mut q, eps2);
-        forward(&t, &q, &mut p, &mut d, eps2);
+        forward(&t, ch.mode[2] & MultiFabrikChain::KEEP_ROOT_ROTATION != 0, &q, &mut p, &mut d, eps2);
         if mode == FabrikMode::Converge {
             let err = effector_error(&t, ch, &p);
             if err <= precision || (last - err).abs() < 1e-7 * t.total {

@@ -39,8 +39,8 @@ pub struct MultiFabrikChain {
     /// converge mode stops there), `y` = weight (0..1, nlerp of every correction from
     /// identity), `zw` = 0.
     pub params: [f32; 4],
-    /// `x` = joint count (2..=32), `y` = iterations (≤ 4096), `z` = option bits (none
-    /// yet: 0), `w` = effector count (1..=4).
+    /// `x` = joint count (2..=32), `y` = iterations (≤ 4096), `z` = option bits
+    /// ([`MultiFabrikChain::KEEP_ROOT_ROTATION`]), `w` = effector count (1..=4).
     pub mode: [u32; 4],
 }
 assert_layout!(
@@ -60,6 +60,11 @@ pub type MultiFabrikSolved = SolvedChain<MAX_TREE_JOINTS>;
 assert_layout!(MultiFabrikSolved, 1552, positions_ms == 0, rotations_ms == 512, corrections == 1024, status == 1536);
 
 impl MultiFabrikChain {
+    /// Option bit: the root keeps its FK rotation (a pelvis or hips the animation drives);
+    /// only the joints below it turn. A quadruped whose hind legs hang from the root then
+    /// cannot swing its hips away from their targets to follow the spine.
+    pub const KEEP_ROOT_ROTATION: u32 = c::OPT_KEEP_ROOT_ROTATION;
+
     /// A tree from its FK joints (positions, rotations, parents: `parents[0]` is ignored)
     /// with no effectors, `iterations` iterations, precision 1e-4, weight 1. Joints past
     /// [`MAX_TREE_JOINTS`] are dropped (the count is kept, so the record reports
@@ -95,6 +100,18 @@ impl MultiFabrikChain {
     #[must_use]
     pub fn with_weight(mut self, weight: f32) -> Self {
         self.params[1] = weight;
+        self
+    }
+
+    /// Keeps the root's FK rotation ([`MultiFabrikChain::KEEP_ROOT_ROTATION`]) or lets the
+    /// solver turn it (the default).
+    #[must_use]
+    pub fn with_keep_root_rotation(mut self, keep: bool) -> Self {
+        if keep {
+            self.mode[2] |= Self::KEEP_ROOT_ROTATION;
+        } else {
+            self.mode[2] &= !Self::KEEP_ROOT_ROTATION;
+        }
         self
     }
 
