@@ -1,0 +1,257 @@
+//! Walkers on hills in a Bevy window, their feet planted by crowd-ik on Bevy's own GPU.
+//!
+//! ```sh
+//! cargo +nightly run --release --ignore-rust-version --features window --example bevy_crowd -- [characters] [--joints] [--frames N]
+//! ```
+//!
+//! `I` toggles IK, `T` the IK pass's GPU timing; the overlay shows frames per second, frame
+//! time, the plugin's CPU time (extract + render world) and the IK pass's GPU time.
+//! By default every walker plays the procedural walk through the GPU clip sampler (nothing
+//! per joint on the CPU); `--joints` animates the joint entities on the CPU instead and the
+//! plugin reads their `GlobalTransform`s. `--frames N` quits after N frames and prints the
+//! averages.
+
+use std::f32::consts::{PI, TAU};
+use std::sync::Arc;
+
+use bevy::app::AppExit;
+use bevy::prelude::*;
+use bevy::render::view::Tonemapping;
+
+use bevy_crowd_ik::crowd_ik::crowd::{Ground, Heightfield, JointPose};
+use bevy_crowd_ik::mesh::{box_mesh, heightfield_mesh, inverse_bindposes, local_transforms, spawn_skinned, SkinnedBox};
+use bevy_crowd_ik::{CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkPlugin, GpuClip, PoseSource};
+use crowd_ik_tools::scene::{biped_boxes, biped_parents, biped_rig, walk_pose, CYCLE, SPEED};
+use crowd_ik_tools::terrain::hills;
+
+/// Half the side of the square the crowd walks on.
+const HALF: f32 = 30.0;
+/// Frames of the walk clip per cycle.
+const CLIP_FRAMES: usize = 33;
+
+#[derive(Resource)]
+struct Options {
+    frames: Option<u64>,
+    joints: bool,
+}
+
+#[derive(Resource)]
+struct Terrain(Heightfield);
+
+#[derive(Component)]
+struct Walker {
+    position: Vec2,
+    heading: f32,
+}
+
+#[derive(Component)]
+struct Overlay;
+
+#[derive(Resource, Default)]
+struct Stats {
+    frames: u64,
+    frame_ms: f64,
+    plugin_ms: f64,
+    sum_frame_ms: f64,
+    sum_plugin_ms: f64,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
+    let frames = args.iter().position(|a| a == "--frames").and_then(|i| args.get(i + 1)?.parse().ok());
+    let joints = args.iter().any(|a| a == "--joints");
+    let terrain = hills(Vec2::splat(-HALF - 2.0), 0.5, 129, 129, 0.6);
+    let poses = if joints {
+        PoseSource::Joints
+    } else {
+        // The procedural walk as a looping clip of local transforms.
+        let local = (0..CLIP_FRAMES)
+            .flat_map(|k| {
+                let pose = walk_pose(TAU * k as f32 / CLIP_FRAMES as f32).0;
+                local_transforms(&pose, &biped_parents()).into_iter().map(|t| JointPose::new(t.translation, t.rotation))
+            })
+            .collect();
+        PoseSource::Clip(Arc::new(GpuClip {
+            local,
+            parents: biped_parents(),
+            frame_time: CYCLE / CLIP_FRAMES as f32,
+        }))
+    };
+    let mut settings = CrowdIk::new(biped_rig(), Ground::Heightfield(terrain.clone()), poses);
+    settings.gpu_timing = true;
+    App::new()
+        .add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window { title: "crowd-ik in Bevy".into(), ..default() }),
+            ..default()
+        }))
+        .add_plugins(CrowdIkPlugin)
+        .insert_resource(settings)
+        .insert_resource(Terrain(terrain))
+        .insert_resource(Options { frames, joints })
+        .init_resource::<Stats>()
+        .add_systems(Startup, move |commands: Commands, meshes: ResMut<Assets<Mesh>>, materials: ResMut<Assets<StandardMaterial>>, ibp: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>, terrain: Res<Terrain>| {
+            setup(commands, meshes, materials, ibp, terrain, count)
+        })
+        .add_systems(Update, (walk, animate_joints, keys, overlay, quit))
+        .run();
+}
+
+fn setup(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+    terrain: Res<Terrain>,
+    count: usize,
+) {
+    commands.spawn((
+        Camera3d::default(),
+        Tonemapping::Reinhard,
+        Transform::from_xyz(0.0, 14.0, 26.0).looking_at(Vec3::new(0.0, 0.0, 4.0), Vec3::Y),
+    ));
+    commands.spawn((
+        DirectionalLight { illuminance: 8000.0, shadow_maps_enabled: false, ..default() },
+        Transform::from_xyz(4.0, 10.0, 6.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.spawn((
+        Mesh3d(meshes.add(heightfield_mesh(&terrain.0))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(0.35, 0.5, 0.3),
+            perceptual_roughness: 0.9,
+            ..default()
+        })),
+    ));
+    commands.spawn((
+        Text::new(""),
+        Node { position_type: PositionType::Absolute, top: px(8.0), left: px(8.0), ..default() },
+        Overlay,
+    ));
+    let bind = walk_pose(0.0).0;
+    let boxes: Vec<SkinnedBox> = biped_boxes(&bind)
+        .into_iter()
+        .map(|b| SkinnedBox { joint: b.joint, from: b.from, to: b.to, half_width: b.half_width })
+        .collect();
+    let mesh = meshes.add(box_mesh(&boxes));
+    let material = materials.add(StandardMaterial { base_color: Color::srgb(0.85, 0.45, 0.2), ..default() });
+    let ibp = bindposes.add(inverse_bindposes(&bind));
+    let mut rng = crowd_ik_tools::workload::Rng::new(7);
+    for _ in 0..count {
+        let position = Vec2::new(rng.range(-HALF, HALF), rng.range(-HALF, HALF));
+        let heading = rng.range(-PI, PI);
+        let character = CrowdIkCharacter { clip_offset: rng.range(0.0, CYCLE), ..default() };
+        let extra = (
+            Mesh3d(mesh.clone()),
+            MeshMaterial3d(material.clone()),
+            character,
+            Walker { position, heading },
+        );
+        spawn_skinned(&mut commands, Transform::IDENTITY, &bind, &biped_parents(), ibp.clone(), extra);
+    }
+}
+
+/// Root motion along each walker's heading, turning back at the edges; the root on the
+/// ground under it, the foot weights from the walk phase.
+fn walk(time: Res<Time>, terrain: Res<Terrain>, mut walkers: Query<(&mut Walker, &mut Transform, &mut CrowdIkCharacter)>) {
+    let dt = time.delta_secs();
+    let t = time.elapsed_secs_wrapped();
+    for (mut w, mut transform, mut character) in &mut walkers {
+        let step = Vec2::new(w.heading.sin(), w.heading.cos()) * SPEED * dt;
+        w.position += step;
+        if w.position.x.abs() > HALF || w.position.y.abs() > HALF {
+            w.heading += PI;
+            w.position = w.position.clamp(Vec2::splat(-HALF), Vec2::splat(HALF));
+        }
+        let y = terrain.0.sample(w.position.x, w.position.y).map_or(0.0, |(y, _)| y);
+        *transform = Transform::from_xyz(w.position.x, y, w.position.y).with_rotation(Quat::from_rotation_y(w.heading));
+        let phase = TAU * ((t + character.clip_offset) / CYCLE).fract();
+        let weight = |p: f32| (p.sin() / 0.25).clamp(0.0, 1.0);
+        character.foot_weights = [weight(phase), weight(phase + PI), 0.0, 0.0];
+    }
+}
+
+/// `--joints`: the walk on the CPU, written into the joint entities (as an animation
+/// system would); the plugin reads their `GlobalTransform`s.
+fn animate_joints(
+    options: Res<Options>,
+    time: Res<Time>,
+    walkers: Query<(&CrowdIkCharacter, &bevy::mesh::skinning::SkinnedMesh)>,
+    mut joints: Query<&mut Transform, Without<CrowdIkCharacter>>,
+) {
+    if !options.joints {
+        return;
+    }
+    let t = time.elapsed_secs_wrapped();
+    for (character, skin) in &walkers {
+        let phase = TAU * ((t + character.clip_offset) / CYCLE).fract();
+        let locals = local_transforms(&walk_pose(phase).0, &biped_parents());
+        for (joint, local) in skin.joints.iter().zip(locals) {
+            if let Ok(mut transform) = joints.get_mut(*joint) {
+                *transform = local;
+            }
+        }
+    }
+}
+
+fn keys(input: Res<ButtonInput<KeyCode>>, mut settings: ResMut<CrowdIk>) {
+    if input.just_pressed(KeyCode::KeyI) {
+        settings.enabled = !settings.enabled;
+    }
+    if input.just_pressed(KeyCode::KeyT) {
+        settings.gpu_timing = !settings.gpu_timing;
+    }
+}
+
+fn overlay(
+    time: Res<Time>,
+    settings: Res<CrowdIk>,
+    diagnostics: Res<CrowdIkDiagnostics>,
+    mut stats: ResMut<Stats>,
+    mut text: Query<&mut Text, With<Overlay>>,
+) {
+    let report = diagnostics.report();
+    let frame_ms = f64::from(time.delta_secs()) * 1e3;
+    let plugin_ms = report.extract_ms + report.render_ms;
+    let s = &mut *stats;
+    s.frames += 1;
+    s.frame_ms = if s.frames == 1 { frame_ms } else { 0.95 * s.frame_ms + 0.05 * frame_ms };
+    s.plugin_ms = if s.frames == 1 { plugin_ms } else { 0.95 * s.plugin_ms + 0.05 * plugin_ms };
+    if s.frames > 10 {
+        s.sum_frame_ms += frame_ms;
+        s.sum_plugin_ms += plugin_ms;
+    }
+    if s.frames % 10 != 0 {
+        return;
+    }
+    let gpu = report.ik_gpu_ms.map_or_else(|| "off (T)".to_string(), |ms| format!("{ms:.3} ms"));
+    let line = format!(
+        "{} walkers, IK {} (I)\n{:.0} fps, {:.2} ms/frame\nplugin CPU {:.3} ms/frame\nIK pass GPU {gpu}\n{}",
+        report.characters,
+        if settings.enabled { "on" } else { "off" },
+        1e3 / s.frame_ms.max(1e-3),
+        s.frame_ms,
+        s.plugin_ms,
+        report.adapter,
+    );
+    for mut t in &mut text {
+        t.0.clone_from(&line);
+    }
+}
+
+fn quit(options: Res<Options>, stats: Res<Stats>, diagnostics: Res<CrowdIkDiagnostics>, mut exit: MessageWriter<AppExit>) {
+    let Some(frames) = options.frames else { return };
+    if stats.frames < frames {
+        return;
+    }
+    let n = (stats.frames - 10).max(1) as f64;
+    let report = diagnostics.report();
+    println!(
+        "{} walkers on {}: {:.2} ms/frame, plugin CPU {:.3} ms/frame (mean of {n} frames), IK pass GPU {}",
+        report.characters,
+        report.adapter,
+        stats.sum_frame_ms / n,
+        stats.sum_plugin_ms / n,
+        report.ik_gpu_ms.map_or("n/a".into(), |ms| format!("{ms:.3} ms")),
+    );
+    exit.write(AppExit::Success);
+}

@@ -1,0 +1,247 @@
+//! A headless Bevy 0.20 app (no window; a camera renders into an image) on whatever adapter
+//! Bevy finds (lavapipe in CI): crowd characters on hills, a few frames, then Bevy's own
+//! skin buffer is read back (in the test only) and the skinned soles are compared with the
+//! ground. IK on puts them on it; IK off leaves them where the animation put them.
+
+use std::sync::Arc;
+
+use bevy::asset::RenderAssetUsages;
+use bevy::camera::RenderTarget;
+use bevy::math::{Mat4, Vec2, Vec3};
+use bevy::pbr::SkinUniforms;
+use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, TextureUsages};
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::RenderApp;
+use bevy::window::ExitCondition;
+
+use bevy_crowd_ik::crowd_ik::crowd::{Ground, Heightfield, JointPose};
+use bevy_crowd_ik::crowd_ik::wgpu;
+use bevy_crowd_ik::mesh::{bone_boxes, box_mesh, inverse_bindposes, local_transforms, spawn_skinned};
+use bevy_crowd_ik::{CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkGpu, CrowdIkPlugin, GpuClip, PoseSource};
+use crowd_ik_tools::scene::{biped_parents, biped_rig, walk_pose, FOOT_HEIGHT};
+use crowd_ik_tools::terrain::hills;
+
+const ANKLES: [usize; 2] = [6, 10];
+/// Characters per side of the test crowd's grid.
+const SIDE: usize = 4;
+
+fn ground() -> Heightfield {
+    hills(Vec2::new(-8.0, -8.0), 0.25, 65, 65, 0.5)
+}
+
+fn bind() -> Vec<JointPose> {
+    walk_pose(0.0).0 // both feet down, soles at model y = 0
+}
+
+/// Root positions: a grid over the hills, each root 4 cm above the ground under it (the
+/// height a root-motion controller would give on flat ground).
+fn roots(ground: &Heightfield) -> Vec<Transform> {
+    let mut out = Vec::new();
+    for i in 0..SIDE {
+        for j in 0..SIDE {
+            let (x, z) = (-5.0 + 3.3 * i as f32, -5.0 + 3.3 * j as f32);
+            let y = ground.sample(x, z).expect("on the field").0 + 0.04;
+            out.push(Transform::from_xyz(x, y, z).with_rotation(Quat::from_rotation_y(0.7 * (i + 2 * j) as f32)));
+        }
+    }
+    out
+}
+
+fn clip() -> GpuClip {
+    let local: Vec<JointPose> = local_transforms(&bind(), &biped_parents())
+        .iter()
+        .map(|t| JointPose::new(t.translation, t.rotation))
+        .collect();
+    GpuClip { local: [local.clone(), local].concat(), parents: biped_parents(), frame_time: 1.0 / 30.0 }
+}
+
+fn app(poses: PoseSource, enabled: bool) -> App {
+    // Mesa wants a runtime dir (the README's test command runs with one; keep it quiet here too).
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // SAFETY: set before Bevy starts any thread.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir) };
+    }
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+            .disable::<bevy::log::LogPlugin>(),
+    )
+    .add_plugins(CrowdIkPlugin);
+    let mut settings = CrowdIk::new(biped_rig(), Ground::Heightfield(ground()), poses);
+    settings.enabled = enabled;
+    app.insert_resource(settings).add_systems(Startup, setup);
+    app.finish();
+    app.cleanup();
+    app
+}
+
+fn setup(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut images: ResMut<Assets<Image>>,
+    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+) {
+    let mut target = Image::new_fill(
+        Extent3d { width: 256, height: 256, depth_or_array_layers: 1 },
+        TextureDimension::D2,
+        &[0; 4],
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::default(),
+    );
+    target.texture_descriptor.usage |= TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC;
+    commands.spawn((
+        Camera3d::default(),
+        RenderTarget::Image(images.add(target).into()),
+        Transform::from_xyz(0.0, 18.0, 16.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let bind = bind();
+    let mesh = meshes.add(box_mesh(&bone_boxes(&bind, &biped_parents(), 0.04)));
+    let material = materials.add(StandardMaterial::default());
+    let ibp = bindposes.add(inverse_bindposes(&bind));
+    for (k, root) in roots(&ground()).into_iter().enumerate() {
+        let character = CrowdIkCharacter { clip_offset: 0.1 * k as f32, ..default() };
+        let extra = (Mesh3d(mesh.clone()), MeshMaterial3d(material.clone()), character);
+        spawn_skinned(&mut commands, root, &bind, &biped_parents(), ibp.clone(), extra);
+    }
+}
+
+/// Reads every solved character's joint matrices back from Bevy's skin buffer (test only).
+/// The buffer is `STORAGE | COPY_DST` (no `COPY_SRC`), so a small compute pass copies each
+/// character's matrices out of it.
+fn skin_matrices(app: &mut App) -> Vec<(Entity, Vec<Mat4>)> {
+    const COPY: &str = "
+        @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+        @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+        @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            if id.x < arrayLength(&dst) { dst[id.x] = src[id.x]; }
+        }";
+    let world = app.sub_app_mut(RenderApp).world_mut();
+    let device = world.resource::<RenderDevice>().wgpu_device().clone();
+    let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
+    let skins = world.resource::<SkinUniforms>();
+    let gpu = world.resource::<CrowdIkGpu>();
+    let joints = biped_parents().len();
+    let bytes = (joints * 64) as u64; // 768: a multiple of the 256-byte binding alignment
+    let entities = gpu.entities().to_vec();
+    let total = bytes * entities.len() as u64;
+    let scope = bevy_crowd_ik::crowd_ik::gpu::context::ErrorScopes::push(&device);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("skin readback"),
+        source: wgpu::ShaderSource::Wgsl(COPY.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("skin readback"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let copied = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("skin copy"),
+        size: total,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("skin readback"),
+        size: total,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut found = Vec::new();
+    for (i, e) in entities.iter().enumerate() {
+        let offset = skins.skin_byte_offset(*e).expect("Bevy allocated the visible character's skin");
+        fn binding(buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> wgpu::BindingResource<'_> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(bytes) })
+        }
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: binding(&skins.current_buffer, u64::from(offset.byte_offset), bytes) },
+                wgpu::BindGroupEntry { binding: 1, resource: binding(&copied, i as u64 * bytes, bytes) },
+            ],
+        });
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups((joints * 4).div_ceil(64) as u32, 1, 1);
+        drop(pass);
+        found.push(e.id());
+    }
+    encoder.copy_buffer_to_buffer(&copied, 0, &readback, 0, total);
+    queue.submit([encoder.finish()]);
+    scope.pop().expect("the test's readback is valid");
+    readback.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+    let data = readback.slice(..).get_mapped_range().expect("mapped");
+    let matrices: Vec<Mat4> = bytemuck_cast(&data);
+    found.into_iter().enumerate().map(|(i, e)| (e, matrices[i * joints..(i + 1) * joints].to_vec())).collect()
+}
+
+fn bytemuck_cast(bytes: &[u8]) -> Vec<Mat4> {
+    bytes
+        .chunks_exact(64)
+        .map(|c| {
+            let f: Vec<f32> = c.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            Mat4::from_cols_slice(&f)
+        })
+        .collect()
+}
+
+/// Worst distance of a skinned sole (the point `FOOT_HEIGHT` under each ankle in the bind
+/// pose, moved by the ankle's joint matrix) from the ground below it, per character.
+fn sole_errors(matrices: &[(Entity, Vec<Mat4>)]) -> Vec<f32> {
+    let ground = ground();
+    let bind = bind();
+    matrices
+        .iter()
+        .map(|(_, m)| {
+            ANKLES
+                .iter()
+                .map(|&a| {
+                    let sole = m[a].transform_point3(bind[a].position() - Vec3::Y * FOOT_HEIGHT);
+                    (sole.y - ground.sample(sole.x, sole.z).expect("on the field").0).abs()
+                })
+                .fold(0.0, f32::max)
+        })
+        .collect()
+}
+
+fn run(app: &mut App, frames: usize) {
+    for _ in 0..frames {
+        app.update();
+    }
+}
+
+#[test]
+fn ik_puts_bevy_skinned_soles_on_the_ground() {
+    for poses in [PoseSource::Joints, PoseSource::Clip(Arc::new(clip()))] {
+        let name = format!("{poses:?}").chars().take(6).collect::<String>();
+        let mut on = app(poses.clone(), true);
+        run(&mut on, 4);
+        let report = on.world().resource::<CrowdIkDiagnostics>().report();
+        assert_eq!(report.characters, SIDE * SIDE, "{name}: {report:?}");
+        assert!(report.skipped.is_empty() && report.last_error.is_none(), "{name}: {report:?}");
+        let errors = sole_errors(&skin_matrices(&mut on));
+        assert_eq!(errors.len(), SIDE * SIDE);
+        let worst = errors.iter().copied().fold(0.0, f32::max);
+        println!("{name}: IK on, worst sole {:.2} mm above/below the ground", worst * 1e3);
+        assert!(worst < 2e-3, "{name}: IK on leaves a sole {worst} m off the ground: {errors:?}");
+
+        let mut off = app(poses, false);
+        run(&mut off, 4);
+        let errors = sole_errors(&skin_matrices(&mut off));
+        assert_eq!(errors.len(), SIDE * SIDE);
+        let best = errors.iter().copied().fold(f32::INFINITY, f32::min);
+        println!("{name}: IK off, every character has a sole at least {:.1} mm off the ground", best * 1e3);
+        assert!(best > 0.02, "{name}: without IK a character already stands on the hills: {errors:?}");
+    }
+}
