@@ -72,11 +72,7 @@ fn main() {
                 local_transforms(&pose, &biped_parents()).into_iter().map(|t| JointPose::new(t.translation, t.rotation))
             })
             .collect();
-        PoseSource::Clip(Arc::new(GpuClip {
-            local,
-            parents: biped_parents(),
-            frame_time: CYCLE / CLIP_FRAMES as f32,
-        }))
+        PoseSource::Clip(Arc::new(GpuClip { local, parents: biped_parents(), frame_time: CYCLE / CLIP_FRAMES as f32 }))
     };
     let mut settings = CrowdIk::new(biped_rig(), Ground::Heightfield(terrain.clone()), poses);
     settings.gpu_timing = true;
@@ -90,9 +86,14 @@ fn main() {
         .insert_resource(Terrain(terrain))
         .insert_resource(Options { frames, joints })
         .init_resource::<Stats>()
-        .add_systems(Startup, move |commands: Commands, meshes: ResMut<Assets<Mesh>>, materials: ResMut<Assets<StandardMaterial>>, ibp: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>, terrain: Res<Terrain>| {
-            setup(commands, meshes, materials, ibp, terrain, count)
-        })
+        .add_systems(
+            Startup,
+            move |commands: Commands,
+                  meshes: ResMut<Assets<Mesh>>,
+                  materials: ResMut<Assets<StandardMaterial>>,
+                  ibp: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+                  terrain: Res<Terrain>| { setup(commands, meshes, materials, ibp, terrain, count) },
+        )
         .add_systems(Update, (walk, animate_joints, keys, overlay, quit))
         .run();
 }
@@ -140,19 +141,18 @@ fn setup(
         let position = Vec2::new(rng.range(-HALF, HALF), rng.range(-HALF, HALF));
         let heading = rng.range(-PI, PI);
         let character = CrowdIkCharacter { clip_offset: rng.range(0.0, CYCLE), ..default() };
-        let extra = (
-            Mesh3d(mesh.clone()),
-            MeshMaterial3d(material.clone()),
-            character,
-            Walker { position, heading },
-        );
+        let extra = (Mesh3d(mesh.clone()), MeshMaterial3d(material.clone()), character, Walker { position, heading });
         spawn_skinned(&mut commands, Transform::IDENTITY, &bind, &biped_parents(), ibp.clone(), extra);
     }
 }
 
 /// Root motion along each walker's heading, turning back at the edges; the root on the
 /// ground under it, the foot weights from the walk phase.
-fn walk(time: Res<Time>, terrain: Res<Terrain>, mut walkers: Query<(&mut Walker, &mut Transform, &mut CrowdIkCharacter)>) {
+fn walk(
+    time: Res<Time>,
+    terrain: Res<Terrain>,
+    mut walkers: Query<(&mut Walker, &mut Transform, &mut CrowdIkCharacter)>,
+) {
     let dt = time.delta_secs();
     let t = time.elapsed_secs_wrapped();
     for (mut w, mut transform, mut character) in &mut walkers {
@@ -220,7 +220,7 @@ fn overlay(
         s.sum_frame_ms += frame_ms;
         s.sum_plugin_ms += plugin_ms;
     }
-    if s.frames % 10 != 0 {
+    if !s.frames.is_multiple_of(10) {
         return;
     }
     let gpu = report.ik_gpu_ms.map_or_else(|| "off (T)".to_string(), |ms| format!("{ms:.3} ms"));
@@ -238,7 +238,12 @@ fn overlay(
     }
 }
 
-fn quit(options: Res<Options>, stats: Res<Stats>, diagnostics: Res<CrowdIkDiagnostics>, mut exit: MessageWriter<AppExit>) {
+fn quit(
+    options: Res<Options>,
+    stats: Res<Stats>,
+    diagnostics: Res<CrowdIkDiagnostics>,
+    mut exit: MessageWriter<AppExit>,
+) {
     let Some(frames) = options.frames else { return };
     if stats.frames < frames {
         return;

@@ -200,7 +200,7 @@ pub struct CrowdIkPlugin;
 impl Plugin for CrowdIkPlugin {
     fn build(&self, app: &mut App) {
         let diagnostics = CrowdIkDiagnostics::default();
-        app.insert_resource(diagnostics.clone()).add_systems(PostUpdate, clear_resets);
+        app.insert_resource(diagnostics.clone()).add_systems(First, clear_resets);
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             warn!("CrowdIkPlugin: no render app (add it after Bevy's RenderPlugin); crowd IK is off");
             return;
@@ -214,7 +214,7 @@ impl Plugin for CrowdIkPlugin {
     }
 }
 
-/// Clears [`CrowdIkCharacter::reset`] after the frame that extracted it.
+/// Clears [`CrowdIkCharacter::reset`] at the start of the frame after the one that extracted it.
 fn clear_resets(mut characters: Query<&mut CrowdIkCharacter>) {
     for mut c in &mut characters {
         if c.reset {
@@ -241,25 +241,20 @@ pub struct ExtractedCrowd {
     extract_ms: f64,
 }
 
+/// What the extract step reads of each character.
+type CharacterData = (
+    Entity,
+    &'static CrowdIkCharacter,
+    &'static SkinnedMesh,
+    &'static GlobalTransform,
+    Option<&'static ViewVisibility>,
+    Option<&'static FootGroundHits>,
+);
+
 /// Queries of the extract step.
 #[derive(SystemParam)]
 struct CrowdQueries<'w, 's> {
-    characters: Extract<
-        'w,
-        's,
-        Query<
-            'static,
-            'static,
-            (
-                Entity,
-                &'static CrowdIkCharacter,
-                &'static SkinnedMesh,
-                &'static GlobalTransform,
-                Option<&'static ViewVisibility>,
-                Option<&'static FootGroundHits>,
-            ),
-        >,
-    >,
+    characters: Extract<'w, 's, Query<'static, 'static, CharacterData>>,
     joints: Extract<'w, 's, Query<'static, 'static, &'static GlobalTransform>>,
     bindposes: Extract<'w, 's, Res<'static, Assets<SkinnedMeshInverseBindposes>>>,
 }
@@ -425,15 +420,20 @@ fn solve_crowd(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     crowd: Res<ExtractedCrowd>,
-    skins: Res<SkinUniforms>,
+    skins: Option<Res<SkinUniforms>>,
     mut gpu: ResMut<CrowdIkGpu>,
     diagnostics: Res<CrowdIkDiagnostics>,
 ) {
     let start = Instant::now();
-    let result = solve(&device, &queue, &crowd, &skins, &mut gpu);
+    let result = match skins {
+        Some(skins) => solve(&device, &queue, &crowd, &skins, &mut gpu),
+        None => Err("Bevy's skinning (PbrPlugin's SkinUniforms) is missing".into()),
+    };
     let Ok(mut report) = diagnostics.0.lock() else { return };
     let timing = crowd.settings.as_ref().is_some_and(|s| s.gpu_timing && s.enabled);
-    if let (true, Some(state)) = (timing && result.is_ok() && report.frames % TIMING_PERIOD == 0, gpu.state.as_ref()) {
+    if let (true, Some(state)) =
+        (timing && result.is_ok() && report.frames.is_multiple_of(TIMING_PERIOD), gpu.state.as_ref())
+    {
         if state.timed {
             report.ik_gpu_ms = state.solver.device_time_ms().ok().flatten();
         }
@@ -537,7 +537,7 @@ fn solve(
         }
         let resets: Vec<usize> = crowd.resets.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i).collect();
         state.solver.reset_states(&resets);
-        state.solver.set_frame_time(crowd.dt.clamp(1e-4, 0.1)).map_err(|e| e.to_string())?;
+        state.solver.set_frame_time(crowd.dt).map_err(|e| e.to_string())?;
     }
     state.entities.clone_from(&crowd.entities);
     state.solver.upload(&crowd.characters, &crowd.poses, &crowd.hits).map_err(|e| e.to_string())?;
@@ -545,9 +545,8 @@ fn solve(
     // Validation or memory errors of this frame's recording come back as an error (the
     // frame is reported skipped) instead of reaching Bevy's uncaptured-error handler.
     let scope = state.context.error_scopes();
-    let mut encoder = device.create_command_encoder(&crowd_ik::wgpu::CommandEncoderDescriptor {
-        label: Some("crowd ik"),
-    });
+    let mut encoder =
+        device.create_command_encoder(&crowd_ik::wgpu::CommandEncoderDescriptor { label: Some("crowd ik") });
     let fk = match &mut state.clip {
         Some((_, _, source)) => {
             source.encode(&mut encoder, crowd.time);

@@ -49,10 +49,8 @@ fn roots(ground: &Heightfield) -> Vec<Transform> {
 }
 
 fn clip() -> GpuClip {
-    let local: Vec<JointPose> = local_transforms(&bind(), &biped_parents())
-        .iter()
-        .map(|t| JointPose::new(t.translation, t.rotation))
-        .collect();
+    let local: Vec<JointPose> =
+        local_transforms(&bind(), &biped_parents()).iter().map(|t| JointPose::new(t.translation, t.rotation)).collect();
     GpuClip { local: [local.clone(), local].concat(), parents: biped_parents(), frame_time: 1.0 / 30.0 }
 }
 
@@ -165,7 +163,10 @@ fn skin_matrices(app: &mut App) -> Vec<(Entity, Vec<Mat4>)> {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: binding(&skins.current_buffer, u64::from(offset.byte_offset), bytes) },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: binding(&skins.current_buffer, u64::from(offset.byte_offset), bytes),
+                },
                 wgpu::BindGroupEntry { binding: 1, resource: binding(&copied, i as u64 * bytes, bytes) },
             ],
         });
@@ -215,6 +216,42 @@ fn sole_errors(matrices: &[(Entity, Vec<Mat4>)]) -> Vec<f32> {
         .collect()
 }
 
+/// The crate's CPU twin of the whole frame (foot IK on the bind pose, world palette) for the
+/// characters read back, against Bevy's skin buffer: within the CPU–GPU contract
+/// (1e-4 × leg length in position, 1e-3 in the rotation columns).
+fn assert_matches_cpu_twin(app: &App, matrices: &[(Entity, Vec<Mat4>)], enabled: bool) {
+    use bevy_crowd_ik::crowd_ik::cpu::palette::palette_world;
+    use bevy_crowd_ik::crowd_ik::cpu::FootIkJob;
+    use bevy_crowd_ik::crowd_ik::crowd::{CharacterInput, FootResult};
+    let bind = bind();
+    let joints = bind.len();
+    let characters: Vec<CharacterInput> = matrices
+        .iter()
+        .map(|(e, _)| {
+            let (_, r, t) = app.world().get::<GlobalTransform>(*e).expect("root").to_scale_rotation_translation();
+            CharacterInput::new(t, r)
+        })
+        .collect();
+    let fk: Vec<JointPose> = characters.iter().flat_map(|_| bind.iter().copied()).collect();
+    let mut solved = fk.clone();
+    let mut results = vec![FootResult::default(); characters.len()];
+    let (rig, ground) = (biped_rig(), Ground::Heightfield(ground()));
+    if enabled {
+        FootIkJob::new(&rig, &ground, &characters, &fk, &mut solved, &mut results).run().expect("cpu twin");
+    }
+    let mut cpu = vec![Mat4::IDENTITY; fk.len()];
+    palette_world(&solved, &characters, &bevy_crowd_ik::crowd_ik::cpu::palette::inverse_bind(&bind), &mut cpu);
+    let leg = 2.0 * crowd_ik_tools::scene::BONE;
+    for (c, (e, m)) in matrices.iter().enumerate() {
+        for j in 0..joints {
+            let (g, w) = (m[j], cpu[c * joints + j]);
+            let rot = (0..3).map(|k| (g.col(k) - w.col(k)).abs().max_element()).fold(0.0, f32::max);
+            let pos = (g.col(3) - w.col(3)).abs().max_element();
+            assert!(rot <= 1e-3 && pos <= 1e-4 * leg, "{e} joint {j}: Bevy's skin {g} vs the CPU twin {w}");
+        }
+    }
+}
+
 fn run(app: &mut App, frames: usize) {
     for _ in 0..frames {
         app.update();
@@ -230,7 +267,9 @@ fn ik_puts_bevy_skinned_soles_on_the_ground() {
         let report = on.world().resource::<CrowdIkDiagnostics>().report();
         assert_eq!(report.characters, SIDE * SIDE, "{name}: {report:?}");
         assert!(report.skipped.is_empty() && report.last_error.is_none(), "{name}: {report:?}");
-        let errors = sole_errors(&skin_matrices(&mut on));
+        let matrices = skin_matrices(&mut on);
+        assert_matches_cpu_twin(&on, &matrices, true);
+        let errors = sole_errors(&matrices);
         assert_eq!(errors.len(), SIDE * SIDE);
         let worst = errors.iter().copied().fold(0.0, f32::max);
         println!("{name}: IK on, worst sole {:.2} mm above/below the ground", worst * 1e3);
@@ -238,10 +277,107 @@ fn ik_puts_bevy_skinned_soles_on_the_ground() {
 
         let mut off = app(poses, false);
         run(&mut off, 4);
-        let errors = sole_errors(&skin_matrices(&mut off));
+        let matrices = skin_matrices(&mut off);
+        assert_matches_cpu_twin(&off, &matrices, false);
+        let errors = sole_errors(&matrices);
         assert_eq!(errors.len(), SIDE * SIDE);
         let best = errors.iter().copied().fold(f32::INFINITY, f32::min);
         println!("{name}: IK off, every character has a sole at least {:.1} mm off the ground", best * 1e3);
         assert!(best > 0.02, "{name}: without IK a character already stands on the hills: {errors:?}");
     }
+}
+
+fn report(app: &App) -> bevy_crowd_ik::CrowdIkReport {
+    app.world().resource::<CrowdIkDiagnostics>().report()
+}
+
+fn worst_sole(app: &mut App) -> f32 {
+    sole_errors(&skin_matrices(app)).into_iter().fold(0.0, f32::max)
+}
+
+/// The solver lives on Bevy's device (its buffers are usable in Bevy's command encoders; a
+/// buffer of a second device is not), characters that do not fit the rig are skipped and
+/// named while the rest are solved, and despawns, broken skeletons and a rig swapped at run
+/// time leave the other characters on the ground.
+#[test]
+fn plugin_runs_on_bevys_device_and_survives_bad_characters() {
+    let mut app = app(PoseSource::Joints, true);
+    run(&mut app, 2);
+    // A character whose skeleton does not match the rig: 5 joints.
+    let short: Vec<Entity> = (0..5).map(|_| app.world_mut().spawn(Transform::default()).id()).collect();
+    let short_ibp = app
+        .world_mut()
+        .resource_mut::<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>()
+        .add(bevy::mesh::skinning::SkinnedMeshInverseBindposes::from(vec![Mat4::IDENTITY; 5]));
+    let misfit = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(0.0, 1.0, 0.0),
+            bevy::mesh::skinning::SkinnedMesh { inverse_bindposes: short_ibp, joints: short },
+            CrowdIkCharacter::default(),
+        ))
+        .id();
+    run(&mut app, 2);
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE, "{r:?}");
+    assert!(
+        r.skipped.iter().any(|(e, why)| *e == misfit && why.contains("5 joints")),
+        "the misfit is named: {:?}",
+        r.skipped
+    );
+    assert!(worst_sole(&mut app) < 2e-3);
+
+    // Bevy's device: the solver's buffers are used in a command buffer of Bevy's device and
+    // queue without a validation error (wgpu rejects another device's buffer: a validation
+    // error for a sibling device, a panic for one from another instance).
+    {
+        use bevy_crowd_ik::crowd_ik::gpu::context::ErrorScopes;
+        let world = app.sub_app_mut(RenderApp).world_mut();
+        let device = world.resource::<RenderDevice>().wgpu_device().clone();
+        let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
+        let gpu = world.resource::<CrowdIkGpu>();
+        assert!(gpu.device().is_some());
+        let ours = gpu.solver().and_then(|s| s.pose_output()).expect("solved").clone();
+        let copy_with_bevy = |source: &wgpu::Buffer| {
+            let scope = ErrorScopes::push(&device);
+            let dst = device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 256,
+                usage: wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(source, 0, &dst, 0, 256);
+            queue.submit([encoder.finish()]);
+            scope.pop()
+        };
+        copy_with_bevy(&ours).expect("the solver's buffers belong to Bevy's device");
+    }
+
+    // Despawn a character (its joints go with it) and break another's skeleton.
+    let characters: Vec<Entity> = app.world_mut().query_filtered::<Entity, With<Mesh3d>>().iter(app.world()).collect();
+    app.world_mut().despawn(characters[0]);
+    let broken = characters[1];
+    let joint = app.world().get::<bevy::mesh::skinning::SkinnedMesh>(broken).expect("skin").joints[7];
+    app.world_mut().despawn(joint);
+    run(&mut app, 2);
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE - 2, "{r:?}");
+    assert!(r.skipped.iter().any(|(e, why)| *e == broken && why.contains("joint")), "{:?}", r.skipped);
+    assert!(worst_sole(&mut app) < 2e-3);
+
+    // A rig changed at run time (foot placement on): rebuilt, survivors solved.
+    app.world_mut().resource_mut::<CrowdIk>().rig =
+        biped_rig().with_placement(Some(bevy_crowd_ik::crowd_ik::crowd::FootPlacement::default()));
+    run(&mut app, 6);
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE - 2, "{r:?}");
+    assert!(r.last_error.is_none(), "{r:?}");
+    let worst = worst_sole(&mut app);
+    println!("foot placement on: worst sole {:.2} mm", worst * 1e3);
+    assert!(worst < 5e-3, "{worst}");
+    // Toggling IK does not rebuild anything and skins the FK pose.
+    app.world_mut().resource_mut::<CrowdIk>().enabled = false;
+    run(&mut app, 2);
+    assert!(worst_sole(&mut app) > 0.02);
 }
