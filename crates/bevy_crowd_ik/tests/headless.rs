@@ -55,6 +55,10 @@ fn clip() -> GpuClip {
 }
 
 fn app(poses: PoseSource, enabled: bool) -> App {
+    app_on(Ground::Heightfield(ground()), poses, enabled)
+}
+
+fn app_on(ground: Ground, poses: PoseSource, enabled: bool) -> App {
     // Mesa wants a runtime dir (the README's test command runs with one; keep it quiet here too).
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
@@ -69,7 +73,7 @@ fn app(poses: PoseSource, enabled: bool) -> App {
             .disable::<bevy::log::LogPlugin>(),
     )
     .add_plugins(CrowdIkPlugin);
-    let mut settings = CrowdIk::new(biped_rig(), Ground::Heightfield(ground()), poses);
+    let mut settings = CrowdIk::new(biped_rig(), ground, poses);
     settings.enabled = enabled;
     app.insert_resource(settings).add_systems(Startup, setup);
     app.finish();
@@ -380,4 +384,37 @@ fn plugin_runs_on_bevys_device_and_survives_bad_characters() {
     app.world_mut().resource_mut::<CrowdIk>().enabled = false;
     run(&mut app, 2);
     assert!(worst_sole(&mut app) > 0.02);
+}
+
+/// The app's own raycasts: a hit under each FK ankle (the heightfield's height and normal
+/// there), as a physics engine would return them.
+fn raycast_feet(mut commands: Commands, characters: Query<(Entity, &GlobalTransform), With<CrowdIkCharacter>>) {
+    use bevy_crowd_ik::crowd_ik::crowd::GroundHit;
+    let (ground, bind) = (ground(), bind());
+    for (entity, root) in &characters {
+        let mut hits = [GroundHit::miss(); 4];
+        for (leg, &ankle) in ANKLES.iter().enumerate() {
+            let p = root.transform_point(bind[ankle].position());
+            let (h, n) = ground.sample(p.x, p.z).expect("on the field");
+            hits[leg] = GroundHit::hit(Vec3::new(p.x, h, p.z), n);
+        }
+        commands.entity(entity).insert(bevy_crowd_ik::FootGroundHits(hits));
+    }
+}
+
+/// `Ground::Hits`: the app supplies a hit per foot (component `FootGroundHits`); a character
+/// without one is skipped and named; with them the soles land on the hit planes.
+#[test]
+fn ground_hits_from_the_app_put_the_soles_on_the_ground() {
+    let mut app = app_on(Ground::Hits, PoseSource::Joints, true);
+    run(&mut app, 1);
+    let r = report(&app);
+    assert!(r.skipped.len() == SIDE * SIDE && r.skipped.iter().all(|(_, why)| why.contains("FootGroundHits")), "{r:?}");
+    app.add_systems(Update, raycast_feet);
+    run(&mut app, 3);
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE, "{r:?}");
+    let worst = worst_sole(&mut app);
+    println!("Ground::Hits: worst sole {:.2} mm", worst * 1e3);
+    assert!(worst < 3e-3, "{worst}");
 }

@@ -1,0 +1,230 @@
+//! The render-world step: foot IK, the palette and the copies into Bevy's skin buffer, on
+//! Bevy's device.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bevy::asset::AssetId;
+use bevy::log::{error, info};
+use bevy::math::Mat4;
+use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
+use bevy::pbr::SkinUniforms;
+use bevy::prelude::*;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::sync_world::MainEntity;
+
+use crowd_ik::gpu::crowd::CrowdSolver;
+use crowd_ik::gpu::palette::PaletteBuilder;
+use crowd_ik::gpu::pose_source::ClipPoseSource;
+use crowd_ik::gpu::GpuContext;
+
+use crate::extract::ExtractedCrowd;
+use crate::{CrowdIkDiagnostics, GpuClip, PoseSource, TIMING_PERIOD};
+
+/// The plugin's GPU state in the render world, built on Bevy's `RenderDevice`.
+#[derive(Resource, Default)]
+pub struct CrowdIkGpu {
+    state: Option<GpuState>,
+}
+
+struct GpuState {
+    context: GpuContext,
+    solver: CrowdSolver,
+    palette: Option<(AssetId<SkinnedMeshInverseBindposes>, PaletteBuilder)>,
+    clip: Option<(Arc<GpuClip>, Vec<f32>, ClipPoseSource)>,
+    entities: Vec<MainEntity>,
+    placement: bool,
+    timed: bool,
+}
+
+impl CrowdIkGpu {
+    /// The device the solver runs on (Bevy's `RenderDevice`), once the first frame built it.
+    #[must_use]
+    pub fn device(&self) -> Option<&crate::crowd_ik::wgpu::Device> {
+        self.state.as_ref().map(|s| s.context.device())
+    }
+
+    /// The crowd solver (e.g. its `pose_output` for tools), once built.
+    #[must_use]
+    pub fn solver(&self) -> Option<&CrowdSolver> {
+        self.state.as_ref().map(|s| &s.solver)
+    }
+
+    /// The world-space palette of the last frame (`characters × joints` matrices in the
+    /// order of the last frame's characters), once built.
+    #[must_use]
+    pub fn palette(&self) -> Option<&crate::crowd_ik::wgpu::Buffer> {
+        self.state.as_ref().and_then(|s| s.palette.as_ref()).and_then(|(_, p)| p.palette())
+    }
+
+    /// The characters of the last frame, in palette order.
+    #[must_use]
+    pub fn entities(&self) -> &[MainEntity] {
+        self.state.as_ref().map_or(&[], |s| &s.entities)
+    }
+}
+
+pub(crate) fn solve_crowd(
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    crowd: Res<ExtractedCrowd>,
+    skins: Option<Res<SkinUniforms>>,
+    mut gpu: ResMut<CrowdIkGpu>,
+    diagnostics: Res<CrowdIkDiagnostics>,
+) {
+    let start = Instant::now();
+    let result = match skins {
+        Some(skins) => solve(&device, &queue, &crowd, &skins, &mut gpu),
+        None => Err("Bevy's skinning (PbrPlugin's SkinUniforms) is missing".into()),
+    };
+    let Ok(mut report) = diagnostics.0.lock() else { return };
+    let timing = crowd.settings.as_ref().is_some_and(|s| s.gpu_timing && s.enabled);
+    if let (true, Some(state)) =
+        (timing && result.is_ok() && report.frames.is_multiple_of(TIMING_PERIOD), gpu.state.as_ref())
+    {
+        if state.timed {
+            report.ik_gpu_ms = state.solver.device_time_ms().ok().flatten();
+        }
+    }
+    report.skipped.clone_from(&crowd.skipped);
+    report.extract_ms = crowd.extract_ms;
+    match result {
+        Ok(n) => {
+            report.characters = n;
+            report.frames += 1;
+        }
+        Err(e) => {
+            if report.last_error.as_deref() != Some(e.as_str()) {
+                error!("crowd IK: frame skipped: {e}");
+            }
+            report.characters = 0;
+            report.last_error = Some(e);
+        }
+    }
+    if let Some(s) = gpu.state.as_ref() {
+        if report.adapter.is_empty() {
+            report.adapter = s.context.adapter_info().map_or_else(|| "Bevy's device".into(), |i| i.name.clone());
+        }
+    }
+    report.render_ms = start.elapsed().as_secs_f64() * 1e3;
+}
+
+/// One frame in the render world; returns the characters written.
+fn solve(
+    device: &RenderDevice,
+    queue: &RenderQueue,
+    crowd: &ExtractedCrowd,
+    skins: &SkinUniforms,
+    gpu: &mut CrowdIkGpu,
+) -> Result<usize, String> {
+    let Some(settings) = crowd.settings.as_ref() else {
+        gpu.state = None;
+        return Ok(0);
+    };
+    if crowd.settings_changed || gpu.state.is_none() {
+        if gpu.state.is_some() {
+            info!("crowd IK: settings changed, rebuilding the solver");
+        }
+        let context = GpuContext::new(device.wgpu_device(), queue);
+        let solver = CrowdSolver::with_context(&context, &settings.rig, &settings.ground).map_err(|e| e.to_string())?;
+        gpu.state = Some(GpuState {
+            context,
+            solver,
+            palette: None,
+            clip: None,
+            entities: Vec::new(),
+            placement: settings.rig.placement.is_some(),
+            timed: false,
+        });
+    }
+    let state = gpu.state.as_mut().expect("built above");
+    if settings.gpu_timing && !state.timed {
+        state.timed = state.solver.enable_timestamps();
+    }
+    let n = crowd.entities.len();
+    let Some((bind_id, inverse_bind)) = crowd.inverse_bind.as_ref() else { return Ok(0) };
+    if n == 0 {
+        state.entities.clear();
+        return Ok(0);
+    }
+    if state.palette.as_ref().is_none_or(|(id, _)| id != bind_id) {
+        let builder = PaletteBuilder::with_context(&state.context, inverse_bind).map_err(|e| e.to_string())?;
+        state.palette = Some((*bind_id, builder));
+    }
+    // The FK pose source.
+    match &settings.poses {
+        PoseSource::Joints => {
+            if state.clip.take().is_some() {
+                state.solver.set_pose_source(None);
+            }
+        }
+        PoseSource::Clip(clip) => {
+            let stale =
+                state.clip.as_ref().is_none_or(|(c, offsets, _)| !Arc::ptr_eq(c, clip) || *offsets != crowd.offsets);
+            if stale {
+                let source = ClipPoseSource::with_context(
+                    &state.context,
+                    &clip.local,
+                    &clip.parents,
+                    clip.frame_time,
+                    &crowd.offsets,
+                )
+                .map_err(|e| e.to_string())?;
+                state.solver.set_pose_source(Some(source.poses()));
+                state.clip = Some((clip.clone(), crowd.offsets.clone(), source));
+            }
+        }
+    }
+    // Foot placement: survivors keep their state, newcomers and `reset` ones start fresh.
+    if state.placement {
+        if state.entities != crowd.entities {
+            let old: std::collections::HashMap<MainEntity, usize> =
+                state.entities.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+            let map: Vec<Option<usize>> = crowd.entities.iter().map(|e| old.get(e).copied()).collect();
+            state.solver.remap_states(&map).map_err(|e| e.to_string())?;
+        }
+        let resets: Vec<usize> = crowd.resets.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i).collect();
+        state.solver.reset_states(&resets);
+        state.solver.set_frame_time(crowd.dt).map_err(|e| e.to_string())?;
+    }
+    state.entities.clone_from(&crowd.entities);
+    state.solver.upload(&crowd.characters, &crowd.poses, &crowd.hits).map_err(|e| e.to_string())?;
+
+    // Validation or memory errors of this frame's recording come back as an error (the
+    // frame is reported skipped) instead of reaching Bevy's uncaptured-error handler.
+    let scope = state.context.error_scopes();
+    let mut encoder =
+        device.create_command_encoder(&crowd_ik::wgpu::CommandEncoderDescriptor { label: Some("crowd ik") });
+    let fk = match &mut state.clip {
+        Some((_, _, source)) => {
+            source.encode(&mut encoder, crowd.time);
+            source.poses().clone()
+        }
+        None => state.solver.pose_input().ok_or("no pose buffer")?.clone(),
+    };
+    let poses = if settings.enabled {
+        state.solver.encode(&mut encoder);
+        state.solver.pose_output().ok_or("no pose output")?.clone()
+    } else {
+        fk
+    };
+    let roots = state.solver.characters_buffer().ok_or("no character buffer")?.clone();
+    let (_, builder) = state.palette.as_mut().expect("built above");
+    let palette = builder.encode_world(&mut encoder, &poses, &roots, n).map_err(|e| e.to_string())?;
+    // Over each character's joint matrices in Bevy's skin buffer.
+    let joint_bytes = (inverse_bind.len() * std::mem::size_of::<Mat4>()) as u64;
+    let target = &skins.current_buffer;
+    let mut written = 0;
+    for (i, entity) in crowd.entities.iter().enumerate() {
+        let Some(offset) = skins.skin_byte_offset(*entity) else { continue };
+        let dst = u64::from(offset.byte_offset);
+        if dst + joint_bytes > target.size() {
+            continue;
+        }
+        encoder.copy_buffer_to_buffer(palette, i as u64 * joint_bytes, target, dst, joint_bytes);
+        written += 1;
+    }
+    queue.submit([encoder.finish()]);
+    scope.pop().map_err(|e| e.to_string())?;
+    Ok(written)
+}
