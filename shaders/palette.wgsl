@@ -1,7 +1,9 @@
 // Skinning palette: one invocation per (character, joint) writes
 // palette = model-space joint matrix × inverse bind matrix (entry palette_main), or with the
 // character's root transform in front, world space (entry palette_world: the joint matrices
-// of renderers that skin in world space, e.g. Bevy). The WGSL twin of src/cpu/palette.rs.
+// of renderers that skin in world space, e.g. Bevy), or those world-space matrices written
+// straight into a renderer's own joint buffer at a per-character offset (entry
+// palette_world_scatter: Bevy's skin buffer). The WGSL twin of src/cpu/palette.rs.
 
 #import records
 #import math
@@ -13,7 +15,9 @@ const WORKGROUP_SIZE: u32 = 64u;
 @group(0) @binding(1) var<storage, read> inverse_bind: array<mat4x4<f32>>;     // joints
 @group(0) @binding(2) var<storage, read_write> palette: array<mat4x4<f32>>;    // characters × joints
 @group(0) @binding(3) var<uniform> dispatch: DispatchParams;                   // joints = per character
-@group(0) @binding(4) var<storage, read> characters: array<CharacterInput>;    // palette_world only
+@group(0) @binding(4) var<storage, read> characters: array<CharacterInput>;    // palette_world*
+@group(0) @binding(5) var<storage, read> scatter_offsets: array<u32>;          // per character: first matrix in scatter_dst (NONE: skip)
+@group(0) @binding(6) var<storage, read_write> scatter_dst: array<mat4x4<f32>>; // the renderer's joint matrices
 
 // Rotation and translation as a column-major matrix (glam's Mat4::from_rotation_translation).
 fn rotation_translation(q: vec4<f32>, t: vec3<f32>) -> mat4x4<f32> {
@@ -63,6 +67,21 @@ fn palette_world(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
     }
     let joint = i % dispatch.joints;
     palette[i] = root_matrix(characters[i / dispatch.joints]) * (joint_matrix(poses[i]) * inverse_bind[joint]);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn palette_world_scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return;
+    }
+    let c = i / dispatch.joints;
+    let joint = i % dispatch.joints;
+    let first = scatter_offsets[c];
+    if (first == NONE || first >= arrayLength(&scatter_dst) || joint >= arrayLength(&scatter_dst) - first) {
+        return;
+    }
+    scatter_dst[first + joint] = root_matrix(characters[c]) * (joint_matrix(poses[i]) * inverse_bind[joint]);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -219,6 +219,78 @@ fn gpu_world_palette_equals_the_cpu_twin_and_carries_each_character_into_the_wor
     assert!(builder.encode_world(&mut encoder, &pose_buf, &char_buf, characters.len() + 1).is_err());
 }
 
+/// The world-space palette scattered into a renderer's own joint buffer (Bevy's skin buffer:
+/// each skinned mesh at its own offset): equal to the CPU twin on every entry of the
+/// destination, characters marked `NONE` and entries between allocations left as they were,
+/// a character hanging past the end cut off; bad destinations are refused.
+#[test]
+fn gpu_palette_scatter_equals_the_cpu_twin_and_touches_only_its_slots() {
+    use crowd_ik::cpu::palette::palette_world_scatter;
+    use crowd_ik::wgpu::util::DeviceExt;
+    let Some((device, queue)) = device() else { return };
+    let (bind, _) = walk_pose(0.0);
+    let ib = inverse_bind(&bind);
+    let joints = ib.len() as u32;
+    let mut rng = common::Rng(77);
+    let n = 70;
+    let characters: Vec<CharacterInput> = (0..n)
+        .map(|c| CharacterInput::new(rng.unit() * 20.0, rng.quat()).with_scale(rng.range(0.5, 2.0)).with_mirrored(c % 4 == 1))
+        .collect();
+    let poses: Vec<JointPose> = (0..n).flat_map(|_| walk_pose(rng.range(0.0, 6.3)).0).collect();
+    // Slots 16 matrices apart (Bevy allocates 4 at a time), in shuffled order; character 5
+    // has no slot; the last one starts 3 matrices before the end.
+    let slots = n as u32 + 1;
+    let dst_len = (slots * 16) as usize;
+    let mut offsets: Vec<u32> = (0..n as u32).map(|c| ((c * 37) % slots) * 16).collect();
+    offsets[5] = NONE;
+    offsets[n - 1] = dst_len as u32 - 3;
+    let sentinel = Mat4::from_cols_array(&[7.0; 16]);
+    let mut cpu = vec![sentinel; dst_len];
+    palette_world_scatter(&poses, &characters, &ib, &offsets, &mut cpu);
+    let buffer = |contents: &[u8], usage| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents, usage })
+    };
+    let pose_buf = buffer(bytemuck::cast_slice(&poses), wgpu::BufferUsages::STORAGE);
+    let char_buf = buffer(bytemuck::cast_slice(&characters), wgpu::BufferUsages::STORAGE);
+    let dst = buffer(
+        bytemuck::cast_slice(&vec![sentinel; dst_len]),
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    );
+    let mut builder = PaletteBuilder::new(&device, &queue, &ib).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    builder.encode_world_scatter(&mut encoder, &pose_buf, &char_buf, &offsets, &dst).unwrap();
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: dst.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&dst, 0, &staging, 0, dst.size());
+    queue.submit([encoder.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let gpu: Vec<Mat4> = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+    let mut written = 0;
+    for (k, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+        if *c == sentinel {
+            assert_eq!(*g, sentinel, "entry {k} belongs to no character and must keep its value");
+            continue;
+        }
+        written += 1;
+        let tol = 1e-5 * (1.0 + c.w_axis.truncate().length());
+        for col in 0..4 {
+            assert!((g.col(col) - c.col(col)).abs().max_element() <= tol, "entry {k} column {col}: {g} vs {c}");
+        }
+    }
+    assert_eq!(written, (n as u32 - 2) * joints + 3, "every slotted matrix written once, the cut-off one in part");
+    // Refused: a destination without STORAGE, offsets for more characters than poses.
+    let not_storage = buffer(&[0; 256], wgpu::BufferUsages::COPY_SRC);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    assert!(builder.encode_world_scatter(&mut encoder, &pose_buf, &char_buf, &offsets, &not_storage).is_err());
+    let too_many = vec![0; n + 1];
+    assert!(builder.encode_world_scatter(&mut encoder, &pose_buf, &char_buf, &too_many, &dst).is_err());
+}
+
 /// The GPU pose source samples a clip per character (own time offset) exactly like its CPU
 /// twin, here on Debian's CMU clip when installed, else on the procedural walk.
 #[test]
@@ -257,34 +329,46 @@ fn gpu_pose_source_matches_the_cpu_twin() {
         }
     };
     let joints = parents.len();
+    let parents_u32: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
     let offsets: Vec<f32> = (0..257).map(|c| c as f32 * 0.0137).collect();
     let mut source = ClipPoseSource::new(&device, &queue, &local, &parents, frame_time, &offsets).unwrap();
-    let time = 0.731;
-    let mut encoder = device.create_command_encoder(&Default::default());
-    source.encode(&mut encoder, time);
-    let bytes = source.poses().size();
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(source.poses(), 0, &staging, 0, bytes);
-    queue.submit([encoder.finish()]);
-    staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let gpu: Vec<JointPose> = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
-    let parents_u32: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
-    let mut cpu = vec![JointPose::default(); joints];
+    // The crowd changes: fewer characters (in place), then more than ever (buffers grow),
+    // each time sampled like the CPU twin; a NaN offset is refused.
+    let shrunk: Vec<f32> = (0..100).map(|c| 1.0 - c as f32 * 0.0071).collect();
+    let grown: Vec<f32> = (0..600).map(|c| c as f32 * 0.0093).collect();
     let mut worst = 0.0_f32;
-    for (c, offset) in offsets.iter().enumerate() {
-        sample_clip(&local, &parents_u32, frame_time, time + offset, &mut cpu);
-        for j in 0..joints {
-            let (a, b) = (cpu[j], gpu[c * joints + j]);
-            worst = worst.max(a.position().distance(b.position()));
-            assert!(a.position().distance(b.position()) <= 1e-4, "character {c} joint {j}");
-            assert!(a.rotation().dot(b.rotation()).abs() >= 1.0 - 1e-6, "character {c} joint {j}");
+    for (round, (offsets, grows)) in [(&offsets, false), (&shrunk, false), (&grown, true)].into_iter().enumerate() {
+        if round > 0 {
+            assert_eq!(source.set_offsets(offsets).unwrap(), grows);
+        }
+        assert_eq!(source.characters(), offsets.len());
+        let time = 0.731 + round as f32;
+        let mut encoder = device.create_command_encoder(&Default::default());
+        source.encode(&mut encoder, time);
+        let bytes = (offsets.len() * joints * std::mem::size_of::<JointPose>()) as u64;
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_buffer_to_buffer(source.poses(), 0, &staging, 0, bytes);
+        queue.submit([encoder.finish()]);
+        staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        let gpu: Vec<JointPose> = bytemuck::cast_slice(&staging.slice(..).get_mapped_range().unwrap()).to_vec();
+        let mut cpu = vec![JointPose::default(); joints];
+        for (c, offset) in offsets.iter().enumerate() {
+            sample_clip(&local, &parents_u32, frame_time, time + offset, &mut cpu);
+            for j in 0..joints {
+                let (a, b) = (cpu[j], gpu[c * joints + j]);
+                worst = worst.max(a.position().distance(b.position()));
+                assert!(a.position().distance(b.position()) <= 1e-4, "round {round} character {c} joint {j}");
+                assert!(a.rotation().dot(b.rotation()).abs() >= 1.0 - 1e-6, "round {round} character {c} joint {j}");
+            }
         }
     }
+    assert!(source.set_offsets(&[0.0, f32::NAN]).is_err());
+    let offsets = grown;
     eprintln!("clip sampling: {} characters × {joints} joints, worst GPU–CPU {worst:e} m", offsets.len());
 }

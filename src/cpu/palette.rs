@@ -29,6 +29,29 @@ pub fn palette_world(poses: &[JointPose], characters: &[CharacterInput], inverse
     }
 }
 
+/// [`palette_world`] written straight into a renderer's joint buffer: character `c`'s
+/// matrices go to `dst[offsets[c] + j]` (Bevy's skin buffer, where each skinned mesh has its
+/// own offset); an offset of [`NONE`](crate::crowd::NONE) skips the character, and matrices
+/// that would fall outside `dst` are not written. Entries of `dst` no character covers keep
+/// their values.
+pub fn palette_world_scatter(
+    poses: &[JointPose],
+    characters: &[CharacterInput],
+    inverse_bind: &[Mat4],
+    offsets: &[u32],
+    dst: &mut [Mat4],
+) {
+    let joints = inverse_bind.len();
+    for (i, p) in poses.iter().enumerate() {
+        let (c, j) = (i / joints, i % joints);
+        let first = offsets[c];
+        if first == crate::crowd::NONE || first as usize >= dst.len() || j >= dst.len() - first as usize {
+            continue;
+        }
+        dst[first as usize + j] = root_matrix(&characters[c]) * (joint_matrix(p) * inverse_bind[j]);
+    }
+}
+
 /// Model matrix of one joint pose (non-finite parts: identity parts).
 fn joint_matrix(p: &JointPose) -> Mat4 {
     let rotation = Quat::from_array(finite_rotation(p.rotation_ms));

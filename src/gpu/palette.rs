@@ -6,7 +6,9 @@
 
 use glam::Mat4;
 
-use super::buffers::{compute_pipeline, dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
+use super::buffers::{
+    compute_pipeline, dispatch_size, map_read, staging_buffer, storage_buffer, uniform_buffer, DispatchParams,
+};
 use super::context::GpuContext;
 use super::error::GpuError;
 use super::shaders;
@@ -31,6 +33,11 @@ pub struct PaletteBuilder {
     /// The world-space entry point, built on first use.
     world: Option<(wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
     bound_world: Option<([wgpu::Buffer; 2], wgpu::BindGroup)>,
+    /// The scatter entry point, built on first use, its offsets buffer (capacity in
+    /// characters) and bind group.
+    scatter: Option<(wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+    scatter_offsets: Option<(wgpu::Buffer, usize)>,
+    bound_scatter: Option<([wgpu::Buffer; 4], wgpu::BindGroup)>,
     count: usize,
     staging: Option<wgpu::Buffer>,
 }
@@ -72,6 +79,9 @@ impl PaletteBuilder {
             bound: None,
             world: None,
             bound_world: None,
+            scatter: None,
+            scatter_offsets: None,
+            bound_scatter: None,
             count: 0,
             staging: None,
         })
@@ -108,6 +118,82 @@ impl PaletteBuilder {
             ))));
         }
         self.encode_with(encoder, poses, Some(root_inputs), characters)
+    }
+
+    /// [`PaletteBuilder::encode_world`] written straight into a renderer's own joint-matrix
+    /// buffer `dst` (usage `STORAGE`, `array<mat4x4<f32>>`): character `c`'s matrices go to
+    /// `dst[offsets[c] + j]`, e.g. Bevy's skin buffer, where every skinned mesh has its own
+    /// offset. One dispatch, no copies; [`crate::crowd::NONE`] skips a character (no
+    /// allocation there), matrices past the end of `dst` are not written, entries no
+    /// character covers keep their values. CPU twin:
+    /// [`crate::cpu::palette::palette_world_scatter`].
+    pub fn encode_world_scatter(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        poses: &wgpu::Buffer,
+        root_inputs: &wgpu::Buffer,
+        offsets: &[u32],
+        dst: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let characters = offsets.len();
+        let entries = characters * self.joints;
+        let mismatch = |m: String| Err(GpuError::Input(crate::IkError::FrameMismatch(m)));
+        if poses.size() < (entries * std::mem::size_of::<JointPose>()) as u64 {
+            return mismatch(format!("pose buffer of {} bytes for {characters} characters", poses.size()));
+        }
+        if root_inputs.size() < (characters * std::mem::size_of::<CharacterInput>()) as u64 {
+            return mismatch(format!("character buffer of {} bytes for {characters} characters", root_inputs.size()));
+        }
+        if !dst.usage().contains(wgpu::BufferUsages::STORAGE) || dst.size() < 64 {
+            return mismatch("the destination must be a STORAGE buffer of matrices".into());
+        }
+        if dst.size() > self.context.max_binding_bytes() {
+            return mismatch(format!("a destination of {} bytes is over the storage binding limit", dst.size()));
+        }
+        let scope = self.context.error_scopes();
+        let device = self.context.device();
+        if self.scatter_offsets.as_ref().is_none_or(|(_, cap)| *cap < characters.max(1)) {
+            let cap = characters.max(1).next_power_of_two();
+            let buffer = storage_buffer(device, "palette scatter offsets", (cap * 4) as u64, wgpu::BufferUsages::empty());
+            self.scatter_offsets = Some((buffer, cap));
+        }
+        let (offsets_buf, _) = self.scatter_offsets.as_ref().expect("just made");
+        if characters > 0 {
+            self.context.queue().write_buffer(offsets_buf, 0, bytemuck::cast_slice(offsets));
+        }
+        let (pipeline, layout) = self.scatter.get_or_insert_with(|| {
+            compute_pipeline(device, "palette world scatter", shaders::PALETTE_WGSL, "palette_world_scatter")
+        });
+        let key = [poses.clone(), root_inputs.clone(), offsets_buf.clone(), dst.clone()];
+        if self.bound_scatter.as_ref().is_none_or(|(k, _)| *k != key) {
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("palette world scatter"),
+                layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: poses.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: self.inverse_bind.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: self.params.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 4, resource: root_inputs.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 5, resource: offsets_buf.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 6, resource: dst.as_entire_binding() },
+                ],
+            });
+            self.bound_scatter = Some((key, bind_group));
+        }
+        let groups =
+            dispatch_size(entries, shaders::PALETTE_WORKGROUP_SIZE[0], self.context.max_workgroups_per_dimension());
+        let params = DispatchParams { joints: self.joints as u32, ..DispatchParams::new(entries, groups) };
+        self.context.queue().write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        if entries > 0 {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("palette scatter"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&*pipeline);
+            pass.set_bind_group(0, &self.bound_scatter.as_ref().expect("just bound").1, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], 1);
+        }
+        scope.pop()
     }
 
     fn encode_with(

@@ -37,8 +37,12 @@ pub struct ClipParams {
 
 /// Samples one looping clip for a whole crowd on the GPU.
 pub struct ClipPoseSource {
-    queue: wgpu::Queue,
+    context: GpuContext,
     pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    clip_buf: wgpu::Buffer,
+    parents_buf: wgpu::Buffer,
+    offsets_buf: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     params_buf: wgpu::Buffer,
     poses: wgpu::Buffer,
@@ -78,28 +82,71 @@ impl ClipPoseSource {
         if parents.iter().enumerate().any(|(j, p)| p.is_some_and(|p| p >= j)) {
             return bad("parents must come first");
         }
+        check_offsets(offsets)?;
         let scope = context.error_scopes();
         let (pipeline, layout) =
             compute_pipeline(device, "clip_sample", shaders::CLIP_SAMPLE_WGSL, shaders::CLIP_SAMPLE_ENTRY);
-        let storage = |label, bytes: &[u8], extra| {
-            let b = storage_buffer(device, label, bytes.len() as u64, extra);
+        let storage = |label, bytes: &[u8]| {
+            let b = storage_buffer(device, label, bytes.len() as u64, wgpu::BufferUsages::empty());
             queue.write_buffer(&b, 0, bytes);
             b
         };
         let parents_u32: Vec<u32> = parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
-        let clip_buf = storage("clip frames", bytemuck::cast_slice(local), wgpu::BufferUsages::empty());
-        let parents_buf = storage("clip parents", bytemuck::cast_slice(&parents_u32), wgpu::BufferUsages::empty());
-        let offsets_buf = storage("clip offsets", bytemuck::cast_slice(offsets), wgpu::BufferUsages::empty());
+        let clip_buf = storage("clip frames", bytemuck::cast_slice(local));
+        let parents_buf = storage("clip parents", bytemuck::cast_slice(&parents_u32));
+        let params_buf = uniform_buffer(device, "clip params", std::mem::size_of::<ClipParams>() as u64);
+        let params = ClipParams {
+            count: 0,
+            groups_x: 0,
+            joints: joints as u32,
+            frames: (local.len() / joints) as u32,
+            time: 0.0,
+            frame_time,
+            reserved0: 0.0,
+            reserved1: 0.0,
+        };
+        let (offsets_buf, poses, bind_group) =
+            Self::make_buffers(context, &layout, &clip_buf, &parents_buf, &params_buf, offsets.len(), joints);
+        scope.pop()?;
+        let mut source = Self {
+            context: context.clone(),
+            pipeline,
+            layout,
+            clip_buf,
+            parents_buf,
+            offsets_buf,
+            bind_group,
+            params_buf,
+            poses,
+            params,
+            groups: [0, 0],
+        };
+        source.set_offsets(offsets)?;
+        Ok(source)
+    }
+
+    /// Offsets and poses buffers for `capacity` characters and their bind group.
+    fn make_buffers(
+        context: &GpuContext,
+        layout: &wgpu::BindGroupLayout,
+        clip_buf: &wgpu::Buffer,
+        parents_buf: &wgpu::Buffer,
+        params_buf: &wgpu::Buffer,
+        capacity: usize,
+        joints: usize,
+    ) -> (wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup) {
+        let device = context.device();
+        let offsets_buf =
+            storage_buffer(device, "clip offsets", (capacity.max(1) * 4) as u64, wgpu::BufferUsages::COPY_DST);
         let poses = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("clip poses"),
-            size: ((offsets.len() * joints * std::mem::size_of::<JointPose>()) as u64).max(16),
+            size: ((capacity * joints * std::mem::size_of::<JointPose>()) as u64).max(16),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let params_buf = uniform_buffer(device, "clip params", std::mem::size_of::<ClipParams>() as u64);
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("clip_sample"),
-            layout: &layout,
+            layout,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: clip_buf.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: parents_buf.as_entire_binding() },
@@ -108,23 +155,52 @@ impl ClipPoseSource {
                 wgpu::BindGroupEntry { binding: 4, resource: params_buf.as_entire_binding() },
             ],
         });
-        scope.pop()?;
-        let groups = dispatch_size(
+        (offsets_buf, poses, bind_group)
+    }
+
+    /// Characters the current buffers hold.
+    fn capacity(&self) -> usize {
+        (self.offsets_buf.size() / 4) as usize
+    }
+
+    /// A new crowd: one time offset (seconds) per character, e.g. after spawns and despawns.
+    /// Rewrites the offsets in place; only a crowd larger than any before re-creates the
+    /// buffers, and then [`ClipPoseSource::poses`] is a new buffer (returns `true`: hand it to
+    /// [`super::crowd::CrowdSolver::set_pose_source`] again). Offsets must be finite.
+    pub fn set_offsets(&mut self, offsets: &[f32]) -> Result<bool, GpuError> {
+        check_offsets(offsets)?;
+        let grown = offsets.len() > self.capacity();
+        if grown {
+            let capacity = offsets.len().next_power_of_two();
+            let scope = self.context.error_scopes();
+            (self.offsets_buf, self.poses, self.bind_group) = Self::make_buffers(
+                &self.context,
+                &self.layout,
+                &self.clip_buf,
+                &self.parents_buf,
+                &self.params_buf,
+                capacity,
+                self.params.joints as usize,
+            );
+            scope.pop()?;
+        }
+        if !offsets.is_empty() {
+            self.context.queue().write_buffer(&self.offsets_buf, 0, bytemuck::cast_slice(offsets));
+        }
+        self.groups = dispatch_size(
             offsets.len(),
             shaders::CLIP_SAMPLE_WORKGROUP_SIZE[0],
-            context.max_workgroups_per_dimension(),
+            self.context.max_workgroups_per_dimension(),
         );
-        let params = ClipParams {
-            count: offsets.len() as u32,
-            groups_x: groups[0],
-            joints: joints as u32,
-            frames: (local.len() / joints) as u32,
-            time: 0.0,
-            frame_time,
-            reserved0: 0.0,
-            reserved1: 0.0,
-        };
-        Ok(Self { queue: queue.clone(), pipeline, bind_group, params_buf, poses, params, groups })
+        self.params.count = offsets.len() as u32;
+        self.params.groups_x = self.groups[0];
+        Ok(grown)
+    }
+
+    /// Characters sampled per frame.
+    #[must_use]
+    pub fn characters(&self) -> usize {
+        self.params.count as usize
     }
 
     /// A source playing a BVH clip (translations scaled by `scale`).
@@ -144,7 +220,7 @@ impl ClipPoseSource {
     /// Records sampling every character at `time + offset` seconds into `encoder`.
     pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, time: f32) {
         self.params.time = time;
-        self.queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        self.context.queue().write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
         if self.params.count == 0 {
             return;
         }
@@ -155,9 +231,18 @@ impl ClipPoseSource {
         pass.dispatch_workgroups(self.groups[0], self.groups[1], 1);
     }
 
-    /// The sampled model-space poses (`JointPose` per joint, character-major).
+    /// The sampled model-space poses (`JointPose` per joint, character-major; sized for the
+    /// largest crowd so far).
     #[must_use]
     pub fn poses(&self) -> &wgpu::Buffer {
         &self.poses
+    }
+}
+
+/// Offsets must be finite (a NaN would poison every joint of its character).
+fn check_offsets(offsets: &[f32]) -> Result<(), GpuError> {
+    match offsets.iter().position(|o| !o.is_finite()) {
+        Some(i) => Err(GpuError::Input(crate::IkError::Parse(format!("clip: offset {i} is not finite")))),
+        None => Ok(()),
     }
 }

@@ -5,14 +5,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bevy::asset::AssetId;
+use bevy::ecs::system::SystemParam;
 use bevy::log::{error, info};
 use bevy::math::Mat4;
 use bevy::mesh::skinning::SkinnedMeshInverseBindposes;
 use bevy::pbr::SkinUniforms;
 use bevy::prelude::*;
-use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::renderer::{PendingCommandBuffers, RenderAdapterInfo, RenderDevice, RenderQueue};
 use bevy::render::sync_world::MainEntity;
 
+use crowd_ik::crowd::NONE;
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::gpu::pose_source::ClipPoseSource;
@@ -33,6 +35,8 @@ struct GpuState {
     palette: Option<(AssetId<SkinnedMeshInverseBindposes>, PaletteBuilder)>,
     clip: Option<(Arc<GpuClip>, Vec<f32>, ClipPoseSource)>,
     entities: Vec<MainEntity>,
+    /// Each character's first matrix in Bevy's skin buffer, this frame.
+    offsets: Vec<u32>,
     placement: bool,
     timed: bool,
 }
@@ -64,28 +68,36 @@ impl CrowdIkGpu {
     }
 }
 
+/// Bevy's device, queue and adapter.
+#[derive(SystemParam)]
+pub(crate) struct Renderer<'w> {
+    device: Res<'w, RenderDevice>,
+    queue: Res<'w, RenderQueue>,
+    adapter: Option<Res<'w, RenderAdapterInfo>>,
+}
+
 pub(crate) fn solve_crowd(
-    device: Res<RenderDevice>,
-    queue: Res<RenderQueue>,
+    renderer: Renderer,
     crowd: Res<ExtractedCrowd>,
     skins: Option<Res<SkinUniforms>>,
+    mut pending: ResMut<PendingCommandBuffers>,
     mut gpu: ResMut<CrowdIkGpu>,
     diagnostics: Res<CrowdIkDiagnostics>,
 ) {
-    let start = Instant::now();
-    let result = match skins {
-        Some(skins) => solve(&device, &queue, &crowd, &skins, &mut gpu),
-        None => Err("Bevy's skinning (PbrPlugin's SkinUniforms) is missing".into()),
-    };
     let Ok(mut report) = diagnostics.0.lock() else { return };
+    // The IK pass's GPU time of an earlier, submitted frame (a blocking read, every
+    // TIMING_PERIOD frames), outside the timed CPU work.
     let timing = crowd.settings.as_ref().is_some_and(|s| s.gpu_timing && s.enabled);
-    if let (true, Some(state)) =
-        (timing && result.is_ok() && report.frames.is_multiple_of(TIMING_PERIOD), gpu.state.as_ref())
-    {
-        if state.timed {
+    if let (true, Some(state)) = (timing && report.frames.is_multiple_of(TIMING_PERIOD), gpu.state.as_ref()) {
+        if state.timed && report.frames > 0 {
             report.ik_gpu_ms = state.solver.device_time_ms().ok().flatten();
         }
     }
+    let start = Instant::now();
+    let result = match skins {
+        Some(skins) => solve(&renderer.device, &renderer.queue, &crowd, &skins, &mut gpu, &mut pending),
+        None => Err("Bevy's skinning (PbrPlugin's SkinUniforms) is missing".into()),
+    };
     report.skipped.clone_from(&crowd.skipped);
     report.extract_ms = crowd.extract_ms;
     match result {
@@ -101,10 +113,8 @@ pub(crate) fn solve_crowd(
             report.last_error = Some(e);
         }
     }
-    if let Some(s) = gpu.state.as_ref() {
-        if report.adapter.is_empty() {
-            report.adapter = s.context.adapter_info().map_or_else(|| "Bevy's device".into(), |i| i.name.clone());
-        }
+    if let (true, Some(info)) = (report.adapter.is_empty(), renderer.adapter) {
+        report.adapter.clone_from(&info.name);
     }
     report.render_ms = start.elapsed().as_secs_f64() * 1e3;
 }
@@ -116,6 +126,7 @@ fn solve(
     crowd: &ExtractedCrowd,
     skins: &SkinUniforms,
     gpu: &mut CrowdIkGpu,
+    pending: &mut PendingCommandBuffers,
 ) -> Result<usize, String> {
     let Some(settings) = crowd.settings.as_ref() else {
         gpu.state = None;
@@ -133,6 +144,7 @@ fn solve(
             palette: None,
             clip: None,
             entities: Vec::new(),
+            offsets: Vec::new(),
             placement: settings.rig.placement.is_some(),
             timed: false,
         });
@@ -158,10 +170,17 @@ fn solve(
                 state.solver.set_pose_source(None);
             }
         }
-        PoseSource::Clip(clip) => {
-            let stale =
-                state.clip.as_ref().is_none_or(|(c, offsets, _)| !Arc::ptr_eq(c, clip) || *offsets != crowd.offsets);
-            if stale {
+        PoseSource::Clip(clip) => match &mut state.clip {
+            Some((known, offsets, source)) if Arc::ptr_eq(known, clip) => {
+                // A changed crowd rewrites the offsets in place (new buffers only when it grows).
+                if *offsets != crowd.offsets {
+                    if source.set_offsets(&crowd.offsets).map_err(|e| e.to_string())? {
+                        state.solver.set_pose_source(Some(source.poses()));
+                    }
+                    offsets.clone_from(&crowd.offsets);
+                }
+            }
+            _ => {
                 let source = ClipPoseSource::with_context(
                     &state.context,
                     &clip.local,
@@ -173,7 +192,7 @@ fn solve(
                 state.solver.set_pose_source(Some(source.poses()));
                 state.clip = Some((clip.clone(), crowd.offsets.clone(), source));
             }
-        }
+        },
     }
     // Foot placement: survivors keep their state, newcomers and `reset` ones start fresh.
     if state.placement {
@@ -210,21 +229,31 @@ fn solve(
     };
     let roots = state.solver.characters_buffer().ok_or("no character buffer")?.clone();
     let (_, builder) = state.palette.as_mut().expect("built above");
-    let palette = builder.encode_world(&mut encoder, &poses, &roots, n).map_err(|e| e.to_string())?;
-    // Over each character's joint matrices in Bevy's skin buffer.
-    let joint_bytes = (inverse_bind.len() * std::mem::size_of::<Mat4>()) as u64;
+    // Each character's first matrix in Bevy's skin buffer (NONE: no allocation, e.g. hidden).
+    state.offsets.clear();
+    state.offsets.extend(crowd.entities.iter().map(|e| skins.skin_index(*e).unwrap_or(NONE)));
+    let written = state.offsets.iter().filter(|o| **o != NONE).count();
     let target = &skins.current_buffer;
-    let mut written = 0;
-    for (i, entity) in crowd.entities.iter().enumerate() {
-        let Some(offset) = skins.skin_byte_offset(*entity) else { continue };
-        let dst = u64::from(offset.byte_offset);
-        if dst + joint_bytes > target.size() {
-            continue;
+    if target.usage().contains(crowd_ik::wgpu::BufferUsages::STORAGE) {
+        // One dispatch writes the world-space matrices straight into Bevy's buffer.
+        builder
+            .encode_world_scatter(&mut encoder, &poses, &roots, &state.offsets, target)
+            .map_err(|e| e.to_string())?;
+    } else {
+        // Uniform-buffer skinning (no storage buffers, e.g. WebGL 2): palette, then a copy
+        // per character.
+        let palette = builder.encode_world(&mut encoder, &poses, &roots, n).map_err(|e| e.to_string())?;
+        let joint_bytes = (inverse_bind.len() * std::mem::size_of::<Mat4>()) as u64;
+        for (i, &first) in state.offsets.iter().enumerate() {
+            let dst = u64::from(first) * std::mem::size_of::<Mat4>() as u64;
+            if first != NONE && dst + joint_bytes <= target.size() {
+                encoder.copy_buffer_to_buffer(palette, i as u64 * joint_bytes, target, dst, joint_bytes);
+            }
         }
-        encoder.copy_buffer_to_buffer(palette, i as u64 * joint_bytes, target, dst, joint_bytes);
-        written += 1;
     }
-    queue.submit([encoder.finish()]);
     scope.pop().map_err(|e| e.to_string())?;
+    // Submitted with Bevy's frame, before its passes (Bevy finishes pending encoders in
+    // order, after the skin buffer's own upload).
+    pending.push_encoder(encoder, "crowd ik");
     Ok(written)
 }
