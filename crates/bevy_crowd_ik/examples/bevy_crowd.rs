@@ -1,19 +1,21 @@
 //! Walkers on hills in a Bevy window, their feet planted by crowd-ik on Bevy's own GPU.
 //!
 //! ```sh
-//! cargo +nightly run --release --ignore-rust-version --features window --example bevy_crowd -- [characters] [--joints] [--frames N]
+//! cargo +nightly run --release --ignore-rust-version --features window --example bevy_crowd -- [characters] [--joints | --animation] [--frames N]
 //! ```
 //!
 //! `I` toggles IK, `T` the IK pass's GPU timing; the overlay shows frames per second, frame
 //! time, the plugin's CPU time (extract + render world) and the IK pass's GPU time.
 //! By default every walker plays the procedural walk through the GPU clip sampler (nothing
-//! per joint on the CPU); `--joints` animates the joint entities on the CPU instead and the
-//! plugin reads their `GlobalTransform`s. `--frames N` quits after N frames and prints the
-//! averages.
+//! per joint on the CPU). `--animation` plays it with Bevy's own `AnimationPlayer` (an
+//! `AnimationClip` on the joint entities) and `--joints` with a plain system writing the
+//! joints' `Transform`s; in both the plugin reads the joints' `GlobalTransform`s
+//! (`PoseSource::Joints`). `--frames N` quits after N frames and prints the averages.
 
 use std::f32::consts::{PI, TAU};
 use std::sync::Arc;
 
+use bevy::animation::{animated_field, AnimatedBy, AnimationTargetId};
 use bevy::app::AppExit;
 use bevy::prelude::*;
 use bevy::render::view::Tonemapping;
@@ -29,10 +31,21 @@ const HALF: f32 = 30.0;
 /// Frames of the walk clip per cycle.
 const CLIP_FRAMES: usize = 33;
 
+/// Who animates the walkers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Animate {
+    /// The crate's GPU clip sampler.
+    GpuClip,
+    /// A system writing the joint entities' transforms.
+    System,
+    /// Bevy's `AnimationPlayer`.
+    Player,
+}
+
 #[derive(Resource)]
 struct Options {
     frames: Option<u64>,
-    joints: bool,
+    animate: Animate,
 }
 
 #[derive(Resource)]
@@ -61,9 +74,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
     let frames = args.iter().position(|a| a == "--frames").and_then(|i| args.get(i + 1)?.parse().ok());
-    let joints = args.iter().any(|a| a == "--joints");
+    let animate = if args.iter().any(|a| a == "--animation") {
+        Animate::Player
+    } else if args.iter().any(|a| a == "--joints") {
+        Animate::System
+    } else {
+        Animate::GpuClip
+    };
     let terrain = hills(Vec2::splat(-HALF - 2.0), 0.5, 129, 129, 0.6);
-    let poses = if joints {
+    let poses = if animate != Animate::GpuClip {
         PoseSource::Joints
     } else {
         // The procedural walk as a looping clip of local transforms.
@@ -89,28 +108,65 @@ fn main() {
         .add_plugins(CrowdIkPlugin)
         .insert_resource(settings)
         .insert_resource(Terrain(terrain))
-        .insert_resource(Options { frames, joints })
+        .insert_resource(Options { frames, animate })
         .init_resource::<Stats>()
-        .add_systems(
-            Startup,
-            move |commands: Commands,
-                  meshes: ResMut<Assets<Mesh>>,
-                  materials: ResMut<Assets<StandardMaterial>>,
-                  ibp: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
-                  terrain: Res<Terrain>| { setup(commands, meshes, materials, ibp, terrain, count) },
-        )
+        .add_systems(Startup, move |commands: Commands, assets: SetupAssets, terrain: Res<Terrain>| {
+            setup(commands, assets, terrain, animate, count)
+        })
         .add_systems(Update, (walk, animate_joints, keys, overlay, quit))
         .run();
 }
 
-fn setup(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
-    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
-    terrain: Res<Terrain>,
-    count: usize,
-) {
+/// The assets `setup` adds to.
+#[derive(bevy::ecs::system::SystemParam)]
+struct SetupAssets<'w> {
+    meshes: ResMut<'w, Assets<Mesh>>,
+    materials: ResMut<'w, Assets<StandardMaterial>>,
+    bindposes: ResMut<'w, Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+    clips: ResMut<'w, Assets<AnimationClip>>,
+    graphs: ResMut<'w, Assets<AnimationGraph>>,
+}
+
+/// The name of joint `j` (its animation target).
+fn joint_name(j: usize) -> Name {
+    Name::new(format!("joint {j}"))
+}
+
+/// The procedural walk as a Bevy animation clip: each joint's local translation and
+/// rotation, keyed at every clip frame (a closed loop).
+fn walk_clip() -> AnimationClip {
+    let parents = biped_parents();
+    let keys: Vec<(f32, Vec<Transform>)> = (0..=CLIP_FRAMES)
+        .map(|k| {
+            let pose = walk_pose(TAU * k as f32 / CLIP_FRAMES as f32).0;
+            (k as f32 * CYCLE / CLIP_FRAMES as f32, local_transforms(&pose, &parents))
+        })
+        .collect();
+    let mut clip = AnimationClip::default();
+    for j in 0..parents.len() {
+        let id = AnimationTargetId::from_name(&joint_name(j));
+        let translations = keys.iter().map(|(t, p)| (*t, p[j].translation));
+        let rotations = keys.iter().map(|(t, p)| (*t, p[j].rotation));
+        clip.add_curve_to_target(
+            id,
+            AnimatableCurve::new(
+                animated_field!(Transform::translation),
+                AnimatableKeyframeCurve::new(translations).expect("keys"),
+            ),
+        );
+        clip.add_curve_to_target(
+            id,
+            AnimatableCurve::new(
+                animated_field!(Transform::rotation),
+                AnimatableKeyframeCurve::new(rotations).expect("keys"),
+            ),
+        );
+    }
+    clip
+}
+
+fn setup(mut commands: Commands, assets: SetupAssets, terrain: Res<Terrain>, animate: Animate, count: usize) {
+    let SetupAssets { mut meshes, mut materials, mut bindposes, mut clips, mut graphs } = assets;
     commands.spawn((
         Camera3d::default(),
         Tonemapping::Reinhard,
@@ -142,13 +198,31 @@ fn setup(
     let mesh = meshes.add(box_mesh(&boxes));
     let material = materials.add(StandardMaterial { base_color: Color::srgb(0.85, 0.45, 0.2), ..default() });
     let ibp = bindposes.add(inverse_bindposes(&bind));
+    let player = (animate == Animate::Player).then(|| {
+        let (graph, node) = AnimationGraph::from_clip(clips.add(walk_clip()));
+        (graphs.add(graph), node)
+    });
     let mut rng = crowd_ik_tools::workload::Rng::new(7);
     for _ in 0..count {
         let position = Vec2::new(rng.range(-HALF, HALF), rng.range(-HALF, HALF));
         let heading = rng.range(-PI, PI);
         let character = CrowdIkCharacter { clip_offset: rng.range(0.0, CYCLE), ..default() };
         let extra = (Mesh3d(mesh.clone()), MeshMaterial3d(material.clone()), character, Walker { position, heading });
-        spawn_skinned(&mut commands, Transform::IDENTITY, &bind, &biped_parents(), ibp.clone(), extra);
+        let offset = character.clip_offset;
+        let (walker, joints) =
+            spawn_skinned(&mut commands, Transform::IDENTITY, &bind, &biped_parents(), ibp.clone(), extra);
+        if let Some((graph, node)) = &player {
+            for (j, joint) in joints.into_iter().enumerate() {
+                commands.entity(joint).insert((
+                    joint_name(j),
+                    AnimationTargetId::from_name(&joint_name(j)),
+                    AnimatedBy(walker),
+                ));
+            }
+            let mut player = AnimationPlayer::default();
+            player.play(*node).repeat().seek_to(offset);
+            commands.entity(walker).insert((player, AnimationGraphHandle(graph.clone())));
+        }
     }
 }
 
@@ -184,7 +258,7 @@ fn animate_joints(
     walkers: Query<(&CrowdIkCharacter, &bevy::mesh::skinning::SkinnedMesh)>,
     mut joints: Query<&mut Transform, Without<CrowdIkCharacter>>,
 ) {
-    if !options.joints {
+    if options.animate != Animate::System {
         return;
     }
     let t = time.elapsed_secs_wrapped();
@@ -220,8 +294,10 @@ fn overlay(
     let plugin_ms = report.extract_ms + report.render_ms;
     let s = &mut *stats;
     s.frames += 1;
-    s.frame_ms = if s.frames == 1 { frame_ms } else { 0.95 * s.frame_ms + 0.05 * frame_ms };
-    s.plugin_ms = if s.frames == 1 { plugin_ms } else { 0.95 * s.plugin_ms + 0.05 * plugin_ms };
+    // Moving averages from frame 10 on (the first frames build pipelines and buffers).
+    let warm = s.frames > 10;
+    s.frame_ms = if warm { 0.95 * s.frame_ms + 0.05 * frame_ms } else { frame_ms };
+    s.plugin_ms = if warm { 0.95 * s.plugin_ms + 0.05 * plugin_ms } else { plugin_ms };
     if s.frames > 10 {
         s.sum_frame_ms += frame_ms;
         s.sum_plugin_ms += plugin_ms;

@@ -101,7 +101,7 @@ pub fn local_transforms(pose: &[JointPose], parents: &[Option<usize>]) -> Vec<Tr
 
 /// Spawns a skinned character: the mesh entity at `root` with `extra` components, and one
 /// child entity per joint (hierarchy from `parents`, local transforms of `bind`); returns the
-/// mesh entity, whose `SkinnedMesh::joints` follow the skeleton's joint order.
+/// mesh entity and its joints, in the skeleton's order (that of `SkinnedMesh::joints`).
 pub fn spawn_skinned(
     commands: &mut Commands,
     root: Transform,
@@ -109,7 +109,7 @@ pub fn spawn_skinned(
     parents: &[Option<usize>],
     inverse_bindposes: Handle<SkinnedMeshInverseBindposes>,
     extra: impl Bundle,
-) -> Entity {
+) -> (Entity, Vec<Entity>) {
     let character = commands.spawn((root, extra)).id();
     let locals = local_transforms(bind, parents);
     let mut joints: Vec<Entity> = Vec::with_capacity(parents.len());
@@ -117,8 +117,8 @@ pub fn spawn_skinned(
         let parent = p.map_or(character, |p| joints[p]);
         joints.push(commands.spawn((locals[j], ChildOf(parent))).id());
     }
-    commands.entity(character).insert(SkinnedMesh { inverse_bindposes, joints });
-    character
+    commands.entity(character).insert(SkinnedMesh { inverse_bindposes, joints: joints.clone() });
+    (character, joints)
 }
 
 /// A triangle mesh of a heightfield (holes left out), with smooth normals.
