@@ -234,7 +234,9 @@ fn gpu_palette_scatter_equals_the_cpu_twin_and_touches_only_its_slots() {
     let mut rng = common::Rng(77);
     let n = 70;
     let characters: Vec<CharacterInput> = (0..n)
-        .map(|c| CharacterInput::new(rng.unit() * 20.0, rng.quat()).with_scale(rng.range(0.5, 2.0)).with_mirrored(c % 4 == 1))
+        .map(|c| {
+            CharacterInput::new(rng.unit() * 20.0, rng.quat()).with_scale(rng.range(0.5, 2.0)).with_mirrored(c % 4 == 1)
+        })
         .collect();
     let poses: Vec<JointPose> = (0..n).flat_map(|_| walk_pose(rng.range(0.0, 6.3)).0).collect();
     // Slots 16 matrices apart (Bevy allocates 4 at a time), in shuffled order; character 5

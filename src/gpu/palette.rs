@@ -154,7 +154,8 @@ impl PaletteBuilder {
         let device = self.context.device();
         if self.scatter_offsets.as_ref().is_none_or(|(_, cap)| *cap < characters.max(1)) {
             let cap = characters.max(1).next_power_of_two();
-            let buffer = storage_buffer(device, "palette scatter offsets", (cap * 4) as u64, wgpu::BufferUsages::empty());
+            let buffer =
+                storage_buffer(device, "palette scatter offsets", (cap * 4) as u64, wgpu::BufferUsages::empty());
             self.scatter_offsets = Some((buffer, cap));
         }
         let (offsets_buf, _) = self.scatter_offsets.as_ref().expect("just made");
