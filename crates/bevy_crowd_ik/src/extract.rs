@@ -21,18 +21,37 @@ use crate::{CrowdIk, CrowdIkCharacter, FootGroundHits, PoseSource};
 #[derive(Resource, Default)]
 pub struct ExtractedCrowd {
     pub(crate) settings: Option<CrowdIk>,
-    pub(crate) settings_changed: bool,
+    /// Per rig: its GPU state must be rebuilt (new rig, pose source or ground).
+    pub(crate) rebuild: Vec<bool>,
+    pub(crate) rigs: Vec<ExtractedRig>,
+    pub(crate) time: f32,
+    pub(crate) dt: f32,
+    pub(crate) skipped: Vec<(Entity, String)>,
+    pub(crate) extract_ms: f64,
+}
+
+/// One rig's characters this frame.
+#[derive(Default)]
+pub(crate) struct ExtractedRig {
     pub(crate) entities: Vec<MainEntity>,
     pub(crate) characters: Vec<CharacterInput>,
     pub(crate) offsets: Vec<f32>,
     pub(crate) resets: Vec<bool>,
     pub(crate) poses: Vec<JointPose>,
     pub(crate) hits: Vec<GroundHit>,
+    /// The rig's inverse bind poses (those of its first character's skin).
     pub(crate) inverse_bind: Option<(AssetId<SkinnedMeshInverseBindposes>, Vec<Mat4>)>,
-    pub(crate) time: f32,
-    pub(crate) dt: f32,
-    pub(crate) skipped: Vec<(Entity, String)>,
-    pub(crate) extract_ms: f64,
+}
+
+impl ExtractedRig {
+    fn clear(&mut self) {
+        self.entities.clear();
+        self.characters.clear();
+        self.offsets.clear();
+        self.resets.clear();
+        self.poses.clear();
+        self.hits.clear();
+    }
 }
 
 /// What the extract step reads of each character.
@@ -62,63 +81,81 @@ pub(crate) fn extract_crowd(
 ) {
     let start = Instant::now();
     let crowd = &mut *crowd;
-    crowd.entities.clear();
-    crowd.characters.clear();
-    crowd.offsets.clear();
-    crowd.resets.clear();
-    crowd.poses.clear();
-    crowd.hits.clear();
     crowd.skipped.clear();
     let Some(settings) = settings.as_ref() else {
-        crowd.settings_changed = crowd.settings.take().is_some();
+        crowd.settings = None;
+        crowd.rigs.clear();
         return;
     };
-    // Rebuild the GPU state only for a new rig, ground or pose source; `enabled` and
+    // Rebuild a rig's GPU state only for a new rig, pose source or ground; `enabled` and
     // `gpu_timing` are read every frame.
-    crowd.settings_changed = match crowd.settings.as_mut() {
+    let rigs = settings.rigs.len();
+    crowd.rebuild.clear();
+    match crowd.settings.as_mut() {
         Some(known) if settings.is_changed() => {
-            let rebuild = !known.same_solver(settings);
+            let ground = known.ground != settings.ground;
+            crowd.rebuild.extend(
+                settings
+                    .rigs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| ground || known.rigs.get(i).is_none_or(|k| !k.same_solver(r))),
+            );
             *known = CrowdIk::clone(settings);
-            rebuild
         }
-        Some(_) => false,
+        Some(_) => crowd.rebuild.resize(rigs, false),
         None => {
             crowd.settings = Some(CrowdIk::clone(settings));
-            true
+            crowd.rebuild.resize(rigs, true);
         }
-    };
+    }
+    crowd.rigs.resize_with(rigs, ExtractedRig::default);
+    for (rig, rebuild) in crowd.rigs.iter_mut().zip(&crowd.rebuild) {
+        rig.clear();
+        if *rebuild {
+            rig.inverse_bind = None;
+        }
+    }
     crowd.time = time.elapsed_secs_wrapped();
     crowd.dt = time.delta_secs();
-    let joint_count = settings.rig.joint_count();
-    let joints_mode = matches!(settings.poses, PoseSource::Joints);
     let hits_mode = matches!(settings.ground, Ground::Hits);
-    let mut skip = |crowd: &mut ExtractedCrowd, entity: Entity, code: u8, why: String| {
+    let skipped = &mut crowd.skipped;
+    let mut skip = |entity: Entity, code: u8, why: String| {
         if warned.insert((entity, code)) {
             warn!("crowd IK: character {entity} skipped: {why}");
         }
-        crowd.skipped.push((entity, why));
+        skipped.push((entity, why));
     };
     for (entity, character, skin, root, visibility, hits) in &queries.characters {
         if visibility.is_some_and(|v| !v.get()) {
             continue; // Bevy allocates no joint matrices for hidden skins
         }
+        let (Some(rig), Some(out)) = (settings.rigs.get(character.rig), crowd.rigs.get_mut(character.rig)) else {
+            skip(entity, 6, format!("it names rig {}, the crowd has {rigs}", character.rig));
+            continue;
+        };
+        let joint_count = rig.rig.joint_count();
         if skin.joints.len() != joint_count {
-            let why = format!("its skin has {} joints, the crowd rig {joint_count}", skin.joints.len());
-            skip(crowd, entity, 0, why);
+            let why = format!("its skin has {} joints, its rig {joint_count}", skin.joints.len());
+            skip(entity, 0, why);
             continue;
         }
         let id = skin.inverse_bindposes.id();
-        match &crowd.inverse_bind {
+        match &out.inverse_bind {
             Some((known, _)) if *known == id => {}
-            Some(_) if !crowd.entities.is_empty() => {
-                skip(crowd, entity, 1, "its inverse bind poses differ from the crowd's (one rig per plugin)".into());
+            Some(_) if !out.entities.is_empty() => {
+                skip(
+                    entity,
+                    1,
+                    format!("its inverse bind poses differ from those of rig {}'s other characters", character.rig),
+                );
                 continue;
             }
             _ => match queries.bindposes.get(id) {
-                Some(ibp) if ibp.len() == joint_count => crowd.inverse_bind = Some((id, ibp.to_vec())),
+                Some(ibp) if ibp.len() == joint_count => out.inverse_bind = Some((id, ibp.to_vec())),
                 Some(ibp) => {
                     let why = format!("{} inverse bind poses for {joint_count} joints", ibp.len());
-                    skip(crowd, entity, 2, why);
+                    skip(entity, 2, why);
                     continue;
                 }
                 None => continue, // the asset is still loading
@@ -128,7 +165,7 @@ pub(crate) fn extract_crowd(
         let uniform = (scale.x.abs() - scale.y.abs()).abs() <= 1e-3 * scale.x.abs()
             && (scale.x.abs() - scale.z.abs()).abs() <= 1e-3 * scale.x.abs();
         if !uniform || !translation.is_finite() || !rotation.is_finite() {
-            skip(crowd, entity, 3, format!("its root transform is not a finite uniform scale ({scale})"));
+            skip(entity, 3, format!("its root transform is not a finite uniform scale ({scale})"));
             continue;
         }
         let mirrored = root.affine().matrix3.determinant() < 0.0;
@@ -136,33 +173,36 @@ pub(crate) fn extract_crowd(
             .with_scale(scale.x.abs())
             .with_mirrored(mirrored)
             .with_foot_weights(character.foot_weights);
-        if joints_mode {
+        if matches!(rig.poses, PoseSource::Joints) {
             // Model space = the character root's frame: root⁻¹ × joint global.
             let to_model = root.affine().inverse();
-            let start = crowd.poses.len();
+            let start = out.poses.len();
             for &joint in &skin.joints {
                 let Ok(global) = queries.joints.get(joint) else { break };
                 let m = to_model * global.affine();
                 let (_, r, t) = m.to_scale_rotation_translation();
-                crowd.poses.push(JointPose::new(t, r.normalize()));
+                out.poses.push(JointPose::new(t, r.normalize()));
             }
-            if crowd.poses.len() != start + joint_count {
-                crowd.poses.truncate(start);
-                skip(crowd, entity, 4, "a joint entity has no GlobalTransform (despawned?)".into());
+            if out.poses.len() != start + joint_count {
+                out.poses.truncate(start);
+                skip(entity, 4, "a joint entity has no GlobalTransform (despawned?)".into());
                 continue;
             }
         }
         if hits_mode {
             let Some(hits) = hits else {
-                skip(crowd, entity, 5, "Ground::Hits needs its FootGroundHits component".into());
+                if matches!(rig.poses, PoseSource::Joints) {
+                    out.poses.truncate(out.poses.len() - joint_count);
+                }
+                skip(entity, 5, "Ground::Hits needs its FootGroundHits component".into());
                 continue;
             };
-            crowd.hits.extend_from_slice(&hits.0);
+            out.hits.extend_from_slice(&hits.0);
         }
-        crowd.entities.push(MainEntity::from(entity));
-        crowd.characters.push(input);
-        crowd.offsets.push(character.clip_offset);
-        crowd.resets.push(character.reset);
+        out.entities.push(MainEntity::from(entity));
+        out.characters.push(input);
+        out.offsets.push(character.clip_offset);
+        out.resets.push(character.reset);
     }
     crowd.extract_ms = start.elapsed().as_secs_f64() * 1e3;
 }

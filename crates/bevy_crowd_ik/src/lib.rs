@@ -1,18 +1,18 @@
 //! Crowd foot IK inside Bevy 0.20, on Bevy's own wgpu device.
 //!
-//! Characters are Bevy entities with a [`SkinnedMesh`] and a [`CrowdIkCharacter`]; the rig,
-//! the ground and the source of the FK pose are the resource [`CrowdIk`]. Every frame the
-//! plugin gathers the characters' root transforms and foot weights in Bevy's extract
-//! schedule and, in the render world right after Bevy has uploaded its joint matrices
-//! (`prepare_skins`), records into one command buffer on Bevy's `RenderDevice`:
+//! Characters are Bevy entities with a `SkinnedMesh` and a [`CrowdIkCharacter`]; the rigs
+//! (one per kind of skeleton, each with its FK pose source) and the ground are the resource
+//! [`CrowdIk`]. Every frame the plugin gathers the characters' root transforms and foot
+//! weights in Bevy's extract schedule and, in the render world right after Bevy has
+//! uploaded its joint matrices (`prepare_skins`), records per rig on Bevy's `RenderDevice`:
 //!
 //! 1. the FK pose: either the crate's GPU clip sampler ([`PoseSource::Clip`], nothing per
 //!    joint on the CPU) or the joint entities' `GlobalTransform`s ([`PoseSource::Joints`]:
 //!    Bevy's `AnimationPlayer` or any system that moves the joints; uploaded per joint);
 //! 2. crowd foot IK (`crowd_ik::gpu::crowd::CrowdSolver`, one dispatch);
-//! 3. the world-space skinning palette (`joint global transform × inverse bind pose`,
-//!    `PaletteBuilder::encode_world`), copied over each character's joint matrices in
-//!    Bevy's skin buffer (`SkinUniforms::current_buffer`).
+//! 3. the world-space joint matrices (`joint global transform × inverse bind pose`),
+//!    written straight over each character's matrices in Bevy's skin buffer
+//!    (`SkinUniforms::current_buffer`) by one dispatch (`PaletteBuilder::encode_world_scatter`).
 //!
 //! Bevy's own skinned-mesh shaders then draw the solved pose. Nothing is read back.
 //!
@@ -84,24 +84,45 @@ impl GpuClip {
     }
 }
 
-/// The crowd's settings: the rig every character shares, the ground and the pose source.
-/// Change it at run time and the plugin rebuilds its GPU state (foot-placement states are
-/// reset).
-#[derive(Resource, Clone, Debug)]
-pub struct CrowdIk {
+/// One kind of character in the crowd (a skeleton: adult, child, ...): its foot-IK rig and
+/// where its FK pose comes from. Characters name it by index
+/// ([`CrowdIkCharacter::rig`]); each rig gets its own solver and palette on the GPU.
+#[derive(Clone, Debug)]
+pub struct CrowdRig {
     /// The foot-IK rig; its joint indices are indices into each character's
-    /// `SkinnedMesh::joints`, and a character whose skin has another joint count is skipped
-    /// with a warning naming it.
+    /// `SkinnedMesh::joints`. A character whose skin has another joint count, or inverse
+    /// bind poses other than the rig's first character's, is skipped with a warning
+    /// naming it.
     pub rig: FootRig,
-    /// A heightfield, or [`Ground::Hits`] with each character's [`FootGroundHits`].
-    pub ground: Ground,
     /// Where the FK pose comes from.
     pub poses: PoseSource,
-    /// `false` skins the characters with the FK pose (IK off): the palette is still written
+}
+
+impl CrowdRig {
+    /// Whether `other` needs the same GPU state.
+    fn same_solver(&self, other: &Self) -> bool {
+        let same_poses = match (&self.poses, &other.poses) {
+            (PoseSource::Joints, PoseSource::Joints) => true,
+            (PoseSource::Clip(a), PoseSource::Clip(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_poses && self.rig == other.rig
+    }
+}
+
+/// The crowd's settings: its rigs, the ground, IK on or off. Change a rig or the ground at
+/// run time and the plugin rebuilds that GPU state (foot-placement states start over).
+#[derive(Resource, Clone, Debug)]
+pub struct CrowdIk {
+    /// The rigs characters name by index ([`CrowdIkCharacter::rig`]).
+    pub rigs: Vec<CrowdRig>,
+    /// A heightfield, or [`Ground::Hits`] with each character's [`FootGroundHits`].
+    pub ground: Ground,
+    /// `false` skins the characters with the FK pose (IK off): the matrices are still written
     /// by the plugin, so switching costs nothing and never pops a buffer.
     pub enabled: bool,
-    /// Time the foot-IK pass with timestamp queries (when Bevy's device has
-    /// `TIMESTAMP_QUERY`) and report it in [`CrowdIkReport::ik_gpu_ms`]. A diagnostic: the
+    /// Time the foot-IK passes with timestamp queries (when Bevy's device has
+    /// `TIMESTAMP_QUERY`) and report them in [`CrowdIkReport::ik_gpu_ms`]. A diagnostic: the
     /// reading waits for the GPU once every [`TIMING_PERIOD`] frames.
     pub gpu_timing: bool,
 }
@@ -110,20 +131,16 @@ pub struct CrowdIk {
 pub const TIMING_PERIOD: u64 = 30;
 
 impl CrowdIk {
-    /// IK on.
+    /// A crowd of one rig (index 0), IK on.
     #[must_use]
     pub fn new(rig: FootRig, ground: Ground, poses: PoseSource) -> Self {
-        Self { rig, ground, poses, enabled: true, gpu_timing: false }
+        Self { rigs: vec![CrowdRig { rig, poses }], ground, enabled: true, gpu_timing: false }
     }
 
-    /// Whether `other` needs the same GPU state (rig, ground and pose source).
-    fn same_solver(&self, other: &Self) -> bool {
-        let same_poses = match (&self.poses, &other.poses) {
-            (PoseSource::Joints, PoseSource::Joints) => true,
-            (PoseSource::Clip(a), PoseSource::Clip(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        same_poses && self.rig == other.rig && self.ground == other.ground
+    /// Adds a rig and returns its index (for [`CrowdIkCharacter::rig`]).
+    pub fn add_rig(&mut self, rig: FootRig, poses: PoseSource) -> usize {
+        self.rigs.push(CrowdRig { rig, poses });
+        self.rigs.len() - 1
     }
 }
 
@@ -132,6 +149,8 @@ impl CrowdIk {
 /// it), the frame its joints' model-space pose is measured in.
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct CrowdIkCharacter {
+    /// Index of its rig in [`CrowdIk::rigs`].
+    pub rig: usize,
     /// Weight per leg (rig order): 0 = FK (a lifted foot), 1 = full IK.
     pub foot_weights: [f32; 4],
     /// Seconds added to the clip time ([`PoseSource::Clip`]).
@@ -143,7 +162,7 @@ pub struct CrowdIkCharacter {
 
 impl Default for CrowdIkCharacter {
     fn default() -> Self {
-        Self { foot_weights: [1.0; 4], clip_offset: 0.0, reset: false }
+        Self { rig: 0, foot_weights: [1.0; 4], clip_offset: 0.0, reset: false }
     }
 }
 
@@ -168,7 +187,7 @@ pub struct CrowdIkReport {
     pub last_error: Option<String>,
     /// Name of the adapter the solver runs on (Bevy's).
     pub adapter: String,
-    /// Device time of the foot-IK pass (ms), with [`CrowdIk::gpu_timing`].
+    /// Device time of the foot-IK passes (ms, all rigs), with [`CrowdIk::gpu_timing`].
     pub ik_gpu_ms: Option<f64>,
 }
 

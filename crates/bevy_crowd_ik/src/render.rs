@@ -20,13 +20,14 @@ use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::gpu::pose_source::ClipPoseSource;
 use crowd_ik::gpu::GpuContext;
 
-use crate::extract::ExtractedCrowd;
-use crate::{CrowdIkDiagnostics, GpuClip, PoseSource, TIMING_PERIOD};
+use crate::extract::{ExtractedCrowd, ExtractedRig};
+use crate::{CrowdIk, CrowdIkDiagnostics, CrowdRig, GpuClip, PoseSource, TIMING_PERIOD};
 
-/// The plugin's GPU state in the render world, built on Bevy's `RenderDevice`.
+/// The plugin's GPU state in the render world, built on Bevy's `RenderDevice`: per rig a
+/// solver, its palette builder and its pose source.
 #[derive(Resource, Default)]
 pub struct CrowdIkGpu {
-    state: Option<GpuState>,
+    rigs: Vec<Option<GpuState>>,
 }
 
 struct GpuState {
@@ -42,29 +43,22 @@ struct GpuState {
 }
 
 impl CrowdIkGpu {
-    /// The device the solver runs on (Bevy's `RenderDevice`), once the first frame built it.
+    /// The device the solvers run on (Bevy's `RenderDevice`), once the first frame built one.
     #[must_use]
     pub fn device(&self) -> Option<&crate::crowd_ik::wgpu::Device> {
-        self.state.as_ref().map(|s| s.context.device())
+        self.rigs.iter().flatten().next().map(|s| s.context.device())
     }
 
-    /// The crowd solver (e.g. its `pose_output` for tools), once built.
+    /// Rig `rig`'s crowd solver (e.g. its `pose_output` for tools), once built.
     #[must_use]
-    pub fn solver(&self) -> Option<&CrowdSolver> {
-        self.state.as_ref().map(|s| &s.solver)
+    pub fn solver(&self, rig: usize) -> Option<&CrowdSolver> {
+        self.rigs.get(rig)?.as_ref().map(|s| &s.solver)
     }
 
-    /// The world-space palette of the last frame (`characters × joints` matrices in the
-    /// order of the last frame's characters), once built.
+    /// Rig `rig`'s characters of the last frame, in solver order.
     #[must_use]
-    pub fn palette(&self) -> Option<&crate::crowd_ik::wgpu::Buffer> {
-        self.state.as_ref().and_then(|s| s.palette.as_ref()).and_then(|(_, p)| p.palette())
-    }
-
-    /// The characters of the last frame, in palette order.
-    #[must_use]
-    pub fn entities(&self) -> &[MainEntity] {
-        self.state.as_ref().map_or(&[], |s| &s.entities)
+    pub fn entities(&self, rig: usize) -> &[MainEntity] {
+        self.rigs.get(rig).and_then(Option::as_ref).map_or(&[], |s| &s.entities)
     }
 }
 
@@ -88,30 +82,37 @@ pub(crate) fn solve_crowd(
     // The IK pass's GPU time of an earlier, submitted frame (a blocking read, every
     // TIMING_PERIOD frames), outside the timed CPU work.
     let timing = crowd.settings.as_ref().is_some_and(|s| s.gpu_timing && s.enabled);
-    if let (true, Some(state)) = (timing && report.frames.is_multiple_of(TIMING_PERIOD), gpu.state.as_ref()) {
-        if state.timed && report.frames > 0 {
-            report.ik_gpu_ms = state.solver.device_time_ms().ok().flatten();
-        }
+    if timing && report.frames > 0 && report.frames.is_multiple_of(TIMING_PERIOD) {
+        let times: Vec<f64> = gpu
+            .rigs
+            .iter()
+            .flatten()
+            .filter(|s| s.timed)
+            .filter_map(|s| s.solver.device_time_ms().ok().flatten())
+            .collect();
+        report.ik_gpu_ms = (!times.is_empty()).then(|| times.iter().sum());
     }
     let start = Instant::now();
-    let result = match skins {
-        Some(skins) => solve(&renderer.device, &renderer.queue, &crowd, &skins, &mut gpu, &mut pending),
-        None => Err("Bevy's skinning (PbrPlugin's SkinUniforms) is missing".into()),
+    let (written, errors) = match skins {
+        Some(skins) => {
+            let mut frame =
+                Frame { device: &renderer.device, queue: &renderer.queue, skins: &skins, pending: &mut pending };
+            solve(&mut frame, &crowd, &mut gpu)
+        }
+        None => (0, vec!["Bevy's skinning (PbrPlugin's SkinUniforms) is missing".to_string()]),
     };
     report.skipped.clone_from(&crowd.skipped);
     report.extract_ms = crowd.extract_ms;
-    match result {
-        Ok(n) => {
-            report.characters = n;
-            report.frames += 1;
+    report.characters = written;
+    report.frames += 1;
+    if errors.is_empty() {
+        report.last_error = None;
+    } else {
+        let e = errors.join("; ");
+        if report.last_error.as_deref() != Some(e.as_str()) {
+            error!("crowd IK: {e}");
         }
-        Err(e) => {
-            if report.last_error.as_deref() != Some(e.as_str()) {
-                error!("crowd IK: frame skipped: {e}");
-            }
-            report.characters = 0;
-            report.last_error = Some(e);
-        }
+        report.last_error = Some(e);
     }
     if let (true, Some(info)) = (report.adapter.is_empty(), renderer.adapter) {
         report.adapter.clone_from(&info.name);
@@ -119,37 +120,59 @@ pub(crate) fn solve_crowd(
     report.render_ms = start.elapsed().as_secs_f64() * 1e3;
 }
 
-/// One frame in the render world; returns the characters written.
-fn solve(
-    device: &RenderDevice,
-    queue: &RenderQueue,
-    crowd: &ExtractedCrowd,
-    skins: &SkinUniforms,
-    gpu: &mut CrowdIkGpu,
-    pending: &mut PendingCommandBuffers,
-) -> Result<usize, String> {
+/// What a rig's frame records into.
+struct Frame<'a> {
+    device: &'a RenderDevice,
+    queue: &'a RenderQueue,
+    skins: &'a SkinUniforms,
+    pending: &'a mut PendingCommandBuffers,
+}
+
+/// One frame in the render world: every rig; returns the characters written and the rigs'
+/// errors (a rig with an error skips the frame, the others go on).
+fn solve(frame: &mut Frame, crowd: &ExtractedCrowd, gpu: &mut CrowdIkGpu) -> (usize, Vec<String>) {
     let Some(settings) = crowd.settings.as_ref() else {
-        gpu.state = None;
-        return Ok(0);
+        gpu.rigs.clear();
+        return (0, Vec::new());
     };
-    if crowd.settings_changed || gpu.state.is_none() {
-        if gpu.state.is_some() {
-            info!("crowd IK: settings changed, rebuilding the solver");
+    gpu.rigs.resize_with(settings.rigs.len(), || None);
+    let (mut written, mut errors) = (0, Vec::new());
+    for (i, ((rig, extracted), state)) in settings.rigs.iter().zip(&crowd.rigs).zip(&mut gpu.rigs).enumerate() {
+        if crowd.rebuild.get(i).copied().unwrap_or(true) && state.take().is_some() {
+            info!("crowd IK: rig {i} or the ground changed, rebuilding its solver");
         }
-        let context = GpuContext::new(device.wgpu_device(), queue);
-        let solver = CrowdSolver::with_context(&context, &settings.rig, &settings.ground).map_err(|e| e.to_string())?;
-        gpu.state = Some(GpuState {
+        match solve_rig(frame, settings, rig, extracted, crowd, state) {
+            Ok(n) => written += n,
+            Err(e) => errors.push(format!("rig {i}: frame skipped: {e}")),
+        }
+    }
+    (written, errors)
+}
+
+/// One rig's frame; returns the characters written.
+fn solve_rig(
+    frame: &mut Frame,
+    settings: &CrowdIk,
+    rig: &CrowdRig,
+    crowd: &ExtractedRig,
+    shared: &ExtractedCrowd,
+    slot: &mut Option<GpuState>,
+) -> Result<usize, String> {
+    if slot.is_none() {
+        let context = GpuContext::new(frame.device.wgpu_device(), frame.queue);
+        let solver = CrowdSolver::with_context(&context, &rig.rig, &settings.ground).map_err(|e| e.to_string())?;
+        *slot = Some(GpuState {
             context,
             solver,
             palette: None,
             clip: None,
             entities: Vec::new(),
             offsets: Vec::new(),
-            placement: settings.rig.placement.is_some(),
+            placement: rig.rig.placement.is_some(),
             timed: false,
         });
     }
-    let state = gpu.state.as_mut().expect("built above");
+    let state = slot.as_mut().expect("built above");
     if settings.gpu_timing && !state.timed {
         state.timed = state.solver.enable_timestamps();
     }
@@ -164,7 +187,7 @@ fn solve(
         state.palette = Some((*bind_id, builder));
     }
     // The FK pose source.
-    match &settings.poses {
+    match &rig.poses {
         PoseSource::Joints => {
             if state.clip.take().is_some() {
                 state.solver.set_pose_source(None);
@@ -204,7 +227,7 @@ fn solve(
         }
         let resets: Vec<usize> = crowd.resets.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i).collect();
         state.solver.reset_states(&resets);
-        state.solver.set_frame_time(crowd.dt).map_err(|e| e.to_string())?;
+        state.solver.set_frame_time(shared.dt).map_err(|e| e.to_string())?;
     }
     state.entities.clone_from(&crowd.entities);
     state.solver.upload(&crowd.characters, &crowd.poses, &crowd.hits).map_err(|e| e.to_string())?;
@@ -213,10 +236,10 @@ fn solve(
     // frame is reported skipped) instead of reaching Bevy's uncaptured-error handler.
     let scope = state.context.error_scopes();
     let mut encoder =
-        device.create_command_encoder(&crowd_ik::wgpu::CommandEncoderDescriptor { label: Some("crowd ik") });
+        frame.device.create_command_encoder(&crowd_ik::wgpu::CommandEncoderDescriptor { label: Some("crowd ik") });
     let fk = match &mut state.clip {
         Some((_, _, source)) => {
-            source.encode(&mut encoder, crowd.time);
+            source.encode(&mut encoder, shared.time);
             source.poses().clone()
         }
         None => state.solver.pose_input().ok_or("no pose buffer")?.clone(),
@@ -231,9 +254,9 @@ fn solve(
     let (_, builder) = state.palette.as_mut().expect("built above");
     // Each character's first matrix in Bevy's skin buffer (NONE: no allocation, e.g. hidden).
     state.offsets.clear();
-    state.offsets.extend(crowd.entities.iter().map(|e| skins.skin_index(*e).unwrap_or(NONE)));
+    state.offsets.extend(crowd.entities.iter().map(|e| frame.skins.skin_index(*e).unwrap_or(NONE)));
     let written = state.offsets.iter().filter(|o| **o != NONE).count();
-    let target = &skins.current_buffer;
+    let target = &frame.skins.current_buffer;
     if target.usage().contains(crowd_ik::wgpu::BufferUsages::STORAGE) {
         // One dispatch writes the world-space matrices straight into Bevy's buffer.
         builder
@@ -254,6 +277,6 @@ fn solve(
     scope.pop().map_err(|e| e.to_string())?;
     // Submitted with Bevy's frame, before its passes (Bevy finishes pending encoders in
     // order, after the skin buffer's own upload).
-    pending.push_encoder(encoder, "crowd ik");
+    frame.pending.push_encoder(encoder, "crowd ik");
     Ok(written)
 }

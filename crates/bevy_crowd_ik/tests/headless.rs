@@ -115,7 +115,7 @@ fn setup(
 /// Reads every solved character's joint matrices back from Bevy's skin buffer (test only).
 /// The buffer is `STORAGE | COPY_DST` (no `COPY_SRC`), so a small compute pass copies each
 /// character's matrices out of it.
-fn skin_matrices(app: &mut App) -> Vec<(Entity, Vec<Mat4>)> {
+fn skin_matrices(app: &mut App, rig: usize) -> Vec<(Entity, Vec<Mat4>)> {
     const COPY: &str = "
         @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
         @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
@@ -129,7 +129,7 @@ fn skin_matrices(app: &mut App) -> Vec<(Entity, Vec<Mat4>)> {
     let gpu = world.resource::<CrowdIkGpu>();
     let joints = biped_parents().len();
     let bytes = (joints * 64) as u64; // 768: a multiple of the 256-byte binding alignment
-    let entities = gpu.entities().to_vec();
+    let entities = gpu.entities(rig).to_vec();
     let total = bytes * entities.len() as u64;
     let scope = bevy_crowd_ik::crowd_ik::gpu::context::ErrorScopes::push(&device);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -204,15 +204,18 @@ fn bytemuck_cast(bytes: &[u8]) -> Vec<Mat4> {
 /// Worst distance of a skinned sole (the point `FOOT_HEIGHT` under each ankle in the bind
 /// pose, moved by the ankle's joint matrix) from the ground below it, per character.
 fn sole_errors(matrices: &[(Entity, Vec<Mat4>)]) -> Vec<f32> {
+    sole_errors_of(matrices, &bind(), FOOT_HEIGHT)
+}
+
+fn sole_errors_of(matrices: &[(Entity, Vec<Mat4>)], bind: &[JointPose], foot_height: f32) -> Vec<f32> {
     let ground = ground();
-    let bind = bind();
     matrices
         .iter()
         .map(|(_, m)| {
             ANKLES
                 .iter()
                 .map(|&a| {
-                    let sole = m[a].transform_point3(bind[a].position() - Vec3::Y * FOOT_HEIGHT);
+                    let sole = m[a].transform_point3(bind[a].position() - Vec3::Y * foot_height);
                     (sole.y - ground.sample(sole.x, sole.z).expect("on the field").0).abs()
                 })
                 .fold(0.0, f32::max)
@@ -271,7 +274,7 @@ fn ik_puts_bevy_skinned_soles_on_the_ground() {
         let report = on.world().resource::<CrowdIkDiagnostics>().report();
         assert_eq!(report.characters, SIDE * SIDE, "{name}: {report:?}");
         assert!(report.skipped.is_empty() && report.last_error.is_none(), "{name}: {report:?}");
-        let matrices = skin_matrices(&mut on);
+        let matrices = skin_matrices(&mut on, 0);
         assert_matches_cpu_twin(&on, &matrices, true);
         let errors = sole_errors(&matrices);
         assert_eq!(errors.len(), SIDE * SIDE);
@@ -281,7 +284,7 @@ fn ik_puts_bevy_skinned_soles_on_the_ground() {
 
         let mut off = app(poses, false);
         run(&mut off, 4);
-        let matrices = skin_matrices(&mut off);
+        let matrices = skin_matrices(&mut off, 0);
         assert_matches_cpu_twin(&off, &matrices, false);
         let errors = sole_errors(&matrices);
         assert_eq!(errors.len(), SIDE * SIDE);
@@ -296,7 +299,7 @@ fn report(app: &App) -> bevy_crowd_ik::CrowdIkReport {
 }
 
 fn worst_sole(app: &mut App) -> f32 {
-    sole_errors(&skin_matrices(app)).into_iter().fold(0.0, f32::max)
+    sole_errors(&skin_matrices(app, 0)).into_iter().fold(0.0, f32::max)
 }
 
 /// The solver lives on Bevy's device (its buffers are usable in Bevy's command encoders; a
@@ -341,7 +344,7 @@ fn plugin_runs_on_bevys_device_and_survives_bad_characters() {
         let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
         let gpu = world.resource::<CrowdIkGpu>();
         assert!(gpu.device().is_some());
-        let ours = gpu.solver().and_then(|s| s.pose_output()).expect("solved").clone();
+        let ours = gpu.solver(0).and_then(|s| s.pose_output()).expect("solved").clone();
         let copy_with_bevy = |source: &wgpu::Buffer| {
             let scope = ErrorScopes::push(&device);
             let dst = device.create_buffer(&wgpu::BufferDescriptor {
@@ -371,7 +374,7 @@ fn plugin_runs_on_bevys_device_and_survives_bad_characters() {
     assert!(worst_sole(&mut app) < 2e-3);
 
     // A rig changed at run time (foot placement on): rebuilt, survivors solved.
-    app.world_mut().resource_mut::<CrowdIk>().rig =
+    app.world_mut().resource_mut::<CrowdIk>().rigs[0].rig =
         biped_rig().with_placement(Some(bevy_crowd_ik::crowd_ik::crowd::FootPlacement::default()));
     run(&mut app, 6);
     let r = report(&app);
@@ -417,4 +420,62 @@ fn ground_hits_from_the_app_put_the_soles_on_the_ground() {
     let worst = worst_sole(&mut app);
     println!("Ground::Hits: worst sole {:.2} mm", worst * 1e3);
     assert!(worst < 3e-3, "{worst}");
+}
+
+/// The child of the two-rig test: the biped at three quarters of the size, foot height too.
+const CHILD: f32 = 0.75;
+
+fn child_bind() -> Vec<JointPose> {
+    bind().iter().map(|p| JointPose::new(p.position() * CHILD, p.rotation())).collect()
+}
+
+fn child_rig() -> bevy_crowd_ik::crowd_ik::crowd::FootRig {
+    let mut rig = biped_rig();
+    for leg in &mut rig.legs {
+        leg.foot_height *= CHILD;
+    }
+    rig
+}
+
+fn spawn_children(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+) {
+    let bind = child_bind();
+    let mesh = meshes.add(box_mesh(&bone_boxes(&bind, &biped_parents(), 0.03)));
+    let ibp = bindposes.add(inverse_bindposes(&bind));
+    let ground = ground();
+    for (k, (x, z)) in [(-3.4, -1.7), (-0.1, 1.6), (3.2, -1.6), (1.6, 3.2), (0.0, 0.0)].into_iter().enumerate() {
+        let y = ground.sample(x, z).expect("on the field").0 + 0.03;
+        let root = Transform::from_xyz(x, y, z).with_rotation(Quat::from_rotation_y(k as f32));
+        // The last one names a rig the crowd does not have.
+        let character = CrowdIkCharacter { rig: if k == 4 { 7 } else { 1 }, ..default() };
+        spawn_skinned(&mut commands, root, &bind, &biped_parents(), ibp.clone(), (Mesh3d(mesh.clone()), character));
+    }
+}
+
+/// Two skeletons in one crowd (adults on rig 0, children on rig 1, each its own solver,
+/// inverse bind poses and foot height): every sole of both on the ground; a character naming
+/// a rig the crowd lacks is skipped and named.
+#[test]
+fn two_rigs_in_one_crowd() {
+    let mut app = app(PoseSource::Joints, true);
+    let child = app.world_mut().resource_mut::<CrowdIk>().add_rig(child_rig(), PoseSource::Joints);
+    assert_eq!(child, 1);
+    app.add_systems(Startup, spawn_children);
+    run(&mut app, 4);
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE + 4, "{r:?}");
+    assert!(r.skipped.len() == 1 && r.skipped[0].1.contains("rig 7"), "{:?}", r.skipped);
+    let adults = sole_errors(&skin_matrices(&mut app, 0));
+    let children = sole_errors_of(&skin_matrices(&mut app, 1), &child_bind(), FOOT_HEIGHT * CHILD);
+    assert_eq!((adults.len(), children.len()), (SIDE * SIDE, 4));
+    let worst = adults.iter().chain(&children).copied().fold(0.0, f32::max);
+    println!(
+        "two rigs: worst sole {:.2} mm (children {:?} mm)",
+        worst * 1e3,
+        children.iter().map(|e| e * 1e3).collect::<Vec<_>>()
+    );
+    assert!(worst < 2e-3, "adults {adults:?}, children {children:?}");
 }
