@@ -239,7 +239,9 @@ fn assert_matches_cpu_twin(app: &App, matrices: &[(Entity, Vec<Mat4>)], enabled:
             CharacterInput::new(t, r)
         })
         .collect();
-    let fk: Vec<JointPose> = characters.iter().flat_map(|_| bind.iter().copied()).collect();
+    // The FK pose the plugin read: each joint's GlobalTransform in its root's frame (the
+    // bind pose unless something animates the joints).
+    let fk: Vec<JointPose> = matrices.iter().flat_map(|(e, _)| fk_from_world(app, *e)).collect();
     let mut solved = fk.clone();
     let mut results = vec![FootResult::default(); characters.len()];
     let (rig, ground) = (biped_rig(), Ground::Heightfield(ground()));
@@ -257,6 +259,21 @@ fn assert_matches_cpu_twin(app: &App, matrices: &[(Entity, Vec<Mat4>)], enabled:
             assert!(rot <= 1e-3 && pos <= 1e-4 * leg, "{e} joint {j}: Bevy's skin {g} vs the CPU twin {w}");
         }
     }
+}
+
+/// A character's joints in its root's frame, as the main world holds them.
+fn fk_from_world(app: &App, character: Entity) -> Vec<JointPose> {
+    let world = app.world();
+    let root = world.get::<GlobalTransform>(character).expect("root").affine().inverse();
+    let skin = world.get::<bevy::mesh::skinning::SkinnedMesh>(character).expect("skin");
+    skin.joints
+        .iter()
+        .map(|j| {
+            let (_, r, t) =
+                (root * world.get::<GlobalTransform>(*j).expect("joint").affine()).to_scale_rotation_translation();
+            JointPose::new(t, r.normalize())
+        })
+        .collect()
 }
 
 fn run(app: &mut App, frames: usize) {
@@ -478,4 +495,69 @@ fn two_rigs_in_one_crowd() {
         children.iter().map(|e| e * 1e3).collect::<Vec<_>>()
     );
     assert!(worst < 2e-3, "adults {adults:?}, children {children:?}");
+}
+
+/// Bevy's own animation drives the crowd: an `AnimationClip` (the pelvis dips 6 cm and comes
+/// back every second) played by an `AnimationPlayer` per character on its joint entities.
+fn animate_with_bevy(
+    mut commands: Commands,
+    characters: Query<(Entity, &bevy::mesh::skinning::SkinnedMesh), With<CrowdIkCharacter>>,
+    mut clips: ResMut<Assets<AnimationClip>>,
+    mut graphs: ResMut<Assets<AnimationGraph>>,
+) {
+    use bevy::animation::{animated_field, AnimatedBy, AnimationTargetId};
+    let name = |j: usize| Name::new(format!("joint {j}"));
+    let mut clip = AnimationClip::default();
+    for (j, local) in local_transforms(&bind(), &biped_parents()).iter().enumerate() {
+        let dip = if j == 1 { Vec3::Y * 0.06 } else { Vec3::ZERO };
+        let keys = [(0.0, local.translation), (0.5, local.translation - dip), (1.0, local.translation)];
+        clip.add_curve_to_target(
+            AnimationTargetId::from_name(&name(j)),
+            AnimatableCurve::new(
+                animated_field!(Transform::translation),
+                AnimatableKeyframeCurve::new(keys).expect("keys"),
+            ),
+        );
+    }
+    let (graph, node) = AnimationGraph::from_clip(clips.add(clip));
+    let graph = graphs.add(graph);
+    for (k, (character, skin)) in characters.iter().enumerate() {
+        for (j, joint) in skin.joints.iter().enumerate() {
+            commands.entity(*joint).insert((AnimationTargetId::from_name(&name(j)), AnimatedBy(character)));
+        }
+        let mut player = AnimationPlayer::default();
+        player.play(node).repeat().seek_to(0.2 + 0.02 * k as f32);
+        commands.entity(character).insert((player, AnimationGraphHandle(graph.clone())));
+    }
+}
+
+/// The FK pose from Bevy's `AnimationPlayer` (`PoseSource::Joints`): the plugin solves the
+/// animated pose (pelvis lowered by the clip, not the bind pose) exactly as the CPU twin does
+/// on the joints' `GlobalTransform`s, and the soles land on the ground.
+#[test]
+fn bevys_animation_player_drives_the_fk_pose() {
+    let mut app = app(PoseSource::Joints, true);
+    app.add_systems(Startup, animate_with_bevy.after(setup));
+    // Frames until the clip has lowered the pelvis by a centimetre (frames of a debug build
+    // on lavapipe take tens of milliseconds).
+    let bind = bind();
+    let dip = |app: &App, e: Entity| bind[1].position().y - fk_from_world(app, e)[1].position().y;
+    for _ in 0..200 {
+        run(&mut app, 1);
+        let first = app.sub_app(RenderApp).world().resource::<CrowdIkGpu>().entities(0).first().map(|e| e.id());
+        if first.is_some_and(|e| dip(&app, e) > 0.01) {
+            break;
+        }
+    }
+    let r = report(&app);
+    assert_eq!(r.characters, SIDE * SIDE, "{r:?}");
+    let matrices = skin_matrices(&mut app, 0);
+    // The animation is live: every pelvis is below its bind height.
+    for (e, _) in &matrices {
+        assert!(dip(&app, *e) > 5e-3, "{e}: the pelvis is {} m below the bind pose", dip(&app, *e));
+    }
+    assert_matches_cpu_twin(&app, &matrices, true);
+    let worst = sole_errors(&matrices).into_iter().fold(0.0, f32::max);
+    println!("AnimationPlayer: worst sole {:.2} mm", worst * 1e3);
+    assert!(worst < 2e-3, "{worst}");
 }
