@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::gpu::{assert_matches, mismatches, solver};
+use common::gpu::{assert_matches, contract_distance, mismatches, one_ulp_sensitivity, solver};
 use common::{quat_angle, reflect, Rng};
 use crowd_ik::cpu::FabrikMode;
 use crowd_ik::glam::{DQuat, DVec3, Quat, Vec3};
@@ -492,6 +492,52 @@ fn gpu_matches_cpu_for_constrained_fabrik_and_ccd() {
                     &bad[..bad.len().min(8)]
                 );
                 assert!(bad.len() * 1_000 < size, "{what}: {} chains outside the contract", bad.len());
+                // Every one of them is ill-conditioned: one ulp of its target moves the CPU
+                // answer by at least a tenth of what separates the twins (a typical chain
+                // moves by ~1e-3 of the contract).
+                let mut least = f32::INFINITY;
+                for &i in &bad {
+                    let solve_one = |t: [f32; 4]| {
+                        if solver == "CCD" {
+                            let mut c = ccd[i];
+                            c.chain.target_ms = t;
+                            solve_ccd(&[c], FabrikMode::Fixed)[0]
+                        } else {
+                            let mut c = chains[i];
+                            c.chain.target_ms = t;
+                            solve_cpu(&[c], FabrikMode::Fixed)[0]
+                        }
+                    };
+                    let apart = contract_distance(&cpu[i], &out[i], len(i));
+                    let moved = one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), solve_one);
+                    assert!(
+                        cpu[i].status != out[i].status || moved >= 0.1 * apart,
+                        "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
+                    );
+                    least = least.min(moved / apart);
+                }
+                // Against a typical chain: the median one moves by a few thousandths.
+                let solve_at = |i: usize, t: [f32; 4]| {
+                    if solver == "CCD" {
+                        let mut c = ccd[i];
+                        c.chain.target_ms = t;
+                        solve_ccd(&[c], FabrikMode::Fixed)[0]
+                    } else {
+                        let mut c = chains[i];
+                        c.chain.target_ms = t;
+                        solve_cpu(&[c], FabrikMode::Fixed)[0]
+                    }
+                };
+                let mut typical: Vec<f32> = (0..size)
+                    .step_by(size / 300)
+                    .map(|i| one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), |t| solve_at(i, t)))
+                    .collect();
+                typical.sort_by(f32::total_cmp);
+                let median = typical[typical.len() / 2];
+                assert!(median <= 0.01, "{what}: a typical chain moves by {median} of the contract for one ulp");
+                eprintln!(
+                    "{what}: each chain outside the contract moves by ≥ {least:.2} of the gap for one ulp of its target (a typical chain: {median:.1e} of the contract)"
+                );
             }
             eprintln!("{what}: limits hold on the GPU within {worst:e} rad ({:.1} s)", start.elapsed().as_secs_f32());
         }

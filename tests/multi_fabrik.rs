@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::gpu::{assert_matches, mismatches, solver};
+use common::gpu::{assert_matches, contract_distance, mismatches, one_ulp_sensitivity, solver};
 use common::*;
 use crowd_ik::cpu::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabrik};
 use crowd_ik::glam::{Quat, Vec3};
@@ -342,6 +342,40 @@ fn gpu_matches_cpu_for_multi_effector_fabrik() {
             let bad = mismatches(&cpu, &out, len);
             eprintln!("{what}: {} of {size} trees outside the contract: {:?}", bad.len(), &bad[..bad.len().min(8)]);
             assert!(bad.len() * 1_000 < size, "{what}: {} trees outside the contract", bad.len());
+            // Every one of them is ill-conditioned: one ulp of one of its targets moves the
+            // CPU answer by at least a tenth of what separates the twins.
+            let sensitivity = |i: usize| {
+                (0..4)
+                    .map(|e| {
+                        let solve = |t: [f32; 4]| {
+                            let mut tree = trees[i];
+                            tree.targets_ms[e] = t;
+                            let mut one = [MultiFabrikSolved::default()];
+                            MultiFabrikJob::new(&[tree], &mut one).run().unwrap();
+                            one[0]
+                        };
+                        one_ulp_sensitivity(&cpu[i], trees[i].targets_ms[e], len(i), solve)
+                    })
+                    .fold(0.0, f32::max)
+            };
+            let mut least = f32::INFINITY;
+            for &i in &bad {
+                let apart = contract_distance(&cpu[i], &out[i], len(i));
+                let moved = sensitivity(i);
+                assert!(
+                    moved >= 0.1 * apart,
+                    "{what}: tree {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
+                );
+                least = least.min(moved / apart);
+            }
+            let mut typical: Vec<f32> =
+                (0..size).step_by(size / 600).filter(|&i| cpu[i].status[1] == 0).map(sensitivity).collect();
+            typical.sort_by(f32::total_cmp);
+            let median = typical[typical.len() / 2];
+            assert!(median <= 0.01, "{what}: a typical tree moves by {median} of the contract for one ulp");
+            eprintln!(
+                "{what}: each tree outside the contract moves by ≥ {least:.2} of the gap for one ulp of a target (a typical valid tree: {median:.1e} of the contract)"
+            );
         }
     }
 }

@@ -143,6 +143,49 @@ pub fn mismatches<const N: usize>(
         .collect()
 }
 
+/// How far apart two answers for one record are, in units of the CPU–GPU contract: the
+/// worst over joints of position distance / (1e-4 × `length`), rotation and correction angle
+/// / 1e-3 rad. Above 1: outside the contract.
+pub fn contract_distance<const N: usize>(a: &SolvedChain<N>, b: &SolvedChain<N>, length: f32) -> f32 {
+    (0..a.joints_written().min(N))
+        .map(|k| {
+            let p = a.position(k).distance(b.position(k)) / (1e-4 * length);
+            let r = quat_angle(a.rotation(k), b.rotation(k)) / 1e-3;
+            let c = quat_angle(a.correction(k), b.correction(k)) / 1e-3;
+            p.max(r).max(c)
+        })
+        .fold(0.0, f32::max)
+}
+
+/// The record's own conditioning: how far (in contract units, [`contract_distance`]) its CPU
+/// answer moves when one coordinate of its target moves by one ulp (six solves, ± each
+/// axis). A well-conditioned record moves by ~1e-3 of the contract; one that moves by a
+/// sizeable share of it cannot be held to it by any f32 implementation, since the GPU's
+/// rounding differs from the CPU's by more than one ulp of one input.
+pub fn one_ulp_sensitivity<const N: usize>(
+    cpu: &SolvedChain<N>,
+    target: [f32; 4],
+    length: f32,
+    solve: impl Fn([f32; 4]) -> SolvedChain<N>,
+) -> f32 {
+    let mut worst = 0.0f32;
+    for axis in 0..3 {
+        for up in [true, false] {
+            let mut t = target;
+            let x = t[axis];
+            t[axis] = if up == (x >= 0.0) {
+                f32::from_bits(x.to_bits() + 1)
+            } else if x == 0.0 {
+                -f32::from_bits(1)
+            } else {
+                f32::from_bits(x.to_bits() - 1)
+            };
+            worst = worst.max(contract_distance(cpu, &solve(t), length));
+        }
+    }
+    worst
+}
+
 /// A device and queue of their own, for the crowd solvers (adapter from `WGPU_ADAPTER_NAME`
 /// / `WGPU_BACKEND`). In CI a missing adapter fails the test; elsewhere it is a loud skip.
 pub fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
