@@ -88,7 +88,7 @@ pub(crate) fn extract_crowd(
         return;
     };
     // Rebuild a rig's GPU state only for a new rig, pose source or ground; `enabled` and
-    // `gpu_timing` are read every frame.
+    // `gpu_timing` and `copy_per_character` are read every frame.
     let rigs = settings.rigs.len();
     crowd.rebuild.clear();
     match crowd.settings.as_mut() {

@@ -125,6 +125,10 @@ pub struct CrowdIk {
     /// `TIMESTAMP_QUERY`) and report them in [`CrowdIkReport::ik_gpu_ms`]. A diagnostic: the
     /// reading waits for the GPU once every [`TIMING_PERIOD`] frames.
     pub gpu_timing: bool,
+    /// Write each character's matrices with a palette and one buffer copy per character
+    /// instead of the one scatter dispatch. Automatic (and needed) where Bevy skins from
+    /// uniform buffers (no storage buffers, e.g. WebGL 2); elsewhere only slower.
+    pub copy_per_character: bool,
 }
 
 /// Frames between two readings of the IK pass's GPU time ([`CrowdIk::gpu_timing`]).
@@ -134,7 +138,13 @@ impl CrowdIk {
     /// A crowd of one rig (index 0), IK on.
     #[must_use]
     pub fn new(rig: FootRig, ground: Ground, poses: PoseSource) -> Self {
-        Self { rigs: vec![CrowdRig { rig, poses }], ground, enabled: true, gpu_timing: false }
+        Self {
+            rigs: vec![CrowdRig { rig, poses }],
+            ground,
+            enabled: true,
+            gpu_timing: false,
+            copy_per_character: false,
+        }
     }
 
     /// Adds a rig and returns its index (for [`CrowdIkCharacter::rig`]).

@@ -257,7 +257,7 @@ fn solve_rig(
     state.offsets.extend(crowd.entities.iter().map(|e| frame.skins.skin_index(*e).unwrap_or(NONE)));
     let written = state.offsets.iter().filter(|o| **o != NONE).count();
     let target = &frame.skins.current_buffer;
-    if target.usage().contains(crowd_ik::wgpu::BufferUsages::STORAGE) {
+    if target.usage().contains(crowd_ik::wgpu::BufferUsages::STORAGE) && !settings.copy_per_character {
         // One dispatch writes the world-space matrices straight into Bevy's buffer.
         builder
             .encode_world_scatter(&mut encoder, &poses, &roots, &state.offsets, target)

@@ -400,6 +400,22 @@ fn plugin_runs_on_bevys_device_and_survives_bad_characters() {
     let worst = worst_sole(&mut app);
     println!("foot placement on: worst sole {:.2} mm", worst * 1e3);
     assert!(worst < 5e-3, "{worst}");
+    // The copy path (uniform-buffer skinning's): the same matrices as the scatter.
+    let scattered = skin_matrices(&mut app, 0);
+    app.world_mut().resource_mut::<CrowdIk>().copy_per_character = true;
+    run(&mut app, 1);
+    let copied = skin_matrices(&mut app, 0);
+    assert_eq!(copied.len(), scattered.len());
+    for ((e, a), (f, b)) in scattered.iter().zip(&copied) {
+        assert_eq!(e, f);
+        let apart = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (*x - *y).abs().to_cols_array().into_iter().fold(0.0, f32::max))
+            .fold(0.0, f32::max);
+        assert!(apart < 1e-3, "{e}: copied matrices {apart} from the scattered ones");
+    }
+    assert!(worst_sole(&mut app) < 5e-3);
     // Toggling IK does not rebuild anything and skins the FK pose.
     app.world_mut().resource_mut::<CrowdIk>().enabled = false;
     run(&mut app, 2);
