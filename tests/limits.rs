@@ -494,29 +494,8 @@ fn gpu_matches_cpu_for_constrained_fabrik_and_ccd() {
                 assert!(bad.len() * 1_000 < size, "{what}: {} chains outside the contract", bad.len());
                 // Every one of them is ill-conditioned: one ulp of its target moves the CPU
                 // answer by at least a tenth of what separates the twins (a typical chain
-                // moves by ~1e-3 of the contract).
-                let mut least = f32::INFINITY;
-                for &i in &bad {
-                    let solve_one = |t: [f32; 4]| {
-                        if solver == "CCD" {
-                            let mut c = ccd[i];
-                            c.chain.target_ms = t;
-                            solve_ccd(&[c], FabrikMode::Fixed)[0]
-                        } else {
-                            let mut c = chains[i];
-                            c.chain.target_ms = t;
-                            solve_cpu(&[c], FabrikMode::Fixed)[0]
-                        }
-                    };
-                    let apart = contract_distance(&cpu[i], &out[i], len(i));
-                    let moved = one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), solve_one);
-                    assert!(
-                        cpu[i].status != out[i].status || moved >= 0.1 * apart,
-                        "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
-                    );
-                    least = least.min(moved / apart);
-                }
-                // Against a typical chain: the median one moves by a few thousandths.
+                // moves by ~1e-3 of the contract). `solve_at(i, t)`: the CPU answer for chain
+                // `i` with its target moved to `t`.
                 let solve_at = |i: usize, t: [f32; 4]| {
                     if solver == "CCD" {
                         let mut c = ccd[i];
@@ -528,6 +507,17 @@ fn gpu_matches_cpu_for_constrained_fabrik_and_ccd() {
                         solve_cpu(&[c], FabrikMode::Fixed)[0]
                     }
                 };
+                let mut least = f32::INFINITY;
+                for &i in &bad {
+                    let apart = contract_distance(&cpu[i], &out[i], len(i));
+                    let moved = one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), |t| solve_at(i, t));
+                    assert!(
+                        cpu[i].status != out[i].status || moved >= 0.1 * apart,
+                        "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
+                    );
+                    least = least.min(moved / apart);
+                }
+                // Against a typical chain: the median one moves by a few thousandths.
                 let mut typical: Vec<f32> = (0..size)
                     .step_by(size / 300)
                     .map(|i| one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), |t| solve_at(i, t)))

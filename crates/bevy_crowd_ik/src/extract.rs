@@ -36,7 +36,8 @@ pub(crate) struct ExtractedRig {
     pub(crate) entities: Vec<MainEntity>,
     pub(crate) characters: Vec<CharacterInput>,
     pub(crate) offsets: Vec<f32>,
-    pub(crate) resets: Vec<bool>,
+    /// Indices (in `entities`) of the characters whose foot-placement state resets.
+    pub(crate) resets: Vec<usize>,
     pub(crate) poses: Vec<JointPose>,
     pub(crate) hits: Vec<GroundHit>,
     /// The rig's inverse bind poses (those of its first character's skin).
@@ -202,7 +203,9 @@ pub(crate) fn extract_crowd(
         out.entities.push(MainEntity::from(entity));
         out.characters.push(input);
         out.offsets.push(character.clip_offset);
-        out.resets.push(character.reset);
+        if character.reset {
+            out.resets.push(out.entities.len() - 1);
+        }
     }
     crowd.extract_ms = start.elapsed().as_secs_f64() * 1e3;
 }

@@ -225,8 +225,7 @@ fn solve_rig(
             let map: Vec<Option<usize>> = crowd.entities.iter().map(|e| old.get(e).copied()).collect();
             state.solver.remap_states(&map).map_err(|e| e.to_string())?;
         }
-        let resets: Vec<usize> = crowd.resets.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| i).collect();
-        state.solver.reset_states(&resets);
+        state.solver.reset_states(&crowd.resets);
         state.solver.set_frame_time(shared.dt).map_err(|e| e.to_string())?;
     }
     state.entities.clone_from(&crowd.entities);

@@ -184,21 +184,10 @@ fn skin_matrices(app: &mut App, rig: usize) -> Vec<(Entity, Vec<Mat4>)> {
     encoder.copy_buffer_to_buffer(&copied, 0, &readback, 0, total);
     queue.submit([encoder.finish()]);
     scope.pop().expect("the test's readback is valid");
-    readback.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
-    let data = readback.slice(..).get_mapped_range().expect("mapped");
-    let matrices: Vec<Mat4> = bytemuck_cast(&data);
+    let mut matrices = vec![Mat4::IDENTITY; entities.len() * joints];
+    bevy_crowd_ik::crowd_ik::gpu::buffers::map_read(&device, &readback, bytemuck::cast_slice_mut(&mut matrices))
+        .expect("readback");
     found.into_iter().enumerate().map(|(i, e)| (e, matrices[i * joints..(i + 1) * joints].to_vec())).collect()
-}
-
-fn bytemuck_cast(bytes: &[u8]) -> Vec<Mat4> {
-    bytes
-        .chunks_exact(64)
-        .map(|c| {
-            let f: Vec<f32> = c.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            Mat4::from_cols_slice(&f)
-        })
-        .collect()
 }
 
 /// Worst distance of a skinned sole (the point `FOOT_HEIGHT` under each ankle in the bind
