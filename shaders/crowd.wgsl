@@ -42,23 +42,23 @@ struct SolverRig {
     legs: array<SolverLeg, MAX_LEGS>,
 }
 
-// Foot placement state, one per character (src/crowd/placement.rs): keep in sync.
+// Foot placement state, one per character (src/crowd/placement.rs): keep in sync. A value
+// needed only while a foot is locked shares its place with one needed only while it is not.
 struct LegState {
     plane: vec4<f32>,         // ground spring: normal xyz (0: none), w = height at lift.zw
     plane_velocity: vec4<f32>,
     plane_goal: vec4<f32>,    // the ground springs' goals last frame (normal, height)
-    lock: vec4<f32>,          // locked contact xyz (world), w = seconds since release
-    release: vec4<f32>,       // contact offset at release xyz, w = lift goal last frame
+    lock: vec4<f32>,          // xyz: locked contact (world) / unlocked: offset at release; w = seconds since release
     fk: vec4<f32>,            // last FK contact xyz, w = blended weight
-    yaw: vec4<f32>,           // locked heading (x, z), heading offset at release (radians)
+    heading: vec4<f32>,       // xy: locked heading (x, z) / unlocked: x = offset at release (radians); z = lift goal last frame, w = input weight last frame
     lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
 }
 
 struct CharacterState {
     pelvis: vec4<f32>,        // offset spring (world up), velocity, root snap held, velocity
-    root: vec4<f32>,          // root height last frame, pelvis goal last frame
-    flags: vec4<u32>,         // [0]: STATE_VALID, locked (4 + leg), planted (8 + leg)
-    weights: vec4<f32>,       // input foot weights last frame
+    root: vec2<f32>,          // root height last frame, pelvis goal last frame
+    flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg)
+    reserved: u32,
     legs: array<LegState, MAX_LEGS>,
 }
 

@@ -110,16 +110,17 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 4 vec4s (pelvis, root, flags, weights), then
-// 8 per leg of the rig (src/gpu/crowd.rs, state_bytes).
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 7 per leg
+// of the rig (src/gpu/crowd.rs, state_bytes).
+const LEG_VEC4S: u32 = 7u;
 fn state_record(c: u32) -> u32 {
-    return c * (4u + 8u * LEGS);
+    return c * (2u + LEG_VEC4S * LEGS);
 }
 
 fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(states[b]), bitcast<vec4<f32>>(states[b + 1u]), bitcast<vec4<f32>>(states[b + 2u]),
         bitcast<vec4<f32>>(states[b + 3u]), bitcast<vec4<f32>>(states[b + 4u]), bitcast<vec4<f32>>(states[b + 5u]),
-        bitcast<vec4<f32>>(states[b + 6u]), bitcast<vec4<f32>>(states[b + 7u]));
+        bitcast<vec4<f32>>(states[b + 6u]));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -127,55 +128,52 @@ fn store_leg(b: u32, ls: LegState) {
     states[b + 1u] = bitcast<vec4<u32>>(ls.plane_velocity);
     states[b + 2u] = bitcast<vec4<u32>>(ls.plane_goal);
     states[b + 3u] = bitcast<vec4<u32>>(ls.lock);
-    states[b + 4u] = bitcast<vec4<u32>>(ls.release);
-    states[b + 5u] = bitcast<vec4<u32>>(ls.fk);
-    states[b + 6u] = bitcast<vec4<u32>>(ls.yaw);
-    states[b + 7u] = bitcast<vec4<u32>>(ls.lift);
+    states[b + 4u] = bitcast<vec4<u32>>(ls.fk);
+    states[b + 5u] = bitcast<vec4<u32>>(ls.heading);
+    states[b + 6u] = bitcast<vec4<u32>>(ls.lift);
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
 fn load_state() {
     let b = state_record(pl_c);
     st.pelvis = bitcast<vec4<f32>>(states[b]);
-    st.root = bitcast<vec4<f32>>(states[b + 1u]);
-    st.flags = states[b + 2u];
-    st.weights = bitcast<vec4<f32>>(states[b + 3u]);
-    if (LEGS > 0u) { st.legs[0] = load_leg(b + 4u); }
-    if (LEGS > 1u) { st.legs[1] = load_leg(b + 12u); }
-    if (LEGS > 2u) { st.legs[2] = load_leg(b + 20u); }
-    if (LEGS > 3u) { st.legs[3] = load_leg(b + 28u); }
+    let head = states[b + 1u];
+    st.root = bitcast<vec2<f32>>(head.xy);
+    st.flags = head.z;
+    if (LEGS > 0u) { st.legs[0] = load_leg(b + 2u); }
+    if (LEGS > 1u) { st.legs[1] = load_leg(b + 2u + LEG_VEC4S); }
+    if (LEGS > 2u) { st.legs[2] = load_leg(b + 2u + 2u * LEG_VEC4S); }
+    if (LEGS > 3u) { st.legs[3] = load_leg(b + 2u + 3u * LEG_VEC4S); }
 }
 
 // Writes `st` back.
 fn store_state() {
     let b = state_record(pl_c);
     states[b] = bitcast<vec4<u32>>(st.pelvis);
-    states[b + 1u] = bitcast<vec4<u32>>(st.root);
-    states[b + 2u] = st.flags;
-    states[b + 3u] = bitcast<vec4<u32>>(st.weights);
-    if (LEGS > 0u) { store_leg(b + 4u, st.legs[0]); }
-    if (LEGS > 1u) { store_leg(b + 12u, st.legs[1]); }
-    if (LEGS > 2u) { store_leg(b + 20u, st.legs[2]); }
-    if (LEGS > 3u) { store_leg(b + 28u, st.legs[3]); }
+    states[b + 1u] = vec4<u32>(bitcast<vec2<u32>>(st.root), st.flags, 0u);
+    if (LEGS > 0u) { store_leg(b + 2u, st.legs[0]); }
+    if (LEGS > 1u) { store_leg(b + 2u + LEG_VEC4S, st.legs[1]); }
+    if (LEGS > 2u) { store_leg(b + 2u + 2u * LEG_VEC4S, st.legs[2]); }
+    if (LEGS > 3u) { store_leg(b + 2u + 3u * LEG_VEC4S, st.legs[3]); }
 }
 
 // Zeroes character c's state: it resets on its next frame.
 fn clear_state(c: u32) {
     let b = state_record(c);
-    for (var k = 0u; k < 4u + 8u * LEGS; k++) {
+    for (var k = 0u; k < 2u + LEG_VEC4S * LEGS; k++) {
         states[b + k] = vec4<u32>(0u);
     }
 }
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return ls.plane + ls.plane_velocity + ls.plane_goal + ls.lock + ls.release + ls.fk + ls.yaw + ls.lift;
+    return ls.plane + ls.plane_velocity + ls.plane_goal + ls.lock + ls.fk + ls.heading + ls.lift;
 }
 
 // Whether the state's values are finite: the character's and those of the rig's legs, by
 // their sum (NaN or inf anywhere makes it NaN or inf; src/cpu/foot_placement.rs).
 fn state_finite() -> bool {
-    var sum = st.pelvis + st.root + st.weights;
+    var sum = st.pelvis + vec4<f32>(st.root, 0.0, 0.0);
     if (LEGS > 0u) { sum += leg_state_sum(0u); }
     if (LEGS > 1u) { sum += leg_state_sum(1u); }
     if (LEGS > 2u) { sum += leg_state_sum(2u); }
@@ -193,7 +191,7 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = rb.frame.dt;
     load_state();
     pl_rates = vec2<f32>(spring_rate(rb.rig.springs.x), spring_rate(rb.rig.springs.w));
-    pl_snap = (st.flags.x & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
+    pl_snap = (st.flags & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     pl_weights = vec4<f32>(0.0);
     if (LEGS > 0u) { blend_weight(ch, 0u); }
     if (LEGS > 1u) { blend_weight(ch, 1u); }
@@ -220,7 +218,7 @@ fn blend_weight(ch: CharacterInput, l: u32) {
     if (pl_snap || !(blend_time > 0.0)) {
         pl_weights[l] = goal;
     } else {
-        let goal0 = clamp(st.weights[l], 0.0, 1.0);
+        let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
         pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, rb.frame.dt), 0.0, 1.0);
     }
 }
@@ -242,14 +240,14 @@ fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<
     return sole_height(gp, gn, at, at + toe_off, up, h);
 }
 
-// Starts the release of a locked foot: the offset from the unlocked solve fades out.
+// Starts the release of a locked foot: the offset from the unlocked solve fades out (in the
+// places of the locked point and heading).
 fn release_foot(l: u32) {
     let d = st.legs[l].lock.xyz - free[l].contact;
-    let r = turn_between(free[l].heading, st.legs[l].yaw.xy);
-    st.legs[l].release = vec4<f32>(d, st.legs[l].release.w);
-    st.legs[l].yaw.z = atan2(r.y, r.x);
-    st.legs[l].yaw.w = 0.0;
-    st.legs[l].lock.w = 0.0;
+    let r = turn_between(free[l].heading, st.legs[l].heading.xy);
+    st.legs[l].lock = vec4<f32>(d, 0.0);
+    st.legs[l].heading.x = atan2(r.y, r.x);
+    st.legs[l].heading.y = 0.0;
 }
 
 // Feet: per leg the final target and foot turn (src/cpu/foot_placement.rs): the ground
@@ -363,7 +361,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     free[l].heading = heading_free;
     free[l].hip = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
     let mode = leg.mode.w & 0xffu;
-    let was_planted = (st.flags.x & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
+    let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
     if (mode == PLANT_SPEED) {
         if (!pl_snap && dt > 0.0) {
@@ -380,11 +378,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         detected = ch.foot_weights[l] >= 1.0;
     }
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
-    var locked = (st.flags.x & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
+    var locked = (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
     if (pl_snap) {
-        st.legs[l].release = vec4<f32>(vec3<f32>(0.0), st.legs[l].release.w);
-        st.legs[l].yaw = vec4<f32>(0.0);
         st.legs[l].lock = vec4<f32>(0.0);
+        st.legs[l].heading.x = 0.0;
+        st.legs[l].heading.y = 0.0;
     }
     let release_distance = leg.lock.z;
     let release_time = leg.lock.w;
@@ -399,13 +397,13 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     // What is left of the last release (all of it just after one) and its heading turn:
     // a new lock starts from them, an unlocked foot blends back with them.
     let left = remaining(st.legs[l].lock.w, release_time);
-    let left_turn = fade_turn(st.legs[l].yaw.z, left);
+    let left_turn = fade_turn(st.legs[l].heading.x, left);
     if (!was_locked && planted) {
         let lock_heading = turn_heading(heading_free, left_turn);
-        let contact = contact_free + st.legs[l].release.xyz * left;
+        let contact = contact_free + st.legs[l].lock.xyz * left;
         st.legs[l].lock = vec4<f32>(contact, 0.0);
-        st.legs[l].yaw.x = lock_heading.x;
-        st.legs[l].yaw.y = lock_heading.y;
+        st.legs[l].heading.x = lock_heading.x;
+        st.legs[l].heading.y = lock_heading.y;
         locked = true;
     }
     var contact: vec3<f32>;
@@ -413,11 +411,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var fading = 0.0; // what is left of a release
     if (locked) {
         contact = st.legs[l].lock.xyz;
-        r = turn_between(heading_free, st.legs[l].yaw.xy);
+        r = turn_between(heading_free, st.legs[l].heading.xy);
     } else {
         fading = left;
         st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
-        contact = contact_free + st.legs[l].release.xyz * fading;
+        contact = contact_free + st.legs[l].lock.xyz * fading;
         r = left_turn;
     }
     aim = contact - offset;
@@ -455,9 +453,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         let lift_goal = max(need, need_ahead);
         var lift = vec2<f32>(lift_goal, 0.0);
         if (!pl_snap) {
-            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].release.w, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
+            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].heading.z, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
         }
-        st.legs[l].release.w = lift_goal;
+        st.legs[l].heading.z = lift_goal;
         st.legs[l].lift.x = lift.x;
         st.legs[l].lift.y = lift.y;
         aim.y += max(lift.x, need);
@@ -467,18 +465,18 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         st.legs[l].plane_velocity = vec4<f32>(0.0);
         st.legs[l].plane_goal = vec4<f32>(0.0);
         st.legs[l].lift = vec4<f32>(0.0);
-        st.legs[l].release.w = 0.0;
+        st.legs[l].heading.z = 0.0;
     }
     st.legs[l].fk = vec4<f32>(contact_fk, w);
-    var flags = st.flags.x & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
+    var flags = st.flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
     if (locked) {
         flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
     }
     if (detected) {
         flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
     }
-    st.flags.x = flags;
-    st.weights[l] = clamp(ch.foot_weights[l], 0.0, 1.0);
+    st.flags = flags;
+    st.legs[l].heading.w = clamp(ch.foot_weights[l], 0.0, 1.0);
     ground.aim[l] = aim;
     ground.turn[l] = turn;
     ground.aimed[l] = true;
@@ -515,7 +513,7 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     // The limits bound the output; the spring runs free.
     st.pelvis = vec4<f32>(o, v, pl_held.x, pl_held.y);
     let clamped = clamp(o, lo, hi);
-    st.root = vec4<f32>(root.t.y, goal, 0.0, 0.0);
+    st.root = vec2<f32>(root.t.y, goal);
     let offset = clamped + pl_held.x;
     res.pelvis.x = -offset;
     res.pelvis.y = -goal;
@@ -529,13 +527,13 @@ fn end_placement() {
     if (LEGS > 1u) { end_foot(1u); }
     if (LEGS > 2u) { end_foot(2u); }
     if (LEGS > 3u) { end_foot(3u); }
-    st.flags.x = st.flags.x | STATE_VALID;
+    st.flags = st.flags | STATE_VALID;
     store_state();
 }
 
 // end_placement for leg l.
 fn end_foot(l: u32) {
-    var flags = st.flags.x;
+    var flags = st.flags;
     if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !three_bone(l)) {
         // The hip lowered by the pelvis offset within its limits (the held snap is in the
         // hip already).
@@ -551,5 +549,5 @@ fn end_foot(l: u32) {
     if (pl_snap) {
         res.status[l] = res.status[l] | FOOT_RESET;
     }
-    st.flags.x = flags;
+    st.flags = flags;
 }

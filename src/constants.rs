@@ -158,11 +158,11 @@ shared_constants! {
     /// Longest frame foot placement integrates (seconds): a longer one (a hitch) resets
     /// every character's state to this frame's solve, flagged `FOOT_RESET`.
     MAX_FRAME_TIME: f32 = 0.25;
-    /// `CharacterState::flags[0]` bit: the state holds a frame (zero: reset on next use).
+    /// `CharacterState::flags` bit: the state holds a frame (zero: reset on next use).
     STATE_VALID: u32 = 1;
-    /// `CharacterState::flags[0]`: bit `STATE_LOCKED_SHIFT + leg` = that foot is locked.
+    /// `CharacterState::flags`: bit `STATE_LOCKED_SHIFT + leg` = that foot is locked.
     STATE_LOCKED_SHIFT: u32 = 4;
-    /// `CharacterState::flags[0]`: bit `STATE_PLANTED_SHIFT + leg` = the plant detector's
+    /// `CharacterState::flags`: bit `STATE_PLANTED_SHIFT + leg` = the plant detector's
     /// hysteresis state of that foot.
     STATE_PLANTED_SHIFT: u32 = 8;
     /// Plant detection of a leg (`SolverLeg::mode[3]` low byte): never lock.

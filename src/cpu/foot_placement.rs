@@ -140,15 +140,9 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
 /// sums the same way, one add per value instead of a test per value.
 fn state_finite(s: &CharacterState, legs: usize) -> bool {
     let v = |a: [f32; 4]| Vec4::from_array(a);
-    let sum = s.legs[..legs].iter().fold(v(s.pelvis) + v(s.root) + v(s.weights), |sum, l| {
-        sum + v(l.plane)
-            + v(l.plane_velocity)
-            + v(l.plane_goal)
-            + v(l.lock)
-            + v(l.release)
-            + v(l.fk)
-            + v(l.yaw)
-            + v(l.lift)
+    let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], 0.0, 0.0);
+    let sum = s.legs[..legs].iter().fold(head, |sum, l| {
+        sum + v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading) + v(l.lift)
     });
     finite4(sum.to_array())
 }
@@ -205,7 +199,7 @@ pub(crate) fn begin_placement(
     let pelvis = Decay { y: spring_rate(rig.springs[0]), e: frame.pelvis_decay, dt };
     let ground = Decay { y: spring_rate(rig.springs[3]), e: frame.ground_decay, dt };
     let legs = rig.header[2] as usize;
-    let snap = state.flags[0] & STATE_VALID == 0 || !state_finite(state, legs) || !(dt <= MAX_FRAME_TIME);
+    let snap = state.flags & STATE_VALID == 0 || !state_finite(state, legs) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.blend[1];
     let mut weights = [0.0; MAX_LEGS];
     for (l, w) in weights.iter_mut().enumerate().take(legs) {
@@ -213,7 +207,7 @@ pub(crate) fn begin_placement(
         *w = if snap || !(blend_time > 0.0) {
             goal
         } else {
-            let from = state.weights[l].clamp(0.0, 1.0);
+            let from = state.legs[l].heading[3].clamp(0.0, 1.0);
             follow(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
         };
     }
@@ -252,7 +246,7 @@ pub(crate) fn place_feet(
 ) -> (f32, f32) {
     let tolerance = rig.blend[0];
     let dt = p.dt;
-    let mut flags = state.flags[0];
+    let mut flags = state.flags;
     let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
     for l in 0..rig.header[2] as usize {
         let leg = &rig.legs[l];
@@ -345,11 +339,9 @@ pub(crate) fn place_feet(
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
         if p.snap {
-            ls.release[0] = 0.0;
-            ls.release[1] = 0.0;
-            ls.release[2] = 0.0;
-            ls.yaw = [0.0; 4];
             ls.lock = [0.0; 4];
+            ls.heading[0] = 0.0;
+            ls.heading[1] = 0.0;
         }
         let (release_distance, release_time) = (leg.lock[2], leg.lock[3]);
         let was_locked = locked;
@@ -361,24 +353,25 @@ pub(crate) fn place_feet(
             }
         }
         // What is left of the last release (all of it just after one) and its heading turn:
-        // a new lock starts from them, an unlocked foot blends back with them.
+        // a new lock starts from them, an unlocked foot blends back with them (an unlocked
+        // foot's state holds the release's offset and heading turn).
         let left = remaining(ls.lock[3], release_time);
-        let left_turn = fade_turn(ls.yaw[2], left);
+        let left_turn = fade_turn(ls.heading[0], left);
         if !was_locked && planted {
             let lock_heading = turn_heading(free_heading, left_turn);
-            let contact = free_contact + v3(ls.release) * left;
+            let contact = free_contact + v3(ls.lock) * left;
             ls.lock = contact.extend(0.0).to_array();
-            ls.yaw[0] = lock_heading[0];
-            ls.yaw[1] = lock_heading[1];
+            ls.heading[0] = lock_heading[0];
+            ls.heading[1] = lock_heading[1];
             locked = true;
         }
         let mut fading = 0.0; // what is left of a release
         let (contact, r) = if locked {
-            (v3(ls.lock), turn_between(free_heading, [ls.yaw[0], ls.yaw[1]]))
+            (v3(ls.lock), turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
         } else {
             fading = left;
             ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
-            (free_contact + v3(ls.release) * fading, left_turn)
+            (free_contact + v3(ls.lock) * fading, left_turn)
         };
         target = contact - offset;
         if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
@@ -416,9 +409,9 @@ pub(crate) fn place_feet(
             let goal = need.max(need_ahead);
             let (mut lift, mut lv) = (goal, 0.0);
             if !p.snap {
-                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.release[3], goal, p.ground);
+                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.heading[2], goal, p.ground);
             }
-            ls.release[3] = goal;
+            ls.heading[2] = goal;
             ls.lift[0] = lift;
             ls.lift[1] = lv;
             target.y += lift.max(need);
@@ -428,7 +421,7 @@ pub(crate) fn place_feet(
             ls.plane_velocity = [0.0; 4];
             ls.plane_goal = [0.0; 4];
             ls.lift = [0.0; 4];
-            ls.release[3] = 0.0;
+            ls.heading[2] = 0.0;
         }
         ls.fk = contact_fk.extend(w).to_array();
         flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
@@ -438,7 +431,7 @@ pub(crate) fn place_feet(
         if detected {
             flags |= bit(STATE_PLANTED_SHIFT, l);
         }
-        state.weights[l] = ch.foot_weights[l].clamp(0.0, 1.0);
+        ls.heading[3] = ch.foot_weights[l].clamp(0.0, 1.0);
         ground.target[l] = target;
         ground.turn[l] = turn;
         ground.aimed[l] = true;
@@ -451,7 +444,7 @@ pub(crate) fn place_feet(
         }
         goal = goal.max(need);
     }
-    state.flags[0] = flags;
+    state.flags = flags;
     (goal, cap)
 }
 
@@ -482,14 +475,14 @@ fn foot_gap(
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades
-/// over the release time.
+/// over the release time (in the places of the locked point and heading, which an unlocked
+/// foot does not need).
 fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
     let d = v3(ls.lock) - free.contact;
-    let r = turn_between(free.heading, [ls.yaw[0], ls.yaw[1]]);
-    ls.release = d.extend(ls.release[3]).to_array();
-    ls.yaw[2] = r[1].atan2(r[0]);
-    ls.yaw[3] = 0.0;
-    ls.lock[3] = 0.0;
+    let r = turn_between(free.heading, [ls.heading[0], ls.heading[1]]);
+    ls.lock = d.extend(0.0).to_array();
+    ls.heading[0] = r[1].atan2(r[0]);
+    ls.heading[1] = 0.0;
 }
 
 /// Pelvis: the offset follows a critically damped spring toward this frame's stateless
@@ -521,7 +514,7 @@ pub(crate) fn spring_pelvis(
     // The limits bound the output; the spring runs free (so frame rates agree).
     state.pelvis = [o, v, p.held, p.held_velocity];
     let clamped = o.clamp(lo, hi);
-    state.root = [root.t.y, goal, 0.0, 0.0];
+    state.root = [root.t.y, goal];
     let offset = clamped + p.held;
     res.pelvis[0] = -offset;
     res.pelvis[1] = -goal;
@@ -541,7 +534,7 @@ pub(crate) fn end_placement(
     state: &mut CharacterState,
     res: &mut FootResult,
 ) {
-    let mut flags = state.flags[0];
+    let mut flags = state.flags;
     for l in 0..rig.header[2] as usize {
         if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && rig.legs[l].mode[0] == 0 {
             // The hip lowered by the pelvis offset within its limits (the held snap is in the
@@ -559,5 +552,5 @@ pub(crate) fn end_placement(
             res.status[l] |= foot::RESET;
         }
     }
-    state.flags[0] = flags | STATE_VALID;
+    state.flags = flags | STATE_VALID;
 }

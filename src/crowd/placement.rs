@@ -170,8 +170,13 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 128 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 112 bytes. Keep in sync with `LegState` in
 /// `shaders/crowd.wgsl`.
+///
+/// A value needed only while the foot is locked shares its place with one needed only while
+/// it is not (the locked point and the release offset, the locked heading and the heading
+/// offset of the release): the GPU reads and writes every byte of the state every frame,
+/// so a narrower record is a cheaper frame.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct LegState {
@@ -183,17 +188,18 @@ pub struct LegState {
     /// The ground spring's goals last frame (the real ground's normal and height): each
     /// spring follows its goal as moving linearly over the frame, so frame rates agree.
     pub plane_goal: [f32; 4],
-    /// While locked: the locked contact point (world); `w` = seconds since the last release.
+    /// `xyz`: while the foot is locked, the locked contact point (world); while it is not,
+    /// the contact offset from the unlocked solve kept at the last release (world; it fades
+    /// out over the release time). `w` = seconds since the last release.
     pub lock: [f32; 4],
-    /// After a release: the contact offset from the unlocked solve at release (world); `w` =
-    /// the lift spring's goal last frame.
-    pub release: [f32; 4],
     /// Last frame's FK contact point (world), `w` = the blended foot weight.
     pub fk: [f32; 4],
-    /// The foot's heading (its forward direction projected on the ground, as world `x, z`):
-    /// `xy` = the locked heading, `z` = the heading offset at release (radians about world
-    /// up), `w` = 0.
-    pub yaw: [f32; 4],
+    /// `xy`: while the foot is locked, its locked heading (its forward direction projected on
+    /// the ground, as world `x, z`); while it is not, `x` = the heading offset at the last
+    /// release (radians about world up) and `y` = 0. `z` = the lift spring's goal last
+    /// frame, `w` = the input foot weight last frame (the blend follows it as moving
+    /// linearly).
+    pub heading: [f32; 4],
     /// `x` = how far the foot is lifted above its target so no part of it is below the
     /// ground (a spring), `y` = its velocity, `zw` = the world `x, z` where the smoothed
     /// ground height was taken.
@@ -201,7 +207,7 @@ pub struct LegState {
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 576 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 480 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/crowd.wgsl`.
 #[repr(C)]
@@ -211,13 +217,13 @@ pub struct CharacterState {
     /// = dropped), `y` = its velocity, `z` = the root snap still held (world up: how far the
     /// character is from where the root put it), `w` = its velocity.
     pub pelvis: [f32; 4],
-    /// `x` = the root's world height last frame, `y` = the pelvis spring's goal last frame,
-    /// `zw` = 0.
-    pub root: [f32; 4],
-    /// `[0]`: `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
-    pub flags: [u32; 4],
-    /// The input foot weights last frame (the blend follows them as moving linearly).
-    pub weights: [f32; 4],
+    /// `[0]` = the root's world height last frame, `[1]` = the pelvis spring's goal last
+    /// frame.
+    pub root: [f32; 2],
+    /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
+    pub flags: u32,
+    /// 0.
+    pub reserved: u32,
     /// Per leg.
     pub legs: [LegState; MAX_LEGS],
 }
@@ -226,12 +232,12 @@ impl CharacterState {
     /// Whether the state holds a frame (else the next frame resets it).
     #[must_use]
     pub fn is_valid(&self) -> bool {
-        self.flags[0] & c::STATE_VALID != 0
+        self.flags & c::STATE_VALID != 0
     }
     /// Whether leg `leg`'s foot is locked.
     #[must_use]
     pub fn locked(&self, leg: usize) -> bool {
-        self.flags[0] & (1 << (c::STATE_LOCKED_SHIFT as usize + leg)) != 0
+        self.flags & (1 << (c::STATE_LOCKED_SHIFT as usize + leg)) != 0
     }
     /// The pelvis offset from FK (world up; negative = dropped below FK): the spring's
     /// value plus the root snap still held.
@@ -293,5 +299,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 128);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 576);
+const _: () = assert!(std::mem::size_of::<LegState>() == 112);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 480);

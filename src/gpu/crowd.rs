@@ -40,9 +40,9 @@ pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
 const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
 
 /// Bytes of one character's foot-placement state in the GPU buffer for a rig of `legs`
-/// legs: the head of its [`CharacterState`] (pelvis, root, flags, weights) and the rig's
-/// legs only, i.e. the first `64 + 128 × legs` bytes of the record (a biped's 320 of 576:
-/// the kernel's state traffic, which dominates foot placement's cost, is what it reads).
+/// legs: the head of its [`CharacterState`] (pelvis, root, flags) and the rig's legs only,
+/// i.e. the first `32 + 112 × legs` bytes of the record (a biped's 256 of 480: the kernel's
+/// state traffic, the largest part of foot placement's cost, is what it reads).
 pub(super) fn state_bytes(legs: usize) -> u64 {
     (std::mem::size_of::<CharacterState>() - (MAX_LEGS - legs) * std::mem::size_of::<LegState>()) as u64
 }
