@@ -281,7 +281,7 @@ fn solve_character(c: u32) {
         }
         results[c] = res;
         if (temporal) {
-            clear_state(c); // reset when the character is valid again
+            forget_state(c); // reset when the character is valid again
         }
         return;
     }

@@ -157,12 +157,11 @@ fn store_state() {
     if (LEGS > 3u) { store_leg(b + 2u + 3u * LEG_VEC4S, st.legs[3]); }
 }
 
-// Zeroes character c's state: it resets on its next frame.
-fn clear_state(c: u32) {
-    let b = state_record(c);
-    for (var k = 0u; k < 2u + LEG_VEC4S * LEGS; k++) {
-        states[b + k] = vec4<u32>(0u);
-    }
+// Clears character c's flags: without STATE_VALID its next frame resets the state, which
+// rewrites every value (src/cpu/foot_ik.rs does the same). One word, not the record: the
+// kernel pays for this store in every invocation, the valid ones masked off.
+fn forget_state(c: u32) {
+    states[state_record(c) + 1u].z = 0u;
 }
 
 fn leg_state_sum(l: u32) -> vec4<f32> {

@@ -251,7 +251,9 @@ pub(crate) fn foot_ik(
             res.status[l] = err << 8;
         }
         if let Some((state, _)) = frame {
-            *state = CharacterState::default(); // reset when the character is valid again
+            // Reset when the character is valid again: without `STATE_VALID` its next frame
+            // rewrites every value (the kernel clears the flags alone too).
+            state.flags = 0;
         }
         return;
     }
