@@ -147,10 +147,10 @@ fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<
 }
 
 // A leg's reach: sqrt(a² + b² − 2ab·cos θmax) (or a + b without knee limits), world units.
-fn leg_reach(base: u32, leg: SolverLeg, s: f32) -> f32 {
-    let p0 = pose_in[base + leg.joints.x].position_ms.xyz;
-    let p1 = pose_in[base + leg.joints.y].position_ms.xyz;
-    let p2 = pose_in[base + leg.joints.z].position_ms.xyz;
+fn leg_reach(l: u32, leg: SolverLeg, s: f32) -> f32 {
+    let p0 = legs_fk[l].hip;
+    let p1 = legs_fk[l].knee;
+    let p2 = legs_fk[l].ankle;
     let a = length(p1 - p0) * s;
     let b = length(p2 - p1) * s;
     var cos_max = -1.0;
@@ -169,6 +169,34 @@ fn reach_drop(reach: f32, hip_ws: vec3<f32>, target_ws: vec3<f32>) -> f32 {
         return -v.y - sqrt(c_max * c_max - horizontal2);
     }
     return -v.y;
+}
+
+// The FK joints of each leg (model space), read once from pose_in at the start of
+// find_ground and used by every stage after it: lavapipe reads a storage buffer lane by
+// lane, and repeated reads of the same joint are not merged (other buffers are written).
+struct LegFk {
+    hip: vec3<f32>,
+    knee: vec3<f32>,
+    knee_rotation: vec4<f32>,
+    ankle: vec3<f32>,
+    ankle_rotation: vec4<f32>,
+    toe: vec3<f32>,
+}
+var<private> legs_fk: array<LegFk, MAX_LEGS>;
+
+fn load_leg_fk(base: u32, leg: SolverLeg, l: u32) {
+    let knee = pose_in[base + leg.joints.y];
+    let ankle = pose_in[base + leg.joints.z];
+    legs_fk[l] = LegFk(pose_in[base + leg.joints.x].position_ms.xyz, knee.position_ms.xyz, knee.rotation_ms,
+        ankle.position_ms.xyz, ankle.rotation_ms, pose_in[base + leg.joints.w].position_ms.xyz);
+}
+
+// The FK position of the joint placed on the ground (reference_joint).
+fn reference_fk(l: u32) -> vec3<f32> {
+    if (three_bone(l)) {
+        return legs_fk[l].toe;
+    }
+    return legs_fk[l].ankle;
 }
 
 // The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
@@ -331,13 +359,14 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
     if (LEGS > 3u) { find_leg(c, base, ch, root, temporal, 3u); }
 }
 
-// find_ground for leg l.
+// find_ground for leg l (which first reads the leg's FK joints for every stage).
 fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l: u32) {
     let step_up = rb.rig.params.y;
     let step_down = rb.rig.params.z;
     let leg = rb.rig.legs[l];
     let three = three_bone(l);
-    let ref_ws = to_world(root, pose_in[base + reference_joint(leg, l)].position_ms.xyz);
+    load_leg_fk(base, leg, l);
+    let ref_ws = to_world(root, reference_fk(l));
     let h = leg.knee_axis.w;
     let g = ground_query(c, l, ref_ws.x, ref_ws.z);
     if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
@@ -345,10 +374,8 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     }
     ground.hit[l] = true;
     res.status[l] = res.status[l] | FOOT_HIT;
-    let ankle = pose_in[base + leg.joints.z];
-    let toe = pose_in[base + leg.joints.w];
-    let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
-    let toe_ws = to_world(root, toe.position_ms.xyz);
+    let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
+    let toe_ws = to_world(root, legs_fk[l].toe);
     ground.point[l] = g.point;
     if (temporal && !GROUND_HITS && !three) {
         // The heel and ball sampled once for both the FK sole height and the flattest
@@ -397,17 +424,17 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     if (!three) {
         // The whole sole on the ground: the lower of heel and ball, of the foot turned as
         // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
-        let turn = align_foot(leg, ankle.rotation_ms, normalize(dir_to_model(root, g.normal)));
+        let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, g.normal)));
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
-        let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
+        let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
         target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited);
     }
     ground.aim[l] = target_ws;
     var need = ref_ws.y - target_ws.y;
     if (!three) {
-        let hip_ws = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
-        need = max(need, reach_drop(leg_reach(base, leg, root.s), hip_ws, target_ws));
+        let hip_ws = to_world(root, legs_fk[l].hip);
+        need = max(need, reach_drop(leg_reach(l, leg, root.s), hip_ws, target_ws));
     }
     ground.drop = max(ground.drop, need * min(w, 1.0));
 }
@@ -457,10 +484,10 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
     }
     let leg = rb.rig.legs[l];
     let three = three_bone(l);
-    let p0 = pose_in[base + leg.joints.x].position_ms.xyz + drop_ms;
-    let p1 = pose_in[base + leg.joints.y].position_ms.xyz + drop_ms;
-    let p2 = pose_in[base + leg.joints.z].position_ms.xyz + drop_ms;
-    let p3 = pose_in[base + leg.joints.w].position_ms.xyz + drop_ms;
+    let p0 = legs_fk[l].hip + drop_ms;
+    let p1 = legs_fk[l].knee + drop_ms;
+    let p2 = legs_fk[l].ankle + drop_ms;
+    let p3 = legs_fk[l].toe + drop_ms;
     let target_ms = to_model(root, ground.aim[l]);
     // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
     // or a fixed model-space direction.
@@ -485,14 +512,14 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
     var info = 0u;
     var leg_err = 0u;
     if (three) {
-        let sol = solve_three_bone_core(p0, p1, p2, p3, pose_in[base + leg.joints.y].rotation_ms,
-            pose_in[base + leg.joints.z].rotation_ms, target_ms, leg.foot_up.w, false, limb);
+        let sol = solve_three_bone_core(p0, p1, p2, p3, legs_fk[l].knee_rotation, legs_fk[l].ankle_rotation, target_ms,
+            leg.foot_up.w, false, limb);
         leg_err = sol.err;
         e = array<vec4<f32>, 3>(sol.e0, sol.e1, sol.e2);
         reached = sol.reached;
         info = sol.info;
     } else {
-        let sol = solve_limb(p0, p1, p2, pose_in[base + leg.joints.y].rotation_ms, target_ms, limb);
+        let sol = solve_limb(p0, p1, p2, legs_fk[l].knee_rotation, target_ms, limb);
         leg_err = sol.err;
         if (sol.err == 0u) {
             if (ground.limited[l]) {

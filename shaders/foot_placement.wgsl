@@ -272,13 +272,12 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let ball = !three && ball_pivot(l);
     let h = leg.knee_axis.w;
     let w = pl_weights[l];
-    let ankle = pose_in[base + leg.joints.z];
-    let toe = pose_in[base + leg.joints.w];
-    let toe_off = toe.position_ms.xyz - ankle.position_ms.xyz;
-    let ref_fk = to_world(root, pose_in[base + reference_joint(leg, l)].position_ms.xyz);
+    let ankle_rotation = legs_fk[l].ankle_rotation;
+    let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
+    let ref_fk = to_world(root, reference_fk(l));
     var contact_fk = ref_fk;
     if (ball) {
-        contact_fk = to_world(root, toe.position_ms.xyz);
+        contact_fk = to_world(root, legs_fk[l].toe);
     }
     var aim = ref_fk;
     var turn = Q_IDENTITY;
@@ -313,11 +312,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             if (ball) {
                 t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
             } else {
-                t = align_foot(leg, ankle.rotation_ms, normal_ms);
+                t = align_foot(leg, ankle_rotation, normal_ms);
             }
             turn = t.q;
             ground.limited[l] = t.limited;
-            let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+            let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
             raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball);
         }
         // The ground height under the target: the smoothed plane carried to this frame's
@@ -358,7 +357,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let contact_free = aim + offset;
     free[l].contact = contact_free;
     free[l].heading = heading_free;
-    free[l].hip = to_world(root, pose_in[base + leg.joints.x].position_ms.xyz);
+    free[l].hip = to_world(root, legs_fk[l].hip);
     let mode = leg.mode.w & 0xffu;
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
@@ -427,7 +426,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     if (ground.hit[l]) {
         // No part of the foot more than the tolerance below the ground: a swinging or
         // blending foot is lifted, smoothly, and early where the ground rises ahead.
-        let up_ms = quat_rotate(ankle.rotation_ms, leg.foot_up.xyz);
+        let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
         let gp = ground.point[l];
         let gn = ground.normal[l];
         // The foot as turned, in world space: its up axis and the toe from the ankle.
@@ -481,7 +480,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     ground.aimed[l] = true;
     var need = ref_fk.y - aim.y;
     if (!three) {
-        free[l].reach = leg_reach(base, leg, root.s);
+        free[l].reach = leg_reach(l, leg, root.s);
         let reach = reach_drop(free[l].reach, free[l].hip, aim);
         need = max(need, reach);
         pl_cap = max(pl_cap, reach);
