@@ -109,7 +109,13 @@ pub fn random_crowd(rng: &mut Rng, ground: &Heightfield, n: usize) -> (Vec<Chara
 
 /// A quadruped: root, body (the "pelvis"), hind legs hip–stifle–hock–hoof (pseudo
 /// three-bone), front legs shoulder–elbow–wrist–toe (two-bone). Hinges are taken from the
-/// rest geometry so the FK bends are on the valid side.
+/// rest geometry so the FK bends are on the valid side: `(hip − knee) × (ankle − knee)`, the
+/// side for which `(knee − hip) × hinge · (ankle − knee) ≥ 0` (ozz's convention, see
+/// `LimbSettings::mid_axis`). The opposite sign declares every FK bend backwards: the
+/// solver then bends each knee the hinge's way and rolls the limb half a turn to face the
+/// pole, which lands the joints where they should be but twists the bones, and a pseudo
+/// three-bone leg whose hock follows that twist folds sideways (the fixture had it so until
+/// 2026-11-24).
 pub fn quadruped() -> (FootRig, Vec<JointPose>) {
     let mut parents = vec![None, Some(0)];
     let mut pos = vec![Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0)];
@@ -125,7 +131,7 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
             parents.push(Some(if k == 0 { 1 } else { pos.len() - 1 }));
             pos.push(*p);
         }
-        let hinge = (chain[2] - chain[1]).cross(chain[0] - chain[1]).normalize();
+        let hinge = (chain[0] - chain[1]).cross(chain[2] - chain[1]).normalize();
         legs.push(LegRig {
             kind: if three { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone },
             joints: [first, first + 1, first + 2, first + 3],
