@@ -312,8 +312,10 @@ impl FootRig {
     /// A rig from joint names of a loaded skeleton: `pelvis` and, per leg,
     /// `[hip, knee, ankle, toe]` with its kind (two-bone, or pseudo three-bone for a
     /// quadruped hind leg: hip, stifle, hock, hoof tip). From the rest pose (at `scale`) it
-    /// derives the knee hinge (`forward × up`, in the knee's frame; flip a leg's
-    /// `knee_axis` for knees that bend the other way), the foot's up axis (in the ankle's
+    /// derives the knee hinge, in the knee's frame: from the leg's own bend where the rest
+    /// pose bends it (more than ~6°: `(hip − knee) × (ankle − knee)`, so a quadruped's
+    /// elbows and stifles, which bend opposite ways, each get the side they bend to), else
+    /// `forward × up` (a straight rest leg, as in most human skeletons); the foot's up axis (in the ankle's
     /// frame) and the foot height (two-bone: ankle above toe along `up`; pseudo three-bone:
     /// 0, the hoof tip is the sole). Knee poles follow the FK knee.
     pub fn from_names(
@@ -333,11 +335,21 @@ impl FootRig {
                 LegKind::TwoBone => (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0),
                 LegKind::PseudoThreeBone { .. } => 0.0,
             };
+            // A hinge against the rest bend would count every FK bend as backwards: the
+            // solver would bend the knee the hinge's way and roll the limb half a turn to face
+            // the pole (joints in place, bones twisted).
+            let [hip, knee, ankle] = [0, 1, 2].map(|k| rest[joints[k]].position());
+            let bend = (hip - knee).cross(ankle - knee);
+            let leg_hinge = if bend.length() > 0.1 * (hip - knee).length() * (ankle - knee).length() {
+                bend.normalize()
+            } else {
+                hinge
+            };
             rig_legs.push(LegRig {
                 kind: *kind,
                 joints,
                 foot_height,
-                knee_axis: rest[joints[1]].rotation().conjugate() * hinge,
+                knee_axis: rest[joints[1]].rotation().conjugate() * leg_hinge,
                 knee_limits: s.knee_limits,
                 max_foot_angle: s.max_foot_angle,
                 foot_up: rest[joints[2]].rotation().conjugate() * s.up,

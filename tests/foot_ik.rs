@@ -448,7 +448,13 @@ fn rigs_build_from_joint_names_for_quadrupeds_too() {
     assert_eq!(built.pelvis, 1);
     for (a, b) in built.legs.iter().zip(&rig.legs) {
         assert_eq!((a.joints, a.kind), (b.joints, b.kind));
+        // Each leg's hinge from its own rest bend (rest rotations are identity here): the
+        // stifles and the elbows bend opposite ways, and each rest pose bends the valid way.
+        assert!(a.knee_axis.distance(b.knee_axis) < 1e-5, "{:?} vs {:?}", a.knee_axis, b.knee_axis);
+        let [hip, knee, ankle] = [0, 1, 2].map(|k| pose[a.joints[k]].position());
+        assert!((knee - hip).cross(a.knee_axis).dot(ankle - knee) > 0.0);
     }
+    assert!(built.legs[0].knee_axis.dot(built.legs[2].knee_axis) < -0.99, "hind and front legs bend opposite ways");
     assert_eq!(built.legs[0].foot_height, 0.0, "hoof tips are the sole");
     assert!(matches!(
         FootRig::from_names(
