@@ -31,32 +31,83 @@ struct Sweep {
     eps2: f32,
 }
 
-// One visit of joint j (cpu::ccd::visit).
-fn visit(j: u32, p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, lim: ptr<function, array<Limit, N>>, s: Sweep) {
-    let to_tip = (*p)[N - 1u] - (*p)[j];
-    let to_target = s.target_pos - (*p)[j];
+// The new rotation of a visited joint and the turn it made (cpu::ccd::visit's pair).
+struct Visit {
+    rotation: vec4<f32>,
+    turn: vec4<f32>,
+}
+
+// One visit of the joint at `pivot` (cpu::ccd::visit).
+fn visit(pivot: vec3<f32>, tip: vec3<f32>, current: vec4<f32>, parent: vec4<f32>, limit: Limit, s: Sweep) -> Visit {
+    let to_tip = tip - pivot;
+    let to_target = s.target_pos - pivot;
     let l_tip = dot(to_tip, to_tip);
     let l_target = dot(to_target, to_target);
     if (!(l_tip > s.eps2 && l_target > s.eps2)) {
-        return;
+        return Visit(current, Q_IDENTITY);
     }
     let r = cap_turn(rotation_arc(to_tip / sqrt(l_tip), to_target / sqrt(l_target)), s.max_step);
-    var new_rot = normalize(quat_mul(r, (*rot)[j]));
-    if ((*lim)[j].kind != 0u) {
+    var new_rot = normalize(quat_mul(r, current));
+    if (limit.kind != 0u) {
+        new_rot = limit_rotation(parent, new_rot, limit);
+    }
+    return Visit(new_rot, normalize(quat_mul(new_rot, quat_conj(current))));
+}
+
+// One sweep from the tip's parent to the root in O(N), tracking only the tip, then placing
+// the joints root first (cpu::ccd::sweep_tip_first).
+fn sweep_tip_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, lim: ptr<function, array<Limit, N>>, s: Sweep) {
+    var turn: array<vec4<f32>, N>;
+    turn[N - 1u] = Q_IDENTITY;
+    var tip = (*p)[N - 1u];
+    for (var step = 0u; step < N - 1u; step++) {
+        let j = N - 2u - step;
         var parent = s.parent_ms;
         if (j > 0u) {
             parent = (*rot)[j - 1u];
         }
-        new_rot = limit_rotation(parent, new_rot, (*lim)[j]);
+        let v = visit((*p)[j], tip, (*rot)[j], parent, (*lim)[j], s);
+        (*rot)[j] = v.rotation;
+        turn[j] = v.turn;
+        tip = (*p)[j] + quat_rotate(v.turn, tip - (*p)[j]);
     }
-    let turn = normalize(quat_mul(new_rot, quat_conj((*rot)[j])));
-    (*rot)[j] = new_rot;
+    // The composite stays off the normalisations: each turn is unit, and a product of at
+    // most N of them is unit to rounding.
+    var c = turn[0];
+    var above_old = (*p)[0];
     for (var k = 1u; k < N; k++) {
-        if (k > j) {
-            (*p)[k] = (*p)[j] + quat_rotate(turn, (*p)[k] - (*p)[j]);
-            (*rot)[k] = normalize(quat_mul(turn, (*rot)[k]));
-        }
+        let old = (*p)[k];
+        (*p)[k] = (*p)[k - 1u] + quat_rotate(c, old - above_old);
+        (*rot)[k] = normalize(quat_mul(c, (*rot)[k]));
+        above_old = old;
+        c = quat_mul(c, turn[k]);
     }
+}
+
+// One sweep from the root to the tip's parent in O(N), each joint placed when the sweep
+// reaches it (cpu::ccd::sweep_root_first).
+fn sweep_root_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, lim: ptr<function, array<Limit, N>>, s: Sweep) {
+    var c = Q_IDENTITY;
+    var above_old = (*p)[0];
+    let tip_old = (*p)[N - 1u];
+    for (var j = 0u; j < N - 1u; j++) {
+        let old = (*p)[j];
+        if (j > 0u) {
+            (*p)[j] = (*p)[j - 1u] + quat_rotate(c, old - above_old);
+        }
+        let current = normalize(quat_mul(c, (*rot)[j]));
+        let tip = (*p)[j] + quat_rotate(c, tip_old - old);
+        var parent = s.parent_ms;
+        if (j > 0u) {
+            parent = (*rot)[j - 1u];
+        }
+        let v = visit((*p)[j], tip, current, parent, (*lim)[j], s);
+        (*rot)[j] = v.rotation;
+        c = normalize(quat_mul(v.turn, c));
+        above_old = old;
+    }
+    (*p)[N - 1u] = (*p)[N - 2u] + quat_rotate(c, tip_old - above_old);
+    (*rot)[N - 1u] = normalize(quat_mul(c, (*rot)[N - 1u]));
 }
 
 // Solves chain i, whose joint count is N. Returns its error code (0: solved).
@@ -90,8 +141,10 @@ fn solve(i: u32) -> u32 {
     let sweep = Sweep(target_pos, l.parent_ms, params.y, 1e-12 * l.total * l.total);
     let root_first = (mode.z & OPT_ROOT_FIRST) != 0u;
     for (var it = 0u; it < mode.y; it++) {
-        for (var step = 0u; step < N - 1u; step++) {
-            visit(select(N - 2u - step, step, root_first), &p, &cur, &lim, sweep);
+        if (root_first) {
+            sweep_root_first(&p, &cur, &lim, sweep);
+        } else {
+            sweep_tip_first(&p, &cur, &lim, sweep);
         }
     }
     let reached = length(p[N - 1u] - target_pos) <= params.x;

@@ -90,10 +90,12 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         p[i] = v3(ch.joints_ms[i]);
     }
     let eps2 = 1e-12 * total * total;
+    let sweep = Sweep { target, parent_ms, max_step, eps2 };
     for _ in 0..ch.mode[1] {
-        for step in 0..n - 1 {
-            let j = if root_first { step } else { n - 2 - step };
-            visit(j, &mut p, &mut rot, target, parent_ms, &limits, max_step, n, eps2);
+        if root_first {
+            sweep_root_first(&mut p, &mut rot, &limits, &sweep, n);
+        } else {
+            sweep_tip_first(&mut p, &mut rot, &limits, &sweep, n);
         }
         if mode == FabrikMode::Converge && (p[n - 1] - target).length() <= precision {
             break;
@@ -114,37 +116,97 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
     Ok(())
 }
 
-/// One visit of joint `j`: turn it so joint→tip points at joint→target (capped, then
-/// limited), carrying the joints below along.
-#[allow(clippy::too_many_arguments)] // the per-chain arrays of the kernel's sweep
-#[inline]
-fn visit(
-    j: usize,
-    p: &mut [Vec3; MAX_FABRIK_JOINTS],
-    rot: &mut [Quat; MAX_FABRIK_JOINTS],
+/// What every visit of one chain's sweeps shares.
+struct Sweep {
     target: Vec3,
     parent_ms: Quat,
-    limits: &[Limit; MAX_FABRIK_JOINTS],
     max_step: f32,
-    n: usize,
     eps2: f32,
-) {
-    let to_tip = p[n - 1] - p[j];
-    let to_target = target - p[j];
+}
+
+/// One visit of a joint at `pivot` whose model rotation is `current` (its parent's:
+/// `parent`), the chain's tip being at `tip`: the turn that points pivot→tip at
+/// pivot→target, capped, then the joint's rotation moved into its limit. Returns the
+/// joint's new rotation and the turn it made (identity when the tip or the target is on
+/// the pivot).
+#[inline(always)]
+fn visit(pivot: Vec3, tip: Vec3, current: Quat, parent: Quat, limit: &Limit, s: &Sweep) -> (Quat, Quat) {
+    let to_tip = tip - pivot;
+    let to_target = s.target - pivot;
     let (l_tip, l_target) = (to_tip.length_squared(), to_target.length_squared());
-    if !(l_tip > eps2 && l_target > eps2) {
-        return;
+    if !(l_tip > s.eps2 && l_target > s.eps2) {
+        return (current, Quat::IDENTITY);
     }
-    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), max_step);
-    let mut new = (r * rot[j]).normalize();
-    if limits[j].kind != 0 {
-        let parent = if j == 0 { parent_ms } else { rot[j - 1] };
-        new = limit_rotation(parent, new, &limits[j]);
+    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s.max_step);
+    let mut new = (r * current).normalize();
+    if limit.kind != 0 {
+        new = limit_rotation(parent, new, limit);
     }
-    let turn = (new * rot[j].conjugate()).normalize();
-    rot[j] = new;
-    for k in j + 1..n {
-        p[k] = p[j] + turn * (p[k] - p[j]);
-        rot[k] = (turn * rot[k]).normalize();
+    (new, (new * current.conjugate()).normalize())
+}
+
+/// One sweep from the tip's parent to the root, in O(n): a visit turns every joint below
+/// it rigidly, and no later visit of the sweep looks at those joints except through the
+/// tip, so the sweep tracks only the tip and then places the joints once, root first: joint
+/// `k` ends turned by `C_{k−1} = turn_0 · … · turn_{k−1}` about the joint above it.
+#[inline]
+fn sweep_tip_first(
+    p: &mut [Vec3; MAX_FABRIK_JOINTS],
+    rot: &mut [Quat; MAX_FABRIK_JOINTS],
+    limits: &[Limit; MAX_FABRIK_JOINTS],
+    s: &Sweep,
+    n: usize,
+) {
+    let mut turn = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
+    let mut tip = p[n - 1];
+    for j in (0..n - 1).rev() {
+        let parent = if j == 0 { s.parent_ms } else { rot[j - 1] };
+        let (new, t) = visit(p[j], tip, rot[j], parent, &limits[j], s);
+        rot[j] = new;
+        turn[j] = t;
+        tip = p[j] + t * (tip - p[j]);
     }
+    // Place the joints: C accumulates the turns above each joint. It stays off the
+    // normalisations (each turn is unit, a product of at most n of them is unit to rounding):
+    // a normalise per joint would put a square root and a division on the loop's critical path.
+    let mut c = turn[0];
+    let mut above_old = p[0];
+    for k in 1..n {
+        let old = p[k];
+        p[k] = p[k - 1] + c * (old - above_old);
+        rot[k] = (c * rot[k]).normalize();
+        above_old = old;
+        c *= turn[k];
+    }
+}
+
+/// One sweep from the root to the tip's parent, in O(n): the joints below the visited one
+/// have all turned rigidly by the composite `C` of the turns so far, so each is placed when
+/// the sweep reaches it (and the tip is `C` applied to its old offset).
+#[inline]
+fn sweep_root_first(
+    p: &mut [Vec3; MAX_FABRIK_JOINTS],
+    rot: &mut [Quat; MAX_FABRIK_JOINTS],
+    limits: &[Limit; MAX_FABRIK_JOINTS],
+    s: &Sweep,
+    n: usize,
+) {
+    let mut c = Quat::IDENTITY;
+    let mut above_old = p[0];
+    let tip_old = p[n - 1];
+    for j in 0..n - 1 {
+        let old = p[j];
+        if j > 0 {
+            p[j] = p[j - 1] + c * (old - above_old);
+        }
+        let current = (c * rot[j]).normalize();
+        let tip = p[j] + c * (tip_old - old);
+        let parent = if j == 0 { s.parent_ms } else { rot[j - 1] };
+        let (new, t) = visit(p[j], tip, current, parent, &limits[j], s);
+        rot[j] = new;
+        c = (t * c).normalize();
+        above_old = old;
+    }
+    p[n - 1] = p[n - 2] + c * (tip_old - above_old);
+    rot[n - 1] = (c * rot[n - 1]).normalize();
 }
