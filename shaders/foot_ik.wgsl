@@ -542,6 +542,9 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
         if ((info & INFO_KNEE_LIMITED) != 0u) {
             res.status[l] = res.status[l] | FOOT_KNEE_LIMITED;
         }
+        if ((info & INFO_AGAINST_HINGE) != 0u) {
+            res.status[l] = res.status[l] | FOOT_AGAINST_HINGE;
+        }
     } else {
         res.status[l] = (res.status[l] & ~FOOT_ANGLE_LIMITED) | (leg_err << 8u);
     }

@@ -75,6 +75,7 @@ struct LimbSetup {
     d: vec3<f32>,       // unit start -> target
     h: vec3<f32>,       // unit hinge axis, perpendicular to both bones
     flip: bool,         // the FK limb is bent backwards relative to h
+    against: bool,      // ... by more than AGAINST_HINGE (sine): INFO_AGAINST_HINGE
     err: u32,           // 0, or the ChainError code (the CPU's Err)
 }
 
@@ -114,15 +115,22 @@ fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     }
     h = h * (1.0 / h_len);
     let straight_eps = STRAIGHT * a * b;
-    var flip = dot(cross(u, h), v) < -straight_eps;
-    if (l.mode.y == 1u && flip) { // KeepFk
-        h = -h;
-        flip = false;
+    let against_eps = AGAINST_HINGE * a * b;
+    let side = dot(cross(u, h), v);
+    var flip = side < -straight_eps;
+    var against = side < -against_eps;
+    if (l.mode.y == 1u) { // KeepFk
+        if (flip) {
+            h = -h;
+            flip = false;
+        }
+        against = false;
     } else if (l.mode.y == 2u) { // Reversed
         h = -h;
         flip = dot(cross(u, h), v) < -straight_eps;
+        against = side > against_eps;
     }
-    return LimbSetup(u, v, a, b, limb_len, c, d, h, flip, 0u);
+    return LimbSetup(u, v, a, b, limb_len, c, d, h, flip, against, 0u);
 }
 
 // What limb_reach decides: the stretch and the solved inner angle as 1 +- cos C.
@@ -144,7 +152,7 @@ fn limb_reach(s: LimbSetup, l: LimbSettings) -> LimbReach {
     let max_stretch = l.params.y;
     let cos_min = l.params.z;
     let cos_max = l.params.w;
-    var info = 0u;
+    var info = select(0u, INFO_AGAINST_HINGE, s.against);
     var reached = true;
     var scale = 1.0;
     var stretched_to_target = false;

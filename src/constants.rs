@@ -89,6 +89,11 @@ shared_constants! {
     INFO_SWIVEL_FALLBACK: u32 = 16;
     /// `records::info::LIMITED`.
     INFO_LIMITED: u32 = 32;
+    /// `records::info::AGAINST_HINGE`.
+    INFO_AGAINST_HINGE: u32 = 64;
+    /// Sine of the FK bend against a limb's hinge past which `INFO_AGAINST_HINGE` is set
+    /// (about 11.5°: beyond a real knee's hyperextension, well within a walk's knee bend).
+    AGAINST_HINGE: f32 = 0.2;
 
     /// Most joints in a FABRIK chain record.
     MAX_FABRIK_JOINTS: u32 = 16;
@@ -153,6 +158,8 @@ shared_constants! {
     /// `crowd::foot::RESET`: foot placement reset this character's state this frame (spawn,
     /// explicit reset, a frame longer than `MAX_FRAME_TIME`, or a non-finite state).
     FOOT_RESET: u32 = 64;
+    /// `crowd::foot::AGAINST_HINGE`: the leg's FK pose bends against its knee hinge.
+    FOOT_AGAINST_HINGE: u32 = 128;
     /// ln 2, for springs given by their half-life (`y = 2 ln 2 / half-life`).
     LN_2: f32 = std::f32::consts::LN_2;
     /// Longest frame foot placement integrates (seconds): a longer one (a hitch) resets

@@ -320,6 +320,11 @@ fn cmu_motion_capture_over_hills() {
     }
     .run_par()
     .unwrap();
+    // The rig's knee hinges (from the rest pose) fit the captured knees' bends.
+    assert!(
+        res.iter().all(|r| r.status.iter().all(|s| s & foot::AGAINST_HINGE == 0)),
+        "a knee bends against its hinge"
+    );
     let (mut before, mut after, mut count) = (0.0_f32, 0.0_f32, 0);
     for (c, r) in res.iter().enumerate() {
         for l in 0..2 {
@@ -397,6 +402,42 @@ fn knee_pole_rules_choose_where_the_knee_points() {
     let mut bad = biped_rig();
     bad.legs[0].knee_pole = KneePole::Direction(Vec3::ZERO);
     assert!(matches!(bad.validate(), Err(IkError::InvalidRig(_))));
+}
+
+/// A knee hinge declared against the leg's bend is reported per leg (`foot::AGAINST_HINGE`):
+/// the quadruped's front legs given the hind legs' hinge direction are flagged on every
+/// solved leg, whatever the terrain and heading (the same for the hind legs' hinges given
+/// the front legs' direction); the right hinges never are, nor is a leg that is not solved.
+#[test]
+fn knee_hinges_against_the_bend_are_flagged() {
+    let (rig, pose) = quadruped();
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let mut rng = Rng(93);
+    let mut chars = Vec::new();
+    let mut poses = Vec::new();
+    for _ in 0..500 {
+        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
+        let y = hf.sample(x, z).unwrap().0;
+        chars.push(CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.0, 3.0))));
+        poses.extend(pose.iter().copied());
+    }
+    let (_, res) = solve(&rig, &ground, &chars, &[], &poses);
+    assert!(res.iter().all(|r| r.status.iter().all(|s| s & foot::AGAINST_HINGE == 0)));
+    for legs in [2..4, 0..2] {
+        let mut wrong = rig.clone();
+        for leg in &mut wrong.legs[legs.clone()] {
+            leg.knee_axis = -leg.knee_axis;
+        }
+        let (_, res) = solve(&wrong, &ground, &chars, &[], &poses);
+        for r in &res {
+            for (l, s) in r.status.iter().enumerate() {
+                let solved = s & foot::SOLVED != 0;
+                assert_eq!(s & foot::AGAINST_HINGE != 0, solved && legs.contains(&l), "leg {l}: {r:?}");
+            }
+        }
+        assert!(res.iter().filter(|r| r.status[legs.start] & foot::SOLVED != 0).count() > 400);
+    }
 }
 
 #[test]

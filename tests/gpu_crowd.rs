@@ -193,6 +193,20 @@ fn quadrupeds_with_pseudo_three_bone_hind_legs_match_the_cpu() {
         assert!(sole.abs() <= 1e-3 * 0.95, "hoof {sole} off the ground");
     }
     assert!(count > 3000, "hind hooves reached: {count}");
+    assert!(res.iter().all(|r| r.status.iter().all(|s| s & foot::AGAINST_HINGE == 0)), "hinges fit the bends");
+    // The front legs' hinges given the wrong sign (the hind legs' way): every front leg is
+    // flagged on the GPU as on the CPU, and no hind leg.
+    let mut wrong = rig.clone();
+    for leg in &mut wrong.legs[2..] {
+        leg.knee_axis = -leg.knee_axis;
+    }
+    let Some(res) = compare("quadruped, front hinges reversed", &wrong, &ground, &chars, &[], &poses, 0.95) else {
+        return;
+    };
+    for r in &res {
+        let flagged = r.status.map(|s| s & foot::AGAINST_HINGE != 0);
+        assert_eq!(flagged, [false, false, true, true], "{r:?}");
+    }
 }
 
 #[test]

@@ -211,6 +211,35 @@ fn bend_modes_choose_the_side() {
     }
 }
 
+/// A FK pose bent against the mid axis is reported (`info::AGAINST_HINGE`) in the modes that
+/// bend the limb the hinge's way regardless of the pose; a straight or slightly
+/// hyperextended limb is not, nor is anything in `KeepFk` mode. The SIMD batch paths and the
+/// GPU kernel report the same bits (their twin tests compare status words on random limbs).
+#[test]
+fn a_pose_bent_against_the_hinge_is_reported() {
+    let flagged = |c: &TwoBoneChain| solve(c).info() & info::AGAINST_HINGE != 0;
+    let target = Vec3::new(0.9, 0.9, 0.0);
+    // ozz's chain bends the +Z hinge's way (90°).
+    for (axis, hinge, keep, reversed) in [(Vec3::Z, false, false, true), (-Vec3::Z, true, false, false)] {
+        let chain = ozz_chain(target).with_mid_axis(axis);
+        assert_eq!(flagged(&chain.with_bend(BendMode::Hinge)), hinge, "{axis} Hinge");
+        assert_eq!(flagged(&chain.with_bend(BendMode::KeepFk)), keep, "{axis} KeepFk");
+        assert_eq!(flagged(&chain.with_bend(BendMode::Reversed)), reversed, "{axis} Reversed");
+    }
+    // Hyperextended by `deg` about the +Z hinge (the end swings toward -X), under a random
+    // parent rotation: flagged past ~11.5° only.
+    let mut rng = Rng(17);
+    for (deg, expected) in [(0.0_f32, false), (5.0, false), (10.0, false), (13.0, true), (60.0, true)] {
+        let q = rng.quat();
+        let back = Quat::from_rotation_z(deg.to_radians()) * Vec3::Y;
+        let j = [Vec3::ZERO, Vec3::Y, Vec3::Y + back].map(|p| q * p);
+        let chain = TwoBoneChain::new(j, [q; 3], q * Vec3::new(0.5, 1.2, 0.0)).with_mid_axis(Vec3::Z);
+        assert_eq!(flagged(&chain), expected, "hyperextended by {deg}°");
+        let s = solve(&chain);
+        assert!(s.error().is_none() && s.reached(), "{deg}°: still solved");
+    }
+}
+
 #[test]
 fn corrections_applied_to_local_pose_reproduce_model_output() {
     let mut rng = Rng(3);

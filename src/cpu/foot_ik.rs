@@ -504,6 +504,9 @@ fn solve_legs(
                 if info & crate::records::info::KNEE_LIMITED != 0 {
                     res.status[l] |= foot::KNEE_LIMITED;
                 }
+                if info & crate::records::info::AGAINST_HINGE != 0 {
+                    res.status[l] |= foot::AGAINST_HINGE;
+                }
             }
             Err(e) => {
                 res.status[l] = (res.status[l] & !foot::ANGLE_LIMITED) | (e.code() << 8);

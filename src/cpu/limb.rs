@@ -19,7 +19,7 @@ use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
 use crate::ChainError;
 
 pub(crate) use crate::constants::{
-    MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
+    AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
 };
 
 /// Result of the limb core.
@@ -107,6 +107,8 @@ pub(crate) struct LimbSetup {
     h: Vec3,
     /// The FK limb is bent backwards relative to `h`.
     flip: bool,
+    /// ... by more than `AGAINST_HINGE` (sine): [`info::AGAINST_HINGE`].
+    against: bool,
 }
 
 /// Setup: bones, target axis, hinge. Errors: zero-length bone, target on the start joint,
@@ -153,19 +155,26 @@ pub(crate) fn limb_setup(
     // Within 1e-6 rad of straight counts as straight (not flipped): there the sign is
     // rounding noise and CPU and GPU would disagree.
     let straight_eps = STRAIGHT * a * b;
-    let mut flip = u.cross(h).dot(v) < -straight_eps;
+    let against_eps = AGAINST_HINGE * a * b;
+    let side = u.cross(h).dot(v);
+    let mut flip = side < -straight_eps;
+    let mut against = side < -against_eps;
     match l.mode[1] {
-        1 /* KeepFk */ if flip => {
-            h = -h;
-            flip = false;
+        1 /* KeepFk */ => {
+            if flip {
+                h = -h;
+                flip = false;
+            }
+            against = false;
         }
         2 /* Reversed */ => {
             h = -h;
             flip = u.cross(h).dot(v) < -straight_eps;
+            against = side > against_eps;
         }
         _ /* Hinge */ => {}
     }
-    Ok(LimbSetup { u, v, a, b, limb_len, c, d, h, flip })
+    Ok(LimbSetup { u, v, a, b, limb_len, c, d, h, flip, against })
 }
 
 /// What [`limb_reach`] decides: the stretch and the solved inner angle as `1 ± cos C`.
@@ -184,7 +193,7 @@ pub(crate) struct LimbReach {
 pub(crate) fn limb_reach(s: &LimbSetup, l: &LimbSettings) -> LimbReach {
     let LimbSetup { a, b, limb_len, c, .. } = *s;
     let [soften, max_stretch, cos_min, cos_max] = l.params;
-    let mut info = 0;
+    let mut info = if s.against { info::AGAINST_HINGE } else { 0 };
     let mut reached = true;
     let mut scale = 1.0;
     let mut stretched_to_target = false;

@@ -163,6 +163,11 @@ pub mod foot {
     pub const LOCKED: u32 = crate::constants::FOOT_LOCKED;
     /// Foot placement reset the character's state this frame (set on every leg).
     pub const RESET: u32 = crate::constants::FOOT_RESET;
+    /// The leg's FK pose bends its knee against the rig's knee hinge by more than ~11.5°
+    /// (`crate::records::info::AGAINST_HINGE`): the solver bent the knee the hinge's way and
+    /// rolled the limb half a turn. On a walking rig this means the leg's `knee_axis` has the
+    /// wrong sign (e.g. a quadruped's front legs given the hind legs' hinge).
+    pub const AGAINST_HINGE: u32 = crate::constants::FOOT_AGAINST_HINGE;
 }
 
 /// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in

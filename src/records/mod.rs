@@ -121,6 +121,15 @@ pub mod info {
     /// A joint limit held the answer back from the target (look-at: a joint's yaw or pitch
     /// was clamped).
     pub const LIMITED: u32 = crate::constants::INFO_LIMITED;
+    /// Two-bone and pseudo three-bone limbs in [`super::BendMode::Hinge`] or
+    /// [`super::BendMode::Reversed`]: the FK pose bends the mid joint *against* its hinge
+    /// (`mid_axis`) by more than ~11.5° (sine 0.2), and the solver bent it the hinge's way,
+    /// i.e. turned the limb about itself to face the pole. Meant as a diagnostic: on a
+    /// knee or elbow that bends every frame it almost always means the mid axis has the
+    /// wrong sign (the crate's convention, ozz's: `(start − mid) × (end − mid)` points along
+    /// the hinge for a valid bend); a straight or slightly hyperextended limb never sets it.
+    /// [`super::BendMode::KeepFk`] never sets it.
+    pub const AGAINST_HINGE: u32 = crate::constants::INFO_AGAINST_HINGE;
 }
 
 macro_rules! assert_layout {

@@ -7,7 +7,9 @@ use super::lanes::{
     mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos,
     store_words, words, Kernel, Q, V3,
 };
-use crate::cpu::limb::{MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE};
+use crate::cpu::limb::{
+    AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
+};
 use crate::cpu::two_bone::two_bone;
 use crate::cpu::wide::build;
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
@@ -120,6 +122,7 @@ pub(crate) struct LimbSetup {
     d: V3,
     h: V3,
     flip: M,
+    against: M,
     failed: M,
 }
 
@@ -151,7 +154,9 @@ pub(crate) fn limb_setup(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let flip_reversed = (-side).lt(-straight_eps);
     h = ((l.bend_keep & flip_fk) | l.bend_reversed).sel(-h, h);
     let flip = l.bend_keep.sel(M::splat(false), l.bend_reversed.sel(flip_reversed, flip_fk));
-    LimbSetup { u, v, a, b, limb_len, c, d, h, flip, failed }
+    let against_eps = AGAINST_HINGE * a * b;
+    let against = !l.bend_keep & l.bend_reversed.sel(side.gt(against_eps), side.lt(-against_eps));
+    LimbSetup { u, v, a, b, limb_len, c, d, h, flip, against, failed }
 }
 
 /// `cpu::limb::LimbReach` over lanes.
@@ -169,6 +174,7 @@ pub(crate) fn limb_reach(s: &LimbSetup, l: &Limb) -> LimbReach {
     let (a, b, limb_len, c) = (s.a, s.b, s.limb_len, s.c);
     let one = F::splat(1.0);
     let mut info = U::zero();
+    info.set(s.against, info::AGAINST_HINGE);
     let stretch = l.max_stretch.gt(1.0) & c.gt(limb_len);
     info.set(stretch, info::STRETCHED);
     let to_target = stretch & c.le(limb_len * l.max_stretch);
