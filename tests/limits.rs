@@ -185,7 +185,8 @@ fn limits_hold_on_random_chains_on_the_cpu() {
 }
 
 /// Targets the chain reaches within its limits: the tip of a random pose inside the
-/// limits. Reports the share reached and the tip error; at least 90 % must be reached.
+/// limits. Reports the share reached and the tip error for constrained FABRIK and CCD in both
+/// sweep orders, and holds each to a regression floor below its measured share.
 #[test]
 fn targets_reachable_within_the_limits_are_reached() {
     let mut rng = Rng(5);
@@ -213,8 +214,9 @@ fn targets_reachable_within_the_limits_are_reached() {
     }
     let fabrik = solve_cpu(&chains, FabrikMode::Fixed);
     let ccd = solve_ccd(&ccd_chains(&chains, 0.0, false), FabrikMode::Fixed);
+    let ccd_root_first = solve_ccd(&ccd_chains(&chains, 0.0, true), FabrikMode::Fixed);
     let mut shares = Vec::new();
-    for (name, out) in [("constrained FABRIK", &fabrik), ("CCD", &ccd)] {
+    for (name, out) in [("constrained FABRIK", &fabrik), ("CCD", &ccd), ("CCD root first", &ccd_root_first)] {
         let mut errors: Vec<f32> = chains
             .iter()
             .zip(out)
@@ -237,9 +239,37 @@ fn targets_reachable_within_the_limits_are_reached() {
         assert!(chains.iter().zip(out).all(|(c, s)| worst_violation(c, s) <= 1e-4));
         shares.push(share);
     }
-    // Regression floors, set from the figures printed above (2026-11-23): neither solver
-    // reaches every reachable target yet (see the README, "Joint limits").
-    assert!(shares[0] >= 0.2 && shares[1] >= 0.3, "reached shares fell: {shares:?}");
+    // Regression floors, set from the figures printed above (2026-11-23; root first
+    // 2026-11-24): no solver reaches every reachable target in 64 iterations yet (see the
+    // README, "Joint limits").
+    assert!(shares[0] >= 0.2 && shares[1] >= 0.3 && shares[2] >= 0.5, "reached shares fell: {shares:?}");
+}
+
+/// CCD's two sweep orders without limits, on random targets within 95 % of the reach:
+/// reports the share each reaches in 64 iterations (root first converges faster; README).
+#[test]
+fn ccd_sweep_orders_without_limits() {
+    let mut rng = Rng(6);
+    let mut chains = Vec::new();
+    while chains.len() < 2_000 {
+        let mut c = random_limited(&mut rng, 64);
+        if c.chain.target_ms[3] != 1.0 || crowd_ik::cpu::validate_constrained_fabrik(&c).is_err() {
+            continue;
+        }
+        let reach = rng.range(0.1, 0.95) * length(&c.chain);
+        c.chain.target_ms = (c.chain.joint(0) + rng.unit() * reach).extend(1.0).to_array();
+        c.limits = ChainLimits::default();
+        chains.push(c);
+    }
+    let mut shares = Vec::new();
+    for root_first in [false, true] {
+        let out = solve_ccd(&ccd_chains(&chains, 0.0, root_first), FabrikMode::Fixed);
+        let share = out.iter().filter(|s| s.reached()).count() as f32 / chains.len() as f32;
+        eprintln!("CCD without limits, root first {root_first}, 64 iterations: {:.1} % reached", 100.0 * share);
+        shares.push(share);
+    }
+    // Regression floors below the shares measured on 2026-11-24 (79 %, 89 %).
+    assert!(shares[0] >= 0.75 && shares[1] >= 0.85, "{shares:?}");
 }
 
 /// Reference cases: a straight chain reaching straight out gets identity corrections; a
