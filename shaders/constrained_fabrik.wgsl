@@ -52,14 +52,14 @@ fn solve(i: u32) -> u32 {
         // Forward, limited: root back on the base, each bone into its limit.
         p[0] = base;
         delta = Q_IDENTITY;
-        var parent = l.parent_ms;
+        var parent_fk = l.parent_ms;
         for (var k = 0u; k < N - 1u; k++) {
             let want = normalize_or(p[k + 1u] - p[k], quat_rotate(delta, dir_fk[k]), eps2);
-            let f = forward_joint(delta, parent, rot[k], dir_fk[k], want, lim[k]);
+            let f = forward_joint(delta, parent_fk, rot[k], dir_fk[k], want, lim[k]);
+            parent_fk = rot[k];
             p[k + 1u] = p[k] + quat_rotate(f.delta, dir_fk[k]) * len[k];
             rel[k] = f.rel;
             delta = f.delta;
-            parent = f.rotation;
         }
     }
     let reached = length(p[N - 1u] - target_pos) <= l.params.x;

@@ -146,20 +146,23 @@ fn limit_rotation(parent: vec4<f32>, candidate: vec4<f32>, l: Limit) -> vec4<f32
     return normalize(quat_mul(parent, quat_mul(l.rest, limit_deviation(local_rest, l))));
 }
 
-// One joint of a limited forward pass (cpu::limits::forward_joint).
+// One joint of a limited forward pass (cpu::limits::forward_joint): the joint's total and
+// relative deltas. The deviation from rest is frame · rel · fk with the constant
+// frame = rest⁻¹ · parent_fk⁻¹ (`parent_fk` the parent's FK model rotation; Limit::frame on
+// the CPU, rebuilt here: cheaper on lavapipe than one more vec4 per joint in the private
+// limit array), so the limit needs neither the parent's current rotation nor the joint's.
 struct Forward {
     delta: vec4<f32>,
-    rotation: vec4<f32>,
     rel: vec4<f32>,
 }
 
-fn forward_joint(parent_delta: vec4<f32>, parent: vec4<f32>, fk: vec4<f32>, dir_fk: vec3<f32>, want: vec3<f32>, l: Limit) -> Forward {
+fn forward_joint(parent_delta: vec4<f32>, parent_fk: vec4<f32>, fk: vec4<f32>, dir_fk: vec3<f32>, want: vec3<f32>, l: Limit) -> Forward {
     let rel = rotation_arc(dir_fk, quat_rotate(quat_conj(parent_delta), want));
-    let delta = quat_mul(parent_delta, rel);
     if (l.kind == 0u) {
-        return Forward(delta, normalize(quat_mul(delta, fk)), rel);
+        return Forward(quat_mul(parent_delta, rel), rel);
     }
-    let rotation = limit_rotation(parent, normalize(quat_mul(delta, fk)), l);
-    let d = normalize(quat_mul(rotation, quat_conj(fk)));
-    return Forward(d, rotation, normalize(quat_mul(quat_conj(parent_delta), d)));
+    let frame = quat_mul(quat_conj(l.rest), quat_conj(parent_fk));
+    let limited = limit_deviation(quat_mul(quat_mul(frame, rel), fk), l);
+    let e = normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
+    return Forward(normalize(quat_mul(parent_delta, e)), e);
 }

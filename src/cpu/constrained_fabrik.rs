@@ -69,7 +69,6 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
     let precision = ch.params[0];
     let base = v3(ch.joints_ms[0]);
     let target = v3(ch.target_ms);
-    let parent_ms = Quat::from_array(chain.limits.parent_ms);
     let mut fk = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
     let mut p = [Vec3::ZERO; MAX_FABRIK_JOINTS];
     for i in 0..n {
@@ -85,7 +84,7 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
         if it < iterations {
             backward_pass(&mut p, target, &len, &dir_fk, n, eps2);
         }
-        delta = forward(&mut p, &mut rel, base, parent_ms, &fk, &dir_fk, &len, &limits, n, eps2);
+        delta = forward(&mut p, &mut rel, base, &fk, &dir_fk, &len, &limits, n, eps2);
         if mode == FabrikMode::Converge {
             let err = (p[n - 1] - target).length();
             if err <= precision || (prev_err - err).abs() < 1e-7 * total {
@@ -109,7 +108,6 @@ pub(crate) fn forward(
     p: &mut [Vec3; MAX_FABRIK_JOINTS],
     rel: &mut [Quat; MAX_FABRIK_JOINTS],
     base: Vec3,
-    parent_ms: Quat,
     fk: &[Quat; MAX_FABRIK_JOINTS],
     dir_fk: &[Vec3; MAX_FABRIK_JOINTS],
     len: &[f32; MAX_FABRIK_JOINTS],
@@ -119,14 +117,12 @@ pub(crate) fn forward(
 ) -> Quat {
     p[0] = base;
     let mut delta = Quat::IDENTITY;
-    let mut parent = parent_ms;
     for i in 0..n - 1 {
         let want = normalize_or(p[i + 1] - p[i], delta * dir_fk[i], eps2);
-        let (d, r, e) = forward_joint(delta, parent, fk[i], dir_fk[i], want, &limits[i]);
+        let (d, e) = forward_joint(delta, fk[i], dir_fk[i], want, &limits[i]);
         p[i + 1] = p[i] + (d * dir_fk[i]) * len[i];
         rel[i] = e;
         delta = d;
-        parent = r;
     }
     delta
 }

@@ -20,6 +20,10 @@ pub(crate) struct Limit {
     /// [`crate::records::limit`] bits; 0 = unlimited.
     pub kind: u32,
     pub rest: Quat,
+    /// `rest⁻¹ · P_fk⁻¹` (`P_fk` the parent's FK model rotation, the chain's parent rotation
+    /// for the first joint): with it a forward pass finds the deviation from the joint's
+    /// relative delta alone ([`forward_joint`]).
+    pub frame: Quat,
     /// The bone's direction in the joint's frame (the twist axis).
     pub bone: Vec3,
     /// Hinge axis or the cone's first axis, unit, perpendicular to `bone`.
@@ -94,7 +98,9 @@ pub(crate) fn setup_limits(
             return Err(ChainError::DegenerateMidAxis);
         }
         let u = normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2);
-        out[i] = Limit { kind, rest, bone, u, range: r };
+        let parent_fk = if i == 0 { limits.parent_ms } else { rotations_ms[i - 1] };
+        let frame = rest.conjugate() * Quat::from_array(parent_fk).conjugate();
+        out[i] = Limit { kind, rest, frame, bone, u, range: r };
     }
     Ok(())
 }
@@ -154,26 +160,22 @@ pub(crate) fn limit_rotation(parent: Quat, candidate: Quat, l: &Limit) -> Quat {
 }
 
 /// One joint of a limited forward pass (root to tip). `parent_delta` = the parent's total
-/// delta `D` (identity for the first joint), `parent` = the parent's new model rotation,
-/// `fk` = the joint's FK model rotation, `dir_fk` its FK bone direction, `want` the
-/// direction its bone should take (model space, unit). The bone turns by the shortest arc
-/// as seen in the parent's frame (no roll), then into its limit. Returns the joint's total
-/// delta, its new model rotation and its relative delta `D_parent⁻¹ · D`.
+/// delta `D` (identity for the first joint), `fk` = the joint's FK model rotation, `dir_fk`
+/// its FK bone direction, `want` the direction its bone should take (model space, unit).
+/// The bone turns by the shortest arc as seen in the parent's frame (no roll), then into its
+/// limit. Returns the joint's total delta and its relative delta `D_parent⁻¹ · D`.
+///
+/// The parent's model rotation is `D_parent · P_fk`, so the deviation from rest of a joint
+/// whose relative delta is `E` is `rest⁻¹ · P_fk⁻¹ · E · R_fk = frame · E · R_fk`: the
+/// limit needs neither the parent's rotation nor the joint's, and the limited deviation `L`
+/// gives back `E = frame⁻¹ · L · R_fk⁻¹`.
 #[inline]
-pub(crate) fn forward_joint(
-    parent_delta: Quat,
-    parent: Quat,
-    fk: Quat,
-    dir_fk: Vec3,
-    want: Vec3,
-    l: &Limit,
-) -> (Quat, Quat, Quat) {
+pub(crate) fn forward_joint(parent_delta: Quat, fk: Quat, dir_fk: Vec3, want: Vec3, l: &Limit) -> (Quat, Quat) {
     let rel = rotation_arc(dir_fk, parent_delta.conjugate() * want);
-    let delta = parent_delta * rel;
     if l.kind == 0 {
-        return (delta, (delta * fk).normalize(), rel);
+        return (parent_delta * rel, rel);
     }
-    let rotation = limit_rotation(parent, (delta * fk).normalize(), l);
-    let delta = (rotation * fk.conjugate()).normalize();
-    (delta, rotation, (parent_delta.conjugate() * delta).normalize())
+    let limited = limit_deviation(l.frame * rel * fk, l);
+    let rel = (l.frame.conjugate() * limited * fk.conjugate()).normalize();
+    ((parent_delta * rel).normalize(), rel)
 }
