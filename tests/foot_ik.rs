@@ -413,15 +413,7 @@ fn knee_hinges_against_the_bend_are_flagged() {
     let (rig, pose) = quadruped();
     let hf = hills();
     let ground = Ground::Heightfield(hf.clone());
-    let mut rng = Rng(93);
-    let mut chars = Vec::new();
-    let mut poses = Vec::new();
-    for _ in 0..500 {
-        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
-        let y = hf.sample(x, z).unwrap().0;
-        chars.push(CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.0, 3.0))));
-        poses.extend(pose.iter().copied());
-    }
+    let (chars, poses) = scattered(&mut Rng(93), &hf, &pose, 500);
     let (_, res) = solve(&rig, &ground, &chars, &[], &poses);
     assert!(res.iter().all(|r| r.status.iter().all(|s| s & foot::AGAINST_HINGE == 0)));
     for legs in [2..4, 0..2] {

@@ -175,15 +175,7 @@ fn quadrupeds_with_pseudo_three_bone_hind_legs_match_the_cpu() {
     rig.validate().unwrap();
     let hf = hills();
     let ground = Ground::Heightfield(hf.clone());
-    let mut rng = Rng(91);
-    let mut chars = Vec::new();
-    let mut poses = Vec::new();
-    for _ in 0..2000 {
-        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
-        let y = hf.sample(x, z).unwrap().0;
-        chars.push(CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.0, 3.0))));
-        poses.extend(pose.iter().copied());
-    }
+    let (chars, poses) = scattered(&mut Rng(91), &hf, &pose, 2000);
     let Some(res) = compare("quadruped", &rig, &ground, &chars, &[], &poses, 0.95) else { return };
     let reached =
         res.iter().flat_map(|r| r.status[..2].iter().zip(&r.sole_after[..2])).filter(|(s, _)| **s & foot::REACHED != 0);

@@ -156,6 +156,25 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
     (rig, pose)
 }
 
+/// `n` copies of `pose` (one rig's FK pose) standing on `hf` at random places and headings
+/// within ±50 m: the characters and their poses, character-major.
+pub fn scattered(
+    rng: &mut Rng,
+    hf: &Heightfield,
+    pose: &[JointPose],
+    n: usize,
+) -> (Vec<CharacterInput>, Vec<JointPose>) {
+    let mut chars = Vec::with_capacity(n);
+    let mut poses = Vec::with_capacity(n * pose.len());
+    for _ in 0..n {
+        let (x, z) = (rng.range(-50.0, 50.0), rng.range(-50.0, 50.0));
+        let y = hf.sample(x, z).unwrap().0;
+        chars.push(CharacterInput::new(Vec3::new(x, y, z), Quat::from_rotation_y(rng.range(-3.0, 3.0))));
+        poses.extend(pose.iter().copied());
+    }
+    (chars, poses)
+}
+
 /// A plane sloping `degrees` along x (and a gentle cross slope along z), as a heightfield.
 pub fn slope(degrees: f32) -> Heightfield {
     let (nx, nz, cell) = (121, 121, 1.0);
