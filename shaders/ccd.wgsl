@@ -85,7 +85,7 @@ fn sweep_tip_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, arr
 }
 
 // One sweep from the root to the tip's parent in O(N), each joint placed when the sweep
-// reaches it (cpu::ccd::sweep_root_first).
+// reaches it (cpu::ccd::sweep_root_first); the composite stays off the normalisations.
 fn sweep_root_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, lim: ptr<function, array<Limit, N>>, s: Sweep) {
     var c = Q_IDENTITY;
     var above_old = (*p)[0];
@@ -103,7 +103,7 @@ fn sweep_root_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, ar
         }
         let v = visit((*p)[j], tip, current, parent, (*lim)[j], s);
         (*rot)[j] = v.rotation;
-        c = normalize(quat_mul(v.turn, c));
+        c = quat_mul(v.turn, c);
         above_old = old;
     }
     (*p)[N - 1u] = (*p)[N - 2u] + quat_rotate(c, tip_old - above_old);

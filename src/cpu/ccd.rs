@@ -183,6 +183,7 @@ fn sweep_tip_first(
 /// One sweep from the root to the tip's parent, in O(n): the joints below the visited one
 /// have all turned rigidly by the composite `C` of the turns so far, so each is placed when
 /// the sweep reaches it (and the tip is `C` applied to its old offset).
+/// `C` stays off the normalisations, as in [`sweep_tip_first`].
 #[inline]
 fn sweep_root_first(
     p: &mut [Vec3; MAX_FABRIK_JOINTS],
@@ -204,7 +205,7 @@ fn sweep_root_first(
         let parent = if j == 0 { s.parent_ms } else { rot[j - 1] };
         let (new, t) = visit(p[j], tip, current, parent, &limits[j], s);
         rot[j] = new;
-        c = (t * c).normalize();
+        c = t * c;
         above_old = old;
     }
     p[n - 1] = p[n - 2] + c * (tip_old - above_old);
