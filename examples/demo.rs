@@ -83,8 +83,8 @@ fn main() -> Result<(), IkError> {
     }
 
     // --- Joint limits: the same tail with hinges (±40°) and swing cones (30° x 20°), solved
-    // by constrained FABRIK and by CCD (at most 0.3 rad per joint per visit), tip first
-    // (Unreal's order) and root first (which converges faster). ---
+    // by constrained FABRIK (as is, and with its hinges aligned), and by CCD (at most 0.3
+    // rad per joint per visit), tip first (Unreal's order) and root first. ---
     let mut limits = ChainLimits::default().with_rest_from_pose(Quat::IDENTITY, &rotations);
     for i in 0..7 {
         limits = if i % 2 == 0 {
@@ -103,14 +103,19 @@ fn main() -> Result<(), IkError> {
     println!("constrained fabrik: {:?}", ConstrainedFabrikJob::new(&constrained, &mut solved_c).run()?);
     println!("ccd: {:?}", CcdJob::new(&ccd, &mut solved_d).run()?);
     println!("ccd, root first: {:?}", CcdJob::new(&ccd_root_first, &mut solved_e).run()?);
-    for (((c, a), b), e) in tails.iter().zip(&solved_c).zip(&solved_d).zip(&solved_e) {
+    let aligned: Vec<ConstrainedFabrikChain> = constrained.iter().map(|c| c.with_align_hinges(true)).collect();
+    let mut solved_f = vec![FabrikSolved::default(); tails.len()];
+    println!("constrained fabrik, aligned hinges: {:?}", ConstrainedFabrikJob::new(&aligned, &mut solved_f).run()?);
+    for ((((c, a), b), e), f) in tails.iter().zip(&solved_c).zip(&solved_d).zip(&solved_e).zip(&solved_f) {
         let target = Vec3::from_slice(&c.target_ms[..3]);
         let bend = |s: &FabrikSolved| (0..7).map(|k| quat_angle(s.correction(k))).fold(0.0_f32, f32::max).to_degrees();
         println!(
-            "  target {:.2?}: constrained tip error {:.3} (largest joint turn {:.1} deg), CCD tip error {:.3} ({:.1} deg), root first {:.3} ({:.1} deg)",
+            "  target {:.2?}: constrained tip error {:.3} (largest joint turn {:.1} deg), aligned hinges {:.3} ({:.1} deg), CCD {:.3} ({:.1} deg), root first {:.3} ({:.1} deg)",
             c.target_ms[..3].to_vec(),
             a.position(7).distance(target),
             bend(a),
+            f.position(7).distance(target),
+            bend(f),
             b.position(7).distance(target),
             bend(b),
             e.position(7).distance(target),

@@ -19,6 +19,44 @@ const WORKGROUP_SIZE: u32 = 64u;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
+// Joint k turned about its own bone so that its child's hinge can point the child's bone
+// along `toward` (cpu::constrained_fabrik::align_hinge; read them side by side). `f` = joint
+// k's deltas, `parent_fk` / `fk` = the FK model rotations of its parent and itself (the
+// limits' frames are rebuilt from them, see limits.wgsl's forward_joint).
+fn align_hinge(parent_delta: vec4<f32>, f: Forward, parent_fk: vec4<f32>, fk: vec4<f32>, bone: vec3<f32>, toward: vec3<f32>, limit: Limit, child: Limit) -> Forward {
+    let child_frame = quat_mul(quat_conj(child.rest), quat_conj(fk));
+    let axis = quat_rotate(f.delta, quat_rotate(quat_conj(child_frame), child.u));
+    let across = axis - bone * dot(axis, bone);
+    let a = dot(axis, bone) * dot(bone, toward);
+    let b = dot(across, toward);
+    let c = dot(cross(bone, across), toward);
+    let r2 = b * b + c * c;
+    if (!(r2 > 1e-12)) {
+        return f;
+    }
+    let r = sqrt(r2);
+    let cb = b / r;
+    let sb = c / r;
+    let cg = clamp(-a / r, -1.0, 1.0);
+    let sg = sqrt(max(1.0 - cg * cg, 0.0));
+    let c1 = cb * cg - sb * sg;
+    let s1 = sb * cg + cb * sg;
+    let c2 = cb * cg + sb * sg;
+    let s2 = sb * cg - cb * sg;
+    var cs = vec2<f32>(c2, s2);
+    if (c1 >= c2) {
+        cs = vec2<f32>(c1, s1);
+    }
+    let turned = quat_mul(quat_conj(parent_delta), quat_mul(quat_from_axis_cos_sin(bone, cs.x, cs.y), f.delta));
+    var rel = normalize(turned);
+    if (limit.kind != 0u) {
+        let frame = quat_mul(quat_conj(limit.rest), quat_conj(parent_fk));
+        let limited = limit_deviation(quat_mul(quat_mul(frame, turned), fk), limit);
+        rel = normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
+    }
+    return Forward(normalize(quat_mul(parent_delta, rel)), rel);
+}
+
 // Solves chain i, whose joint count is N. Returns its error code (0: solved).
 fn solve(i: u32) -> u32 {
     var fk: array<vec4<f32>, N>;
@@ -26,7 +64,7 @@ fn solve(i: u32) -> u32 {
     var len: array<f32, N>;
     var dir_fk: array<vec3<f32>, N>;
     var lim: array<Limit, N>;
-    let l = load_limited(i, OPT_KEEP_END_ROTATION | OPT_MIRRORED, &fk, &rot, &len, &dir_fk, &lim);
+    let l = load_limited(i, OPT_KEEP_END_ROTATION | OPT_MIRRORED | OPT_ALIGN_HINGES, &fk, &rot, &len, &dir_fk, &lim);
     if (l.err != 0u) {
         return l.err;
     }
@@ -45,6 +83,7 @@ fn solve(i: u32) -> u32 {
     var rel: array<vec4<f32>, N>;
     var delta = Q_IDENTITY;
     let iterations = l.mode.y;
+    let align = (l.mode.z & OPT_ALIGN_HINGES) != 0u;
     for (var it = 0u; it < max(iterations, 1u); it++) {
         if (it < iterations) {
             backward_pass(&p, target_pos, &len, &dir_fk, eps2);
@@ -55,7 +94,12 @@ fn solve(i: u32) -> u32 {
         var parent_fk = l.parent_ms;
         for (var k = 0u; k < N - 1u; k++) {
             let want = normalize_or(p[k + 1u] - p[k], quat_rotate(delta, dir_fk[k]), eps2);
-            let f = forward_joint(delta, parent_fk, rot[k], dir_fk[k], want, lim[k]);
+            var f = forward_joint(delta, parent_fk, rot[k], dir_fk[k], want, lim[k]);
+            if (align && k + 2u < N && lim[k + 1u].kind == LIMIT_HINGE) {
+                let bone = normalize(quat_rotate(f.delta, dir_fk[k]));
+                let toward = normalize_or(p[k + 2u] - (p[k] + bone * len[k]), bone, eps2);
+                f = align_hinge(delta, f, parent_fk, rot[k], bone, toward, lim[k], lim[k + 1u]);
+            }
             parent_fk = rot[k];
             p[k + 1u] = p[k] + quat_rotate(f.delta, dir_fk[k]) * len[k];
             rel[k] = f.rel;

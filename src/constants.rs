@@ -47,6 +47,9 @@ shared_constants! {
     /// Multi-effector FABRIK only: the root keeps its FK rotation (a pelvis the animation
     /// drives); only the joints below it turn.
     OPT_KEEP_ROOT_ROTATION: u32 = 128;
+    /// Constrained FABRIK only: before a hinge joint, turn its parent about its own bone so
+    /// the hinge can bend toward where the backward pass left the next joint.
+    OPT_ALIGN_HINGES: u32 = 256;
     /// Most joints in a look-at record.
     MAX_LOOK_AT_JOINTS: u32 = 4;
     /// Most joints in a multi-effector FABRIK tree.

@@ -272,6 +272,67 @@ fn ccd_sweep_orders_without_limits() {
     assert!(shares[0] >= 0.75 && shares[1] >= 0.85, "{shares:?}");
 }
 
+/// An arm: a shoulder with a swing cone (86° about any axis) and a twist range (±86°), an
+/// elbow hinge bending one way (0..143°) and a wrist, in a random FK pose (elbow bent 10–90°)
+/// under a random parent rotation, with a target where a random pose inside the limits puts
+/// the wrist (solver-independent), `iterations` iterations, precision 1e-4 × length.
+fn random_arm(rng: &mut Rng, iterations: u32) -> ConstrainedFabrikChain {
+    let q = rng.quat();
+    let (upper, fore) = (rng.range(0.2, 0.35), rng.range(0.2, 0.3));
+    let bend = rng.range(10f32, 90.0).to_radians();
+    let s = Vec3::new(rng.range(-1.0, 1.0), 1.4, rng.range(-1.0, 1.0));
+    let fore_fk = Vec3::new(bend.cos(), 0.0, bend.sin());
+    let j = [s, s + q * Vec3::X * upper, s + q * (Vec3::X * upper + fore_fk * fore)];
+    let r = [q; 3];
+    let parent = q;
+    // Hinge about -Y in the elbow's frame: bending toward +Z is the valid way.
+    let limits = ChainLimits::default()
+        .with_rest_from_pose(parent, &r)
+        .with_cone(0, Quat::IDENTITY, Vec3::Y, [1.5, 1.5], Some([-1.5, 1.5]))
+        .with_hinge(1, Quat::IDENTITY, -Vec3::Y, 0.0, 2.5);
+    // A pose inside the limits: D0 = swing · twist (swing within the cone), D1 a hinge angle.
+    let t = rng.range(0.0, std::f32::consts::TAU);
+    let swing = Quat::from_scaled_axis((Vec3::Y * t.cos() + Vec3::Z * t.sin()) * 1.5 * rng.range(0.0, 1.0).sqrt());
+    let r0 = parent * swing * Quat::from_axis_angle(Vec3::X, rng.range(-1.5, 1.5));
+    let r1 = r0 * Quat::from_axis_angle(-Vec3::Y, rng.range(0.0, 2.5));
+    let target = s + r0 * Vec3::X * upper + r1 * fore_fk * fore;
+    let chain = FabrikChain::new(&j, &r, target, iterations).with_precision(1e-4 * (upper + fore));
+    ConstrainedFabrikChain::new(chain, limits)
+}
+
+/// Constrained FABRIK on arms (a cone-and-twist shoulder, a one-way elbow hinge) with
+/// `option::ALIGN_HINGES`: reports the share of targets inside the limits reached in 16
+/// iterations with and without it, and CCD's; the limits hold either way.
+#[test]
+fn aligned_hinges_let_arms_reach() {
+    let mut rng = Rng(12);
+    let arms: Vec<_> = (0..2_000).map(|_| random_arm(&mut rng, 16)).collect();
+    let aligned: Vec<_> = arms.iter().map(|c| c.with_align_hinges(true)).collect();
+    let plain = solve_cpu(&arms, FabrikMode::Fixed);
+    let with = solve_cpu(&aligned, FabrikMode::Fixed);
+    let ccd = solve_ccd(&ccd_chains(&arms, 0.0, false), FabrikMode::Fixed);
+    let share = |out: &[FabrikSolved]| out.iter().filter(|s| s.reached()).count() as f32 / out.len() as f32;
+    let (a, b, c) = (share(&plain), share(&with), share(&ccd));
+    eprintln!(
+        "arms, 16 iterations: constrained FABRIK reaches {:.1} %, with aligned hinges {:.1} %, CCD {:.1} %",
+        100.0 * a,
+        100.0 * b,
+        100.0 * c
+    );
+    for (chains, out) in [(&arms, &plain), (&aligned, &with)] {
+        let worst = chains.iter().zip(out.iter()).map(|(c, s)| worst_violation(c, s)).fold(0.0, f32::max);
+        assert!(worst <= 1e-4, "a joint is {worst} rad outside its limit");
+    }
+    // Regression floors below the shares measured on 2026-11-24.
+    assert!(b >= 0.4 && b > a + 0.3, "aligned hinges reach {b}, plain {a}");
+    // Random chains with every kind of limit keep their limits with the option too.
+    let mut rng = Rng(13);
+    let random: Vec<_> = (0..5_000).map(|_| random_limited(&mut rng, 8).with_align_hinges(true)).collect();
+    let out = solve_cpu(&random, FabrikMode::Fixed);
+    let worst = random.iter().zip(&out).map(|(c, s)| worst_violation(c, s)).fold(0.0, f32::max);
+    assert!(worst <= 1e-4, "a random chain's joint is {worst} rad outside its limit with aligned hinges");
+}
+
 /// Reference cases: a straight chain reaching straight out gets identity corrections; a
 /// planar three-bone chain whose last joint is locked straight and whose middle joint
 /// bends one way is a two-bone limb with one answer (law of cosines); a one-bone chain
@@ -474,6 +535,46 @@ fn mirrored_limited_chains_solve_as_their_twins() {
     }
 }
 
+/// GPU against CPU on a large batch (`targets` the chains' targets): fewer than 1 in 1 000
+/// chains outside the contract, each of them ill-conditioned (one ulp of its target moves
+/// the CPU's answer by at least a tenth of what separates the twins, where a typical chain
+/// moves by ~1e-3 of the contract). `solve_at(i, t)`: the CPU answer for chain `i` with its
+/// target moved to `t`.
+fn outside_contract_ill_conditioned(
+    what: &str,
+    cpu: &[FabrikSolved],
+    out: &[FabrikSolved],
+    targets: &[[f32; 4]],
+    len: impl Fn(usize) -> f32 + Copy,
+    solve_at: impl Fn(usize, [f32; 4]) -> FabrikSolved,
+) {
+    let size = cpu.len();
+    let bad = mismatches(cpu, out, len);
+    eprintln!("{what}: {} of {size} chains outside the contract: {:?}", bad.len(), &bad[..bad.len().min(8)]);
+    assert!(bad.len() * 1_000 < size, "{what}: {} chains outside the contract", bad.len());
+    let mut least = f32::INFINITY;
+    for &i in &bad {
+        let apart = contract_distance(&cpu[i], &out[i], len(i));
+        let moved = one_ulp_sensitivity(&cpu[i], targets[i], len(i), |t| solve_at(i, t));
+        assert!(
+            cpu[i].status != out[i].status || moved >= 0.1 * apart,
+            "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
+        );
+        least = least.min(moved / apart);
+    }
+    // Against a typical chain: the median one moves by a few thousandths.
+    let mut typical: Vec<f32> = (0..size)
+        .step_by(size / 300)
+        .map(|i| one_ulp_sensitivity(&cpu[i], targets[i], len(i), |t| solve_at(i, t)))
+        .collect();
+    typical.sort_by(f32::total_cmp);
+    let median = typical[typical.len() / 2];
+    assert!(median <= 0.01, "{what}: a typical chain moves by {median} of the contract for one ulp");
+    eprintln!(
+        "{what}: each chain outside the contract moves by ≥ {least:.2} of the gap for one ulp of its target (a typical chain: {median:.1e} of the contract)"
+    );
+}
+
 /// GPU = CPU for constrained FABRIK and CCD on N ∈ {1, 63, 64, 65, 100 003}, within the
 /// contract (1e-4 × length, 1e-3 rad), and the limits hold on the GPU's results too.
 ///
@@ -520,17 +621,6 @@ fn gpu_matches_cpu_for_constrained_fabrik_and_ccd() {
             if size < 1000 {
                 assert_matches(&what, &cpu, &out, len, |i| format!("{:?}", chains[i]));
             } else {
-                let bad = mismatches(&cpu, &out, len);
-                eprintln!(
-                    "{what}: {} of {size} chains outside the contract: {:?}",
-                    bad.len(),
-                    &bad[..bad.len().min(8)]
-                );
-                assert!(bad.len() * 1_000 < size, "{what}: {} chains outside the contract", bad.len());
-                // Every one of them is ill-conditioned: one ulp of its target moves the CPU
-                // answer by at least a tenth of what separates the twins (a typical chain
-                // moves by ~1e-3 of the contract). `solve_at(i, t)`: the CPU answer for chain
-                // `i` with its target moved to `t`.
                 let solve_at = |i: usize, t: [f32; 4]| {
                     if solver == "CCD" {
                         let mut c = ccd[i];
@@ -542,29 +632,42 @@ fn gpu_matches_cpu_for_constrained_fabrik_and_ccd() {
                         solve_cpu(&[c], FabrikMode::Fixed)[0]
                     }
                 };
-                let mut least = f32::INFINITY;
-                for &i in &bad {
-                    let apart = contract_distance(&cpu[i], &out[i], len(i));
-                    let moved = one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), |t| solve_at(i, t));
-                    assert!(
-                        cpu[i].status != out[i].status || moved >= 0.1 * apart,
-                        "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
-                    );
-                    least = least.min(moved / apart);
-                }
-                // Against a typical chain: the median one moves by a few thousandths.
-                let mut typical: Vec<f32> = (0..size)
-                    .step_by(size / 300)
-                    .map(|i| one_ulp_sensitivity(&cpu[i], chains[i].chain.target_ms, len(i), |t| solve_at(i, t)))
-                    .collect();
-                typical.sort_by(f32::total_cmp);
-                let median = typical[typical.len() / 2];
-                assert!(median <= 0.01, "{what}: a typical chain moves by {median} of the contract for one ulp");
-                eprintln!(
-                    "{what}: each chain outside the contract moves by ≥ {least:.2} of the gap for one ulp of its target (a typical chain: {median:.1e} of the contract)"
-                );
+                let targets: Vec<[f32; 4]> = chains.iter().map(|c| c.chain.target_ms).collect();
+                outside_contract_ill_conditioned(&what, &cpu, &out, &targets, len, solve_at);
             }
             eprintln!("{what}: limits hold on the GPU within {worst:e} rad ({:.1} s)", start.elapsed().as_secs_f32());
+        }
+    }
+}
+
+/// GPU = CPU for constrained FABRIK with `option::ALIGN_HINGES` on arms, N ∈ {1, 63, 64, 65,
+/// 100 003}, within the contract (on the large batch: the rule of
+/// `outside_contract_ill_conditioned`), and the GPU's results keep their limits.
+#[test]
+fn gpu_matches_cpu_for_aligned_hinges() {
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(2027);
+    for &size in &SIZES {
+        let chains: Vec<_> = (0..size).map(|_| random_arm(&mut rng, 16).with_align_hinges(true)).collect();
+        let cpu = solve_cpu(&chains, FabrikMode::Fixed);
+        let mut out = vec![FabrikSolved::default(); size];
+        gpu.solve(&chains, &mut out).unwrap();
+        let what = format!("aligned hinges x{size}");
+        let len = |i: usize| length(&chains[i].chain);
+        let worst = chains.iter().zip(&out).map(|(c, s)| worst_violation(c, s)).fold(0.0, f32::max);
+        assert!(worst <= 1e-4, "{what}: a GPU joint is {worst} rad outside its limit");
+        let reached = out.iter().filter(|s| s.reached()).count();
+        eprintln!("{what}: {reached} reached on the GPU");
+        if size < 1000 {
+            assert_matches(&what, &cpu, &out, len, |i| format!("{:?}", chains[i]));
+        } else {
+            let targets: Vec<[f32; 4]> = chains.iter().map(|c| c.chain.target_ms).collect();
+            let solve_at = |i: usize, t: [f32; 4]| {
+                let mut c = chains[i];
+                c.chain.target_ms = t;
+                solve_cpu(&[c], FabrikMode::Fixed)[0]
+            };
+            outside_contract_ill_conditioned(&what, &cpu, &out, &targets, len, solve_at);
         }
     }
 }

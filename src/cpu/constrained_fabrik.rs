@@ -13,15 +13,16 @@ use glam::{Quat, Vec3};
 
 use super::chain::{finish_chain, solve_or_fk, write_fk};
 use super::fabrik::{backward_pass, setup_chain, FabrikMode};
-use super::limits::{forward_joint, setup_limits, Limit};
-use super::math::normalize_or;
+use super::limits::{forward_joint, limit_deviation, setup_limits, Limit};
+use super::math::{normalize_or, quat_from_axis_cos_sin};
+use crate::constants::LIMIT_HINGE;
 use crate::records::{
     info, option, v3, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS,
 };
 use crate::ChainError;
 
 /// The option bits a constrained chain may set.
-const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED;
+const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ALIGN_HINGES;
 
 /// Solves one constrained chain in [`FabrikMode::Fixed`] mode; an invalid chain gets a
 /// flagged FK fallback. Same contract as [`super::fabrik()`], plus: at weight 1 every joint
@@ -78,13 +79,14 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
     let eps2 = 1e-12 * total * total;
     let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
     let iterations = ch.mode[1];
+    let align = ch.mode[2] & option::ALIGN_HINGES != 0;
     let mut prev_err = f32::INFINITY;
     let mut delta = Quat::IDENTITY;
     for it in 0..iterations.max(1) {
         if it < iterations {
             backward_pass(&mut p, target, &len, &dir_fk, n, eps2);
         }
-        delta = forward(&mut p, &mut rel, base, &fk, &dir_fk, &len, &limits, n, eps2);
+        delta = forward(&mut p, &mut rel, base, &fk, &dir_fk, &len, &limits, align, n, eps2);
         if mode == FabrikMode::Converge {
             let err = (p[n - 1] - target).length();
             if err <= precision || (prev_err - err).abs() < 1e-7 * total {
@@ -112,6 +114,7 @@ pub(crate) fn forward(
     dir_fk: &[Vec3; MAX_FABRIK_JOINTS],
     len: &[f32; MAX_FABRIK_JOINTS],
     limits: &[Limit; MAX_FABRIK_JOINTS],
+    align: bool,
     n: usize,
     eps2: f32,
 ) -> Quat {
@@ -119,10 +122,67 @@ pub(crate) fn forward(
     let mut delta = Quat::IDENTITY;
     for i in 0..n - 1 {
         let want = normalize_or(p[i + 1] - p[i], delta * dir_fk[i], eps2);
-        let (d, e) = forward_joint(delta, fk[i], dir_fk[i], want, &limits[i]);
+        let (mut d, mut e) = forward_joint(delta, fk[i], dir_fk[i], want, &limits[i]);
+        if align && i + 2 < n && limits[i + 1].kind == LIMIT_HINGE {
+            let bone = (d * dir_fk[i]).normalize();
+            let toward = normalize_or(p[i + 2] - (p[i] + bone * len[i]), bone, eps2);
+            (d, e) = align_hinge(delta, d, e, fk[i], bone, toward, &limits[i], &limits[i + 1]);
+        }
         p[i + 1] = p[i] + (d * dir_fk[i]) * len[i];
         rel[i] = e;
         delta = d;
     }
     delta
+}
+
+/// Turns joint `i` about its own bone so that its child's hinge can point the child's bone
+/// along `toward` (model space, unit): the hinge axis, carried by joint `i`'s frame, is made
+/// perpendicular to `toward` by the smallest such turn, or turned as near to that as a turn
+/// about the bone can. Without it a hinge only ever bends in the plane the shortest arcs
+/// left it in, and a chain of hinges cannot reach out of that plane (the forward pass
+/// never rolls a bone). The turn then goes through joint `i`'s own limit (a twist range
+/// bounds it, a hinge undoes it). `parent_delta` = the parent's total delta, `(delta, rel)`
+/// = joint `i`'s total and relative delta, `bone` its bone's model direction (unit).
+/// Returns the new `(delta, rel)`.
+#[allow(clippy::too_many_arguments)] // one joint of the forward loop
+#[inline]
+pub(crate) fn align_hinge(
+    parent_delta: Quat,
+    delta: Quat,
+    rel: Quat,
+    fk: Quat,
+    bone: Vec3,
+    toward: Vec3,
+    limit: &Limit,
+    child: &Limit,
+) -> (Quat, Quat) {
+    // The child's hinge axis in model space: D · frame⁻¹ · u (its parent's model rotation is
+    // D · R_fk, and R_fk · rest = frame⁻¹).
+    let axis = delta * (child.frame.conjugate() * child.u);
+    let across = axis - bone * axis.dot(bone);
+    // axis(φ)·toward = a + b cos φ + c sin φ for a turn φ about the bone.
+    let a = axis.dot(bone) * bone.dot(toward);
+    let b = across.dot(toward);
+    let c = bone.cross(across).dot(toward);
+    let r2 = b * b + c * c;
+    if !(r2 > 1e-12) {
+        return (delta, rel);
+    }
+    // φ = β ± γ with (cos β, sin β) = (b, c) / r and cos γ = −a / r (clamped: the nearest
+    // the turn gets when no φ makes the axis perpendicular); the smaller turn.
+    let r = r2.sqrt();
+    let (cb, sb) = (b / r, c / r);
+    let cg = (-a / r).clamp(-1.0, 1.0);
+    let sg = (1.0 - cg * cg).max(0.0).sqrt();
+    let (c1, s1) = (cb * cg - sb * sg, sb * cg + cb * sg);
+    let (c2, s2) = (cb * cg + sb * sg, sb * cg - cb * sg);
+    let (cos, sin) = if c1 >= c2 { (c1, s1) } else { (c2, s2) };
+    let turned = parent_delta.conjugate() * (quat_from_axis_cos_sin(bone, cos, sin) * delta);
+    let rel = if limit.kind != 0 {
+        let limited = limit_deviation(limit.frame * turned * fk, limit);
+        (limit.frame.conjugate() * limited * fk.conjugate()).normalize()
+    } else {
+        turned.normalize()
+    };
+    ((parent_delta * rel).normalize(), rel)
 }

@@ -182,6 +182,17 @@ impl ConstrainedFabrikChain {
     pub fn new(chain: FabrikChain, limits: ChainLimits) -> Self {
         Self { chain, limits }
     }
+    /// Turns the joint above each hinge about its bone so the hinge can reach out of its FK
+    /// plane ([`option::ALIGN_HINGES`]); for chains with hinges (arms, legs).
+    #[must_use]
+    pub fn with_align_hinges(mut self, align: bool) -> Self {
+        if align {
+            self.chain.mode[2] |= option::ALIGN_HINGES;
+        } else {
+            self.chain.mode[2] &= !option::ALIGN_HINGES;
+        }
+        self
+    }
     /// The unmirrored twin a mirrored chain is solved as (see [`option::MIRRORED`]): the
     /// chain reflected, the parent's rotation conjugated; the joint-local limits mean what
     /// they mean on the twin.

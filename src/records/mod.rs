@@ -101,6 +101,12 @@ pub mod option {
     /// CCD only ([`crate::records::CcdChain`]): visit the joints from the root to the tip's
     /// parent in each iteration instead of from the tip's parent to the root.
     pub const ROOT_FIRST: u32 = crate::constants::OPT_ROOT_FIRST;
+    /// Constrained FABRIK only ([`crate::records::ConstrainedFabrikChain::with_align_hinges`]):
+    /// in each forward pass, the joint above a hinge turns about its own bone so that the
+    /// hinge can bend the next bone toward where the backward pass put the joint after it.
+    /// Without it a hinge bends only in the plane the FK pose gave it (the forward pass never
+    /// rolls a bone), and an arm whose elbow is a hinge cannot reach out of that plane.
+    pub const ALIGN_HINGES: u32 = crate::constants::OPT_ALIGN_HINGES;
     /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
     pub const ALL: u32 = crate::constants::OPT_ALL;
 }
