@@ -581,7 +581,7 @@ fn outside_contract_ill_conditioned(
 /// Known gap: a limit clamp is not continuous (an angle past both bounds goes to the
 /// nearer one; a swing at the ellipse's rim), so a rounding difference between the twins
 /// can send a chain down another path, and 8 iterations carry that on; over 100 003
-/// random chains 40 constrained-FABRIK chains (0.04 %) do (2026-11-23). Their count is
+/// random chains 35 constrained-FABRIK chains (0.035 %) do (2026-11-24). Their count is
 /// printed and must stay below 1 in 1 000 — a known gap of issue 17, not the contract.
 /// Every chain's error code must agree and every GPU result must keep its limits.
 #[test]
