@@ -30,7 +30,8 @@ usage: cargo run --release --example bench -- [flags]
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
   --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement
-                       (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK and
+                       (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK
+                       (alignedJxK: with option::ALIGN_HINGES) and
                        ccdJxK: CCD, both with joint limits on every joint; tree20xK:
                        multi-effector FABRIK on a 20-joint quadruped with 4 hooves; lookat:
                        neck, head and eyes with limits and an up target; default all)
@@ -364,13 +365,16 @@ fn main() -> Res<()> {
                     let it = f["tree20x".len()..].parse()?;
                     chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?
                 }
-                f if f.starts_with("limited") || f.starts_with("ccd") => {
+                f if f.starts_with("limited") || f.starts_with("aligned") || f.starts_with("ccd") => {
                     let (kind, rest) = f.split_at(if f.starts_with("ccd") { 3 } else { 7 });
-                    let (j, it) = rest.split_once('x').ok_or("limitedJxK or ccdJxK")?;
+                    let (j, it) = rest.split_once('x').ok_or("limitedJxK, alignedJxK or ccdJxK")?;
                     let limited = workload::limited(n, j.parse()?, it.parse()?, 3);
                     if kind == "ccd" {
                         let ccd: Vec<CcdChain> = limited.iter().map(|c| CcdChain::new(c.chain, c.limits)).collect();
                         chains(&format!("ccd {j}x{it}"), gpu.as_mut(), &ccd)?
+                    } else if kind == "aligned" {
+                        let aligned: Vec<_> = limited.iter().map(|c| c.with_align_hinges(true)).collect();
+                        chains(&format!("aligned {j}x{it}"), gpu.as_mut(), &aligned)?
                     } else {
                         chains(&format!("limited {j}x{it}"), gpu.as_mut(), &limited)?
                     }

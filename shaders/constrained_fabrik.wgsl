@@ -15,6 +15,11 @@
 
 const WORKGROUP_SIZE: u32 = 64u;
 
+// Pipeline-overridable: this variant solves the chains with option ALIGN_HINGES (the host
+// builds each joint count's variant twice; src/gpu/kinds.rs, variant_constants). A constant
+// here, so the other variant carries no alignment code (lavapipe would run it masked).
+override ALIGN: bool = false;
+
 @group(0) @binding(0) var<storage, read> chains: array<ConstrainedFabrikChain>;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
@@ -83,7 +88,6 @@ fn solve(i: u32) -> u32 {
     var rel: array<vec4<f32>, N>;
     var delta = Q_IDENTITY;
     let iterations = l.mode.y;
-    let align = (l.mode.z & OPT_ALIGN_HINGES) != 0u;
     for (var it = 0u; it < max(iterations, 1u); it++) {
         if (it < iterations) {
             backward_pass(&p, target_pos, &len, &dir_fk, eps2);
@@ -95,7 +99,7 @@ fn solve(i: u32) -> u32 {
         for (var k = 0u; k < N - 1u; k++) {
             let want = normalize_or(p[k + 1u] - p[k], quat_rotate(delta, dir_fk[k]), eps2);
             var f = forward_joint(delta, parent_fk, rot[k], dir_fk[k], want, lim[k]);
-            if (align && k + 2u < N && lim[k + 1u].kind == LIMIT_HINGE) {
+            if (ALIGN && k + 2u < N && lim[k + 1u].kind == LIMIT_HINGE) {
                 let bone = normalize(quat_rotate(f.delta, dir_fk[k]));
                 let toward = normalize_or(p[k + 2u] - (p[k] + bone * len[k]), bone, eps2);
                 f = align_hinge(delta, f, parent_fk, rot[k], bone, toward, lim[k], lim[k + 1u]);
@@ -117,7 +121,11 @@ fn solve(i: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn constrained_fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count || chains[i].chain.mode.x != N) {
+    if (i >= dispatch.count) {
+        return;
+    }
+    let mode = chains[i].chain.mode;
+    if (mode.x != N || ((mode.z & OPT_ALIGN_HINGES) != 0u) != ALIGN) {
         return;
     }
     let err = solve(i);

@@ -41,7 +41,7 @@ struct KindState {
     /// Per variant ([`GpuChain::variant`]), built when first needed.
     pipelines: Vec<Option<wgpu::ComputePipeline>>,
     /// Bit `v`: the last upload has chains of variant `v`.
-    needed: u32,
+    needed: u64,
     layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
     workgroup: u32,
@@ -141,7 +141,7 @@ impl GpuSolver {
         let mask = if kind.variants() == 1 {
             1
         } else {
-            joint_counts.into_iter().fold(0u32, |m, n| m | 1 << fabrik_variant(n))
+            joint_counts.into_iter().fold(0u64, |m, n| m | 1 << fabrik_variant(n))
         };
         let scope = self.context.error_scopes();
         build_variants(self.context.device(), kind, &mut self.kinds[kind as usize], mask);
@@ -221,7 +221,7 @@ impl GpuSolver {
         let device = self.context.device();
         let queue = self.context.queue();
         let k = &mut self.kinds[C::KIND as usize];
-        k.needed = chains.iter().fold(0, |m, c| m | 1 << c.variant());
+        k.needed = chains.iter().fold(0u64, |m, c| m | 1 << c.variant());
         build_variants(device, C::KIND, k, k.needed);
         let needed = chains.len().div_ceil(per_segment);
         for (s, part) in chains.chunks(per_segment).enumerate() {
@@ -385,7 +385,7 @@ fn chain_bind_group_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGrou
 }
 
 /// Builds the pipelines of `kind`'s variants in `mask` (bit `v`: variant `v`) not built yet.
-fn build_variants(device: &wgpu::Device, kind: Kind, k: &mut KindState, mask: u32) {
+fn build_variants(device: &wgpu::Device, kind: Kind, k: &mut KindState, mask: u64) {
     for (v, slot) in k.pipelines.iter_mut().enumerate() {
         if mask & 1 << v == 0 || slot.is_some() {
             continue;
@@ -401,7 +401,10 @@ fn build_variants(device: &wgpu::Device, kind: Kind, k: &mut KindState, mask: u3
             layout: Some(&k.pipeline_layout),
             module: &module,
             entry_point: Some(entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: kind.variant_constants(v),
+                ..Default::default()
+            },
             cache: None,
         }));
     }

@@ -67,7 +67,20 @@ impl Kind {
     pub(crate) fn variants(self) -> usize {
         match self {
             Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
-            Kind::Fabrik | Kind::ConstrainedFabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
+            Kind::Fabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
+            // Per joint count, without and with `option::ALIGN_HINGES` (see `variant_constants`).
+            Kind::ConstrainedFabrik => 2 * (MAX_FABRIK_JOINTS + 1),
+        }
+    }
+
+    /// Values for the `override` constants of variant `v`: constrained FABRIK's variants past
+    /// `MAX_FABRIK_JOINTS` are its joint-count variants with `ALIGN = true` (chains with
+    /// `option::ALIGN_HINGES`): lavapipe runs both sides of every branch under a mask, so
+    /// the alignment lives only in the pipelines of the chains that ask for it.
+    pub(crate) fn variant_constants(self, v: usize) -> &'static [(&'static str, f64)] {
+        match self {
+            Kind::ConstrainedFabrik if v > MAX_FABRIK_JOINTS => &[("ALIGN", 1.0)],
+            _ => &[],
         }
     }
 
@@ -85,7 +98,7 @@ impl Kind {
                 &shaders::CONSTRAINED_FABRIK_WGSL,
                 shaders::CONSTRAINED_FABRIK_ENTRY,
                 "limited_joint_count_error",
-                v,
+                v % (MAX_FABRIK_JOINTS + 1),
             ),
             (Kind::Ccd, v) => per_joint_count(&shaders::CCD_WGSL, shaders::CCD_ENTRY, "limited_joint_count_error", v),
         }
@@ -145,7 +158,12 @@ impl GpuChain for ConstrainedFabrikChain {
     const KIND: Kind = Kind::ConstrainedFabrik;
 
     fn variant(&self) -> usize {
-        fabrik_variant(self.chain.mode[0] as usize)
+        let v = fabrik_variant(self.chain.mode[0] as usize);
+        if v != 0 && self.chain.mode[2] & crate::records::option::ALIGN_HINGES != 0 {
+            v + MAX_FABRIK_JOINTS + 1
+        } else {
+            v
+        }
     }
 }
 impl GpuChain for CcdChain {
