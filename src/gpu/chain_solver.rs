@@ -149,7 +149,9 @@ impl GpuSolver {
     }
 
     /// The variants of `kind` whose pipelines are built: joint counts for the kinds built
-    /// per joint count (0 = the error kernel), `[0]` for the others once built.
+    /// per joint count (0 = the error kernel; constrained FABRIK's pipelines for chains with
+    /// `option::ALIGN_HINGES` are their joint count plus `MAX_FABRIK_JOINTS + 1`), `[0]` for
+    /// the others once built.
     #[must_use]
     pub fn prepared(&self, kind: Kind) -> Vec<usize> {
         let k = &self.kinds[kind as usize];
