@@ -29,8 +29,7 @@ override ALIGN: bool = false;
 // k's deltas, `parent_fk` / `fk` = the FK model rotations of its parent and itself (the
 // limits' frames are rebuilt from them, see limits.wgsl's forward_joint).
 fn align_hinge(parent_delta: vec4<f32>, f: Forward, parent_fk: vec4<f32>, fk: vec4<f32>, bone: vec3<f32>, toward: vec3<f32>, limit: Limit, child: Limit) -> Forward {
-    let child_frame = quat_mul(quat_conj(child.rest), quat_conj(fk));
-    let axis = quat_rotate(f.delta, quat_rotate(quat_conj(child_frame), child.u));
+    let axis = quat_rotate(f.delta, quat_rotate(quat_conj(limit_frame(child, fk)), child.u));
     let across = axis - bone * dot(axis, bone);
     let a = dot(axis, bone) * dot(bone, toward);
     let b = dot(across, toward);
@@ -55,9 +54,7 @@ fn align_hinge(parent_delta: vec4<f32>, f: Forward, parent_fk: vec4<f32>, fk: ve
     let turned = quat_mul(quat_conj(parent_delta), quat_mul(quat_from_axis_cos_sin(bone, cs.x, cs.y), f.delta));
     var rel = normalize(turned);
     if (limit.kind != 0u) {
-        let frame = quat_mul(quat_conj(limit.rest), quat_conj(parent_fk));
-        let limited = limit_deviation(quat_mul(quat_mul(frame, turned), fk), limit);
-        rel = normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
+        rel = limit_relative(turned, parent_fk, fk, limit);
     }
     return Forward(normalize(quat_mul(parent_delta, rel)), rel);
 }

@@ -161,8 +161,19 @@ fn forward_joint(parent_delta: vec4<f32>, parent_fk: vec4<f32>, fk: vec4<f32>, d
     if (l.kind == 0u) {
         return Forward(quat_mul(parent_delta, rel), rel);
     }
-    let frame = quat_mul(quat_conj(l.rest), quat_conj(parent_fk));
-    let limited = limit_deviation(quat_mul(quat_mul(frame, rel), fk), l);
-    let e = normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
+    let e = limit_relative(rel, parent_fk, fk, l);
     return Forward(normalize(quat_mul(parent_delta, e)), e);
+}
+
+// rest⁻¹ · parent_fk⁻¹: a joint's deviation from rest is limit_frame · rel · fk (Limit::frame
+// on the CPU).
+fn limit_frame(l: Limit, parent_fk: vec4<f32>) -> vec4<f32> {
+    return quat_mul(quat_conj(l.rest), quat_conj(parent_fk));
+}
+
+// A joint's relative delta moved into its limit (l.kind != 0; cpu::limits::limit_relative).
+fn limit_relative(rel: vec4<f32>, parent_fk: vec4<f32>, fk: vec4<f32>, l: Limit) -> vec4<f32> {
+    let frame = limit_frame(l, parent_fk);
+    let limited = limit_deviation(quat_mul(quat_mul(frame, rel), fk), l);
+    return normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
 }

@@ -13,7 +13,7 @@ use glam::{Quat, Vec3};
 
 use super::chain::{finish_chain, solve_or_fk, write_fk};
 use super::fabrik::{backward_pass, setup_chain, FabrikMode};
-use super::limits::{forward_joint, limit_deviation, setup_limits, Limit};
+use super::limits::{forward_joint, limit_relative, setup_limits, Limit};
 use super::math::{normalize_or, quat_from_axis_cos_sin};
 use crate::constants::LIMIT_HINGE;
 use crate::records::{
@@ -178,11 +178,6 @@ pub(crate) fn align_hinge(
     let (c2, s2) = (cb * cg + sb * sg, sb * cg - cb * sg);
     let (cos, sin) = if c1 >= c2 { (c1, s1) } else { (c2, s2) };
     let turned = parent_delta.conjugate() * (quat_from_axis_cos_sin(bone, cos, sin) * delta);
-    let rel = if limit.kind != 0 {
-        let limited = limit_deviation(limit.frame * turned * fk, limit);
-        (limit.frame.conjugate() * limited * fk.conjugate()).normalize()
-    } else {
-        turned.normalize()
-    };
+    let rel = if limit.kind != 0 { limit_relative(turned, fk, limit) } else { turned.normalize() };
     ((parent_delta * rel).normalize(), rel)
 }

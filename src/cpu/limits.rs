@@ -175,7 +175,15 @@ pub(crate) fn forward_joint(parent_delta: Quat, fk: Quat, dir_fk: Vec3, want: Ve
     if l.kind == 0 {
         return (parent_delta * rel, rel);
     }
-    let limited = limit_deviation(l.frame * rel * fk, l);
-    let rel = (l.frame.conjugate() * limited * fk.conjugate()).normalize();
+    let rel = limit_relative(rel, fk, l);
     ((parent_delta * rel).normalize(), rel)
+}
+
+/// A joint's relative delta `rel` (its FK model rotation `fk`) moved into its limit `l`
+/// (`kind != 0`): the deviation `frame · rel · fk` limited, and turned back into a relative
+/// delta (see [`forward_joint`]).
+#[inline]
+pub(crate) fn limit_relative(rel: Quat, fk: Quat, l: &Limit) -> Quat {
+    let limited = limit_deviation(l.frame * rel * fk, l);
+    (l.frame.conjugate() * limited * fk.conjugate()).normalize()
 }
