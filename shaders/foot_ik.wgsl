@@ -44,6 +44,15 @@ struct RigBuffer {
 }
 
 @group(0) @binding(0) var<storage, read> rb: RigBuffer;
+
+// The rig and the frame, read from `rb` once at the top of the kernel, outside any branch or
+// loop, and used from these copies everywhere else. Mesa's llvmpipe (lavapipe) loads a
+// storage-buffer value the whole SIMD batch shares with one scalar load only where no branch
+// or loop masks the invocations; inside one (every stage of this kernel) it loads it lane by
+// lane, and the rig's settings are read in nearly every stage: the copies made the stateless
+// crowd frame ~5 % and the foot-placement frame ~8 % faster there (BENCHMARKS.md).
+var<private> rig: SolverRig;
+var<private> frame: FrameInput;
 @group(0) @binding(1) var<storage, read> characters: array<CharacterInput>;
 @group(0) @binding(2) var<storage, read> pose_in: array<JointPose>;
 @group(0) @binding(3) var<storage, read_write> pose_out: array<JointPose>;
@@ -69,10 +78,10 @@ struct HeightSample {
 
 fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     var out = HeightSample(false, 0.0, vec3<f32>(0.0, 1.0, 0.0));
-    let nx = rb.rig.grid.x;
-    let nz = rb.rig.grid.y;
-    let u = (x - rb.rig.ground.x) / rb.rig.ground.z;
-    let v = (z - rb.rig.ground.y) / rb.rig.ground.z;
+    let nx = rig.grid.x;
+    let nz = rig.grid.y;
+    let u = (x - rig.ground.x) / rig.ground.z;
+    let v = (z - rig.ground.y) / rig.ground.z;
     if (!(u >= 0.0 && v >= 0.0 && u <= f32(nx - 1u) && v <= f32(nz - 1u))) {
         return out;
     }
@@ -91,8 +100,8 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     let h1 = h01 + (h11 - h01) * fx;
     out.found = true;
     out.height = h0 + (h1 - h0) * fz;
-    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rb.rig.ground.z;
-    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rb.rig.ground.z;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rig.ground.z;
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rig.ground.z;
     out.normal = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
     return out;
 }
@@ -292,7 +301,7 @@ var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle
 // (shaders/foot_placement.wgsl) begin_placement first, place_feet and spring_pelvis instead
 // of the stateless targets and drop_pelvis, end_placement last.
 fn solve_character(c: u32) {
-    let n = rb.rig.header.x;
+    let n = rig.header.x;
     let temporal = PLACEMENT;
     let base = c * n;
     res.pelvis = vec4<f32>(0.0);
@@ -361,9 +370,9 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
 
 // find_ground for leg l (which first reads the leg's FK joints for every stage).
 fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l: u32) {
-    let step_up = rb.rig.params.y;
-    let step_down = rb.rig.params.z;
-    let leg = rb.rig.legs[l];
+    let step_up = rig.params.y;
+    let step_down = rig.params.z;
+    let leg = rig.legs[l];
     let three = three_bone(l);
     load_leg_fk(base, leg, l);
     let ref_ws = to_world(root, reference_fk(l));
@@ -459,7 +468,7 @@ fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up
 
 // Pelvis: the drop clamped to [0, max] (never above FK), as a model-space offset.
 fn drop_pelvis(root: Root) -> vec3<f32> {
-    let drop = clamp(ground.drop, 0.0, rb.rig.params.x);
+    let drop = clamp(ground.drop, 0.0, rig.params.x);
     res.pelvis.x = drop;
     return dir_to_model(root, vec3<f32>(0.0, -drop, 0.0)) / root.s;
 }
@@ -482,7 +491,7 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
     if (!ground.aimed[l]) {
         return;
     }
-    let leg = rb.rig.legs[l];
+    let leg = rig.legs[l];
     let three = three_bone(l);
     let p0 = legs_fk[l].hip + drop_ms;
     let p1 = legs_fk[l].knee + drop_ms;
@@ -575,8 +584,8 @@ fn align_up(leg: SolverLeg, up: vec3<f32>, normal: vec3<f32>) -> FootTurn {
 // Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
 // leg joints turn by their deltas.
 fn write_pose(base: u32, drop_ms: vec3<f32>) {
-    let n = rb.rig.header.x;
-    let pelvis = rb.rig.header.y;
+    let n = rig.header.x;
+    let pelvis = rig.header.y;
     for (var j = 0u; j < n; j++) {
         let fk = pose_in[base + j];
         let parent = rb.joint_table[j];
@@ -617,7 +626,7 @@ fn measure_sole(base: u32, root: Root, l: u32) {
     if (!ground.hit[l]) {
         return;
     }
-    let leg = rb.rig.legs[l];
+    let leg = rig.legs[l];
     let three = three_bone(l);
     let ref_ws = to_world(root, pose_out[base + reference_joint(leg, l)].position_ms.xyz);
     let h = leg.knee_axis.w;
@@ -633,6 +642,8 @@ fn measure_sole(base: u32, root: Root, l: u32) {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn foot_ik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    rig = rb.rig; // before any branch: see `rig`
+    frame = rb.frame;
     let c = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
     if (c >= dispatch.count) {
         return;

@@ -187,9 +187,9 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 // Begin: whether the state resets this frame, the foot weights blended over time, and the
 // root snap held (src/cpu/foot_placement.rs).
 fn begin_placement(ch: CharacterInput, root: Root) {
-    let dt = rb.frame.dt;
+    let dt = frame.dt;
     load_state();
-    pl_rates = vec2<f32>(spring_rate(rb.rig.springs.x), spring_rate(rb.rig.springs.w));
+    pl_rates = vec2<f32>(spring_rate(rig.springs.x), spring_rate(rig.springs.w));
     pl_snap = (st.flags & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
     pl_weights = vec4<f32>(0.0);
     if (LEGS > 0u) { blend_weight(ch, 0u); }
@@ -201,24 +201,24 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     if (!pl_snap) {
         var held = st.pelvis.z;
         let moved = root.t.y - st.root.x;
-        if (abs(moved) > rb.rig.blend.w * dt) {
+        if (abs(moved) > rig.blend.w * dt) {
             held -= moved;
         }
         pl_start = st.pelvis.x + held;
-        let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, rb.frame.pelvis_decay, dt);
-        pl_held = vec2<f32>(clamp(sh.x, -rb.rig.params.x, rb.rig.springs.z), sh.y);
+        let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, frame.pelvis_decay, dt);
+        pl_held = vec2<f32>(clamp(sh.x, -rig.params.x, rig.springs.z), sh.y);
     }
 }
 
 // Leg l's foot weight blended over time.
 fn blend_weight(ch: CharacterInput, l: u32) {
-    let blend_time = rb.rig.blend.y;
+    let blend_time = rig.blend.y;
     let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
     if (pl_snap || !(blend_time > 0.0)) {
         pl_weights[l] = goal;
     } else {
         let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
-        pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, rb.frame.dt), 0.0, 1.0);
+        pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt), 0.0, 1.0);
     }
 }
 
@@ -265,9 +265,9 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
 
 // place_feet for leg l.
 fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
-    let tolerance = rb.rig.blend.x;
-    let dt = rb.frame.dt;
-    let leg = rb.rig.legs[l];
+    let tolerance = rig.blend.x;
+    let dt = frame.dt;
+    let leg = rig.legs[l];
     let three = three_bone(l);
     let ball = !three && ball_pivot(l);
     let h = leg.knee_axis.w;
@@ -291,9 +291,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         var nv = vec3<f32>(0.0);
         if (!fresh) {
             let g0 = st.legs[l].plane_goal;
-            let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, rb.frame.ground_decay, dt);
-            let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, rb.frame.ground_decay, dt);
-            let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, rb.frame.ground_decay, dt);
+            let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, frame.ground_decay, dt);
+            let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, frame.ground_decay, dt);
+            let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, frame.ground_decay, dt);
             n = vec3<f32>(sx.x, sy.x, sz.x);
             nv = vec3<f32>(sx.y, sy.y, sz.y);
         }
@@ -329,7 +329,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             let carry = (nf.x * dx + nf.z * dz) / nf.y;
             let carried = st.legs[l].plane.w - carry;
             let goal0 = st.legs[l].plane_goal.w - carry;
-            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, rb.frame.ground_decay, dt);
+            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, frame.ground_decay, dt);
             y = sy.x;
             yv = sy.y;
         }
@@ -443,7 +443,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         var need_ahead = 0.0;
         if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
             let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
-            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rb.rig.params.w;
+            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig.params.w;
             // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
             let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
             need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
@@ -451,7 +451,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         let lift_goal = max(need, need_ahead);
         var lift = vec2<f32>(lift_goal, 0.0);
         if (!pl_snap) {
-            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].heading.z, lift_goal, pl_rates.y, rb.frame.ground_decay, dt);
+            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].heading.z, lift_goal, pl_rates.y, frame.ground_decay, dt);
         }
         st.legs[l].heading.z = lift_goal;
         st.legs[l].lift.x = lift.x;
@@ -492,10 +492,10 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
 // held where a root snap left it), at most the max speed; with the snap held within
 // [-max drop, max rise] of FK and low enough for every leg to reach.
 fn spring_pelvis(root: Root) -> vec3<f32> {
-    let max_speed = rb.rig.springs.y;
-    let max_rise = rb.rig.springs.z;
-    let max_drop = rb.rig.params.x;
-    let dt = rb.frame.dt;
+    let max_speed = rig.springs.y;
+    let max_rise = rig.springs.z;
+    let max_drop = rig.params.x;
+    let dt = frame.dt;
     let goal = -clamp(ground.drop, 0.0, max_drop);
     let lo = -max_drop - pl_held.x;
     let hi = max(min(max_rise - pl_held.x, -pl_cap), lo);
@@ -503,7 +503,7 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     var v = 0.0;
     if (!pl_snap) {
         // The whole offset (spring and held snap) moves at most max_speed.
-        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, rb.frame.pelvis_decay, dt);
+        let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, frame.pelvis_decay, dt);
         let step = max_speed * dt;
         o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
         v = clamp(sx.y, -max_speed, max_speed);
@@ -536,7 +536,7 @@ fn end_foot(l: u32) {
         // The hip lowered by the pelvis offset within its limits (the held snap is in the
         // hip already).
         let hip_ws = free[l].hip + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
-        if (length(ground.aim[l] - hip_ws) > free[l].reach * rb.rig.blend.z) {
+        if (length(ground.aim[l] - hip_ws) > free[l].reach * rig.blend.z) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }
