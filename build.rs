@@ -90,6 +90,12 @@ const SHADERS: &[(&str, Build)] = &[
     ("crowd", Build::Module),
 ];
 
+/// Kernels built once more with one imported module replaced by another (same bindings and
+/// functions, different types), validated with extra capabilities: (kernel, name of the
+/// generated constant, module, its replacement). The variant is used only on devices with
+/// the capability (src/gpu/crowd.rs).
+const VARIANTS: &[(&str, &str, &str, &str)] = &[("foot_ik", "FOOT_IK_WIDE_STATE", "foot_state", "foot_state_wide")];
+
 /// A source assembled from its imports: the text and, per file, where it starts.
 struct Assembled {
     source: String,
@@ -143,21 +149,32 @@ fn imports(path: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Appends `name`'s imports (depth first) and then `name` itself, each module once.
-fn assemble(name: &str, out: &mut Assembled, done: &mut HashSet<String>, stack: &mut Vec<String>) {
+/// Appends `name`'s imports (depth first) and then `name` itself, each module once; `swap`
+/// replaces one module (`(module, replacement)`) wherever it is imported.
+fn assemble(
+    name: &str,
+    out: &mut Assembled,
+    done: &mut HashSet<String>,
+    stack: &mut Vec<String>,
+    swap: Option<(&str, &str)>,
+) {
     if done.contains(name) {
         return;
     }
     assert!(!stack.iter().any(|s| s == name), "import cycle: {} -> {name}", stack.join(" -> "));
     stack.push(name.to_string());
-    let (path, text) = module_text(name);
+    let file = match swap {
+        Some((module, replacement)) if module == name => replacement,
+        _ => name,
+    };
+    let (path, text) = module_text(file);
     if name != "constants" {
         // `constants` is generated; `main` watches `src/constants.rs` itself. A watched path
         // that does not exist would make cargo rebuild the crate on every build.
         println!("cargo:rerun-if-changed={path}");
     }
     for dep in imports(&path, &text) {
-        assemble(&dep, out, done, stack);
+        assemble(&dep, out, done, stack, swap);
     }
     stack.pop();
     // `#import` is not WGSL: keep the line as a comment so line numbers stay put.
@@ -185,9 +202,9 @@ fn main() {
             // errors point at the original files; each expanded variant is validated below.
             asm.push("(template constant N)".into(), "const N: u32 = MAX_FABRIK_JOINTS;\n");
         }
-        assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new());
+        assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
         let source = &asm.source;
-        let module = validate(kernel, source, &|line| asm.locate(kernel, line));
+        let module = validate(kernel, source, &|line| asm.locate(kernel, line), Default::default());
         let upper = kernel.to_uppercase();
         match build {
             Build::Module | Build::Render => {
@@ -199,7 +216,7 @@ fn main() {
             Build::Once => {
                 let expanded = expand_unrolls(source, None);
                 if expanded != *source {
-                    validate(kernel, &expanded, &|line| format!("expanded line {line}"));
+                    validate(kernel, &expanded, &|line| format!("expanded line {line}"), Default::default());
                 }
                 writeln!(
                     out,
@@ -221,7 +238,12 @@ fn main() {
                 writeln!(out, "pub const {upper}_WGSL: [(u32, &str); {}] = [", max - 1).unwrap();
                 for n in 2..=max {
                     let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n)));
-                    validate(kernel, &variant, &|line| format!("variant N = {n}, expanded line {line}"));
+                    validate(
+                        kernel,
+                        &variant,
+                        &|line| format!("variant N = {n}, expanded line {line}"),
+                        Default::default(),
+                    );
                     writeln!(out, "    ({n}, {variant:?}),").unwrap();
                 }
                 writeln!(out, "];").unwrap();
@@ -238,12 +260,33 @@ fn main() {
         writeln!(out, "/// Entry point of `{kernel}`.").unwrap();
         writeln!(out, "pub const {upper}_ENTRY: &str = {:?};\n", entry.name).unwrap();
     }
+    for &(kernel, name, module, replacement) in VARIANTS {
+        let mut asm = Assembled { source: String::new(), spans: Vec::new() };
+        assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), Some((module, replacement)));
+        let caps = naga::valid::Capabilities::SHADER_INT64;
+        validate(kernel, &asm.source, &|line| asm.locate(kernel, line), caps);
+        let expanded = expand_unrolls(&asm.source, None);
+        validate(kernel, &expanded, &|line| format!("expanded line {line}"), caps);
+        writeln!(
+            out,
+            "/// The `{kernel}` kernel with `shaders/{replacement}.wgsl` in place of `shaders/{module}.wgsl` \
+             (needs `SHADER_INT64`)."
+        )
+        .unwrap();
+        writeln!(out, "pub const {name}_WGSL: &str = {expanded:?};\n").unwrap();
+    }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
     std::fs::write(dest, out).unwrap();
 }
 
-/// Parses and validates `source`; panics with naga's message at `locate(line)`.
-fn validate(kernel: &str, source: &str, locate: &dyn Fn(u32) -> String) -> naga::Module {
+/// Parses and validates `source` (default capabilities and `capabilities`); panics with
+/// naga's message at `locate(line)`.
+fn validate(
+    kernel: &str,
+    source: &str,
+    locate: &dyn Fn(u32) -> String,
+    capabilities: naga::valid::Capabilities,
+) -> naga::Module {
     let module = match naga::front::wgsl::parse_str(source) {
         Ok(m) => m,
         Err(e) => {
@@ -251,8 +294,10 @@ fn validate(kernel: &str, source: &str, locate: &dyn Fn(u32) -> String) -> naga:
             panic!("WGSL parse error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));
         }
     };
-    let mut validator =
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default());
+    let mut validator = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default() | capabilities,
+    );
     if let Err(e) = validator.validate(&module) {
         let at = e.location(source).map(|l| locate(l.line_number)).unwrap_or_default();
         panic!("WGSL validation error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));

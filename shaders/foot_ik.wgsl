@@ -2,6 +2,7 @@
 
 #import crowd
 #import limb
+#import foot_state
 #import foot_placement
 
 const WORKGROUP_SIZE: u32 = 64u;
@@ -59,9 +60,7 @@ var<private> frame: FrameInput;
 @group(0) @binding(4) var<storage, read_write> results: array<FootResult>;
 @group(0) @binding(5) var<storage, read> heights: array<f32>;
 @group(0) @binding(6) var<storage, read> hits: array<GroundHit>;
-// Foot placement: per character the first 2 + 7 · LEGS vec4s of its CharacterState (the rig's
-// legs only), as 32-bit words (load_state and store_state in shaders/foot_placement.wgsl).
-@group(0) @binding(7) var<storage, read_write> states: array<vec4<u32>>;
+// Foot placement's state buffer, binding 7: shaders/foot_state.wgsl.
 @group(0) @binding(8) var<uniform> dispatch: DispatchParams;
 
 struct Ground {

@@ -1,6 +1,7 @@
 // Foot placement across frames: the temporal stages of the foot_ik kernel, the WGSL twin of
 // src/cpu/foot_placement.rs (same stage names). Part of shaders/foot_ik.wgsl: it reads that
-// kernel's bindings (rb, pose_in, heights) and per-invocation variables (ground, res).
+// kernel's bindings (rb, pose_in, heights), its state buffer's accessors (shaders/foot_state.wgsl)
+// and per-invocation variables (ground, res).
 
 #import crowd
 #import math
@@ -118,26 +119,26 @@ fn state_record(c: u32) -> u32 {
 }
 
 fn load_leg(b: u32) -> LegState {
-    return LegState(bitcast<vec4<f32>>(states[b]), bitcast<vec4<f32>>(states[b + 1u]), bitcast<vec4<f32>>(states[b + 2u]),
-        bitcast<vec4<f32>>(states[b + 3u]), bitcast<vec4<f32>>(states[b + 4u]), bitcast<vec4<f32>>(states[b + 5u]),
-        bitcast<vec4<f32>>(states[b + 6u]));
+    return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
+        bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
+        bitcast<vec4<f32>>(state_get(b + 6u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
-    states[b] = bitcast<vec4<u32>>(ls.plane);
-    states[b + 1u] = bitcast<vec4<u32>>(ls.plane_velocity);
-    states[b + 2u] = bitcast<vec4<u32>>(ls.plane_goal);
-    states[b + 3u] = bitcast<vec4<u32>>(ls.lock);
-    states[b + 4u] = bitcast<vec4<u32>>(ls.fk);
-    states[b + 5u] = bitcast<vec4<u32>>(ls.heading);
-    states[b + 6u] = bitcast<vec4<u32>>(ls.lift);
+    state_set(b, bitcast<vec4<u32>>(ls.plane));
+    state_set(b + 1u, bitcast<vec4<u32>>(ls.plane_velocity));
+    state_set(b + 2u, bitcast<vec4<u32>>(ls.plane_goal));
+    state_set(b + 3u, bitcast<vec4<u32>>(ls.lock));
+    state_set(b + 4u, bitcast<vec4<u32>>(ls.fk));
+    state_set(b + 5u, bitcast<vec4<u32>>(ls.heading));
+    state_set(b + 6u, bitcast<vec4<u32>>(ls.lift));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
 fn load_state() {
     let b = state_record(pl_c);
-    st.pelvis = bitcast<vec4<f32>>(states[b]);
-    let head = states[b + 1u];
+    st.pelvis = bitcast<vec4<f32>>(state_get(b));
+    let head = state_get(b + 1u);
     st.root = bitcast<vec2<f32>>(head.xy);
     st.flags = head.z;
     if (LEGS > 0u) { st.legs[0] = load_leg(b + 2u); }
@@ -149,8 +150,8 @@ fn load_state() {
 // Writes `st` back.
 fn store_state() {
     let b = state_record(pl_c);
-    states[b] = bitcast<vec4<u32>>(st.pelvis);
-    states[b + 1u] = vec4<u32>(bitcast<vec2<u32>>(st.root), st.flags, 0u);
+    state_set(b, bitcast<vec4<u32>>(st.pelvis));
+    state_set(b + 1u, vec4<u32>(bitcast<vec2<u32>>(st.root), st.flags, 0u));
     if (LEGS > 0u) { store_leg(b + 2u, st.legs[0]); }
     if (LEGS > 1u) { store_leg(b + 2u + LEG_VEC4S, st.legs[1]); }
     if (LEGS > 2u) { store_leg(b + 2u + 2u * LEG_VEC4S, st.legs[2]); }
@@ -161,7 +162,7 @@ fn store_state() {
 // rewrites every value (src/cpu/foot_ik.rs does the same). One word, not the record: the
 // kernel pays for this store in every invocation, the valid ones masked off.
 fn forget_state(c: u32) {
-    states[state_record(c) + 1u].z = 0u;
+    state_clear_flags(state_record(c) + 1u);
 }
 
 fn leg_state_sum(l: u32) -> vec4<f32> {

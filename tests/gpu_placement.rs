@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::gpu::device;
+use common::gpu::state_devices;
 use common::quat_angle;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
@@ -84,7 +84,13 @@ fn frame_both(
 
 #[test]
 fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
-    let Some((device, queue)) = device() else { return };
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames_on(&device, &queue);
+    }
+}
+
+fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames_on(device: &wgpu::Device, queue: &wgpu::Queue) {
     let hf = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(hf.clone());
     let mut placement = FootPlacement::default();
@@ -96,7 +102,7 @@ fn foot_placement_on_the_gpu_follows_its_cpu_twin_for_300_frames() {
     let n = rig.joint_count();
     let total = 11_000;
     let mut crowd = WalkingCrowd::new(total, 90.0, 3);
-    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
     let mut alive: Vec<usize> = (0..10_000).collect();
     let mut states = vec![CharacterState::default(); alive.len()];
     let (mut all_chars, mut all_poses) = (Vec::new(), Vec::new());
@@ -161,12 +167,18 @@ fn small_scene() -> (Heightfield, Ground, FootRig) {
 
 #[test]
 fn bad_frame_times_and_states_are_refused_or_reset() {
-    let Some((device, queue)) = device() else { return };
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        bad_frame_times_and_states_are_refused_or_reset_on(&device, &queue);
+    }
+}
+
+fn bad_frame_times_and_states_are_refused_or_reset_on(device: &wgpu::Device, queue: &wgpu::Queue) {
     let (hf, ground, rig) = small_scene();
     let crowd = WalkingCrowd::new(64, 15.0, 5);
     let (mut chars, mut poses) = (Vec::new(), Vec::new());
     crowd.frame(&hf, &mut chars, &mut poses);
-    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
     for dt in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.01] {
         assert!(matches!(gpu.set_frame_time(dt), Err(GpuError::Input(IkError::InvalidFrameTime(_)))), "{dt}");
     }
@@ -212,12 +224,18 @@ fn bad_frame_times_and_states_are_refused_or_reset() {
 /// Segments of 64 characters (one binding each) are forced, so states are bound at offsets.
 #[test]
 fn growing_crowds_keep_every_state() {
-    let Some((device, queue)) = device() else { return };
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        growing_crowds_keep_every_state_on(&device, &queue);
+    }
+}
+
+fn growing_crowds_keep_every_state_on(device: &wgpu::Device, queue: &wgpu::Queue) {
     let (hf, ground, rig) = small_scene();
     let n = rig.joint_count();
     let mut crowd = WalkingCrowd::new(200, 15.0, 9);
     let (mut all_chars, mut all_poses) = (Vec::new(), Vec::new());
-    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
     gpu.set_max_segment_characters(64);
     let mut states: Vec<CharacterState> = Vec::new();
     let dt = 1.0 / 60.0;
@@ -247,8 +265,14 @@ fn growing_crowds_keep_every_state() {
 /// characters, resets: the GPU follows its CPU twin every frame.
 #[test]
 fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        quadrupeds_on_caller_hits_follow_the_cpu_twin_on(&device, &queue);
+    }
+}
+
+fn quadrupeds_on_caller_hits_follow_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
     use common::crowd::quadruped;
-    let Some((device, queue)) = device() else { return };
     let hf = common::crowd::hills();
     let (rig, pose) = quadruped();
     let mut placement = FootPlacement::default();
@@ -266,7 +290,7 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
         })
         .collect();
     let poses: Vec<JointPose> = (0..count).flat_map(|_| pose.iter().copied()).collect();
-    let mut gpu = CrowdSolver::new(&device, &queue, &rig, &Ground::Hits).unwrap();
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &Ground::Hits).unwrap();
     let mut states = vec![CharacterState::default(); count];
     let mut worst = Worst::default();
     let (mut locked, mut missed) = ([0usize; MAX_LEGS], 0usize);
@@ -324,4 +348,40 @@ fn quadrupeds_on_caller_hits_follow_the_cpu_twin() {
     );
     assert!(locked.iter().all(|&k| k > 120 * count / 5), "every kind of leg locks: {locked:?}");
     assert!(missed > 10 * (count / 13) * 4, "hits missed for a while: {missed}");
+}
+
+/// The kernel that moves the state as 64-bit words (devices with `SHADER_INT64`) gives the
+/// 32-bit kernel's poses, results and states bit for bit, frame after frame.
+#[test]
+fn both_state_word_sizes_give_the_same_bits() {
+    let devices = state_devices();
+    let [(d32, q32, _), (d64, q64, _)] = devices.as_slice() else { return };
+    let (hf, ground, rig) = small_scene();
+    let n = rig.joint_count();
+    let mut crowd = WalkingCrowd::new(300, 15.0, 11);
+    let mut narrow = CrowdSolver::new(d32, q32, &rig, &ground).unwrap();
+    let mut wide = CrowdSolver::new(d64, q64, &rig, &ground).unwrap();
+    let (mut chars, mut poses) = (Vec::new(), Vec::new());
+    let dt = 1.0 / 60.0;
+    narrow.set_frame_time(dt).unwrap();
+    wide.set_frame_time(dt).unwrap();
+    for frame in 0..60 {
+        crowd.step(dt);
+        crowd.frame(&hf, &mut chars, &mut poses);
+        let mut out = [vec![JointPose::default(); chars.len() * n], vec![JointPose::default(); chars.len() * n]];
+        let mut res = [vec![FootResult::default(); chars.len()], vec![FootResult::default(); chars.len()]];
+        let mut states = [vec![CharacterState::default(); chars.len()], vec![CharacterState::default(); chars.len()]];
+        for (k, gpu) in [&mut narrow, &mut wide].into_iter().enumerate() {
+            gpu.solve(&chars, &poses, &[], &mut out[k], &mut res[k]).unwrap();
+            gpu.read_states(&mut states[k]).unwrap();
+        }
+        let bytes = |k: usize| {
+            (
+                bytemuck::cast_slice::<JointPose, u8>(&out[k]).to_vec(),
+                bytemuck::cast_slice::<FootResult, u8>(&res[k]).to_vec(),
+                bytemuck::cast_slice::<CharacterState, u8>(&states[k]).to_vec(),
+            )
+        };
+        assert!(bytes(0) == bytes(1), "frame {frame}: the two kernels differ");
+    }
 }

@@ -37,7 +37,10 @@ impl GpuContext {
     }
 
     /// A context on a device of its own: adapter from [`adapter_from_env`], the adapter's
-    /// largest buffer and binding sizes (fewer segments), timestamp queries when available.
+    /// largest buffer and binding sizes (fewer segments), timestamp queries when available,
+    /// and on a CPU adapter (lavapipe) `SHADER_INT64` when available, which
+    /// [`CrowdSolver`](crate::gpu::CrowdSolver) uses to move foot-placement state in 64-bit
+    /// words (same results, less work there).
     pub fn new_default() -> Result<Self, GpuError> {
         let adapter = adapter_from_env()?;
         let info = adapter.get_info();
@@ -47,7 +50,12 @@ impl GpuContext {
             max_buffer_size: supported.max_buffer_size,
             ..wgpu::Limits::default()
         };
-        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        let mut features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        if info.device_type == wgpu::DeviceType::Cpu {
+            // A software device (lavapipe) moves foot placement's state faster as 64-bit
+            // words (CrowdSolver); GPUs keep the 32-bit kernel they were measured with.
+            features |= adapter.features() & wgpu::Features::SHADER_INT64;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("crowd-ik"),
             required_features: features,

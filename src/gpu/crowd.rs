@@ -39,6 +39,17 @@ fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
 pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
 const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
 
+/// The foot-IK kernel for this device: with `SHADER_INT64`, the variant that moves the
+/// foot-placement state as 64-bit words (`shaders/foot_state_wide.wgsl`: the same bytes and
+/// the same results, bit for bit; half the per-lane work on lavapipe, BENCHMARKS.md).
+fn foot_ik_source(device: &wgpu::Device) -> &'static str {
+    if device.features().contains(wgpu::Features::SHADER_INT64) {
+        shaders::FOOT_IK_WIDE_STATE_WGSL
+    } else {
+        shaders::FOOT_IK_WGSL
+    }
+}
+
 /// Bytes of one character's foot-placement state in the GPU buffer for a rig of `legs`
 /// legs: the head of its [`CharacterState`] (pelvis, root, flags) and the rig's legs only,
 /// i.e. the first `32 + 112 × legs` bytes of the record (a biped's 256 of 480: the kernel's
@@ -141,7 +152,7 @@ impl CrowdSolver {
         let (pipeline, layout) = compute_pipeline_with(
             device,
             "foot_ik",
-            shaders::FOOT_IK_WGSL,
+            foot_ik_source(device),
             shaders::FOOT_IK_ENTRY,
             &kernel_constants(&packed),
         );

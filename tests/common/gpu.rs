@@ -200,3 +200,24 @@ pub fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
     eprintln!("GPU adapter: {}", adapter.get_info().name);
     Some(pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("device"))
 }
+
+/// The devices the foot-placement tests run on, each with a name: one without optional
+/// features (the kernel that moves the state as 32-bit words) and, where the adapter has
+/// `SHADER_INT64`, one with it (the 64-bit-word kernel, `shaders/foot_state_wide.wgsl`). In
+/// CI a CPU adapter (lavapipe) must offer the second: both kernels are tested there.
+pub fn state_devices() -> Vec<(wgpu::Device, wgpu::Queue, &'static str)> {
+    let Some((device, queue)) = device() else { return Vec::new() };
+    let mut out = vec![(device, queue, "32-bit state words")];
+    let adapter = crowd_ik::gpu::adapter_from_env().expect("the adapter found a moment ago");
+    let info = adapter.get_info();
+    if adapter.features().contains(wgpu::Features::SHADER_INT64) {
+        let desc = wgpu::DeviceDescriptor { required_features: wgpu::Features::SHADER_INT64, ..Default::default() };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc)).expect("device");
+        out.push((device, queue, "64-bit state words"));
+    } else if in_ci() && info.device_type == wgpu::DeviceType::Cpu {
+        panic!("CI=true: the CPU adapter {} lacks SHADER_INT64, the 64-bit state kernel is untested", info.name);
+    } else {
+        eprintln!("the adapter lacks SHADER_INT64: the 64-bit state kernel is not tested here");
+    }
+    out
+}
