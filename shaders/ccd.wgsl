@@ -1,6 +1,9 @@
 // CCD kernel with per-visit caps and total joint limits: the WGSL twin of src/cpu/ccd.rs
-// (fixed iterations). Built per joint count like shaders/fabrik.wgsl (see its header); its
-// sweeps are not unrolled (see shaders/constrained_fabrik.wgsl).
+// (fixed iterations). Built per joint count like shaders/fabrik.wgsl (see its header): its
+// sweeps are unrolled, so every per-joint array is indexed by constants (indexed by a loop
+// counter, lavapipe reads and writes them lane by lane). Built twice more per joint count:
+// the sweep order is the override constant ROOT_FIRST, so a pipeline carries one sweep
+// (lavapipe runs both sides of a branch under a mask).
 
 #import records
 #import chain
@@ -10,15 +13,30 @@
 
 const WORKGROUP_SIZE: u32 = 64u;
 
+// Pipeline-overridable: this variant solves the chains with option ROOT_FIRST (the host
+// builds each joint count's variant twice; src/gpu/kinds.rs, variant_constants).
+override ROOT_FIRST: bool = false;
+
 @group(0) @binding(0) var<storage, read> chains: array<CcdChain>;
 @group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
-// `r` (w ≥ 0) with its angle capped at `max_step` radians (0: no cap); cpu::ccd::cap_turn.
-fn cap_turn(r: vec4<f32>, max_step: f32) -> vec4<f32> {
+// A chain's per-visit cap (cpu::ccd::Cap): the cosine and sine of half of `max_step`, the
+// cosine −2 (under every w) without a cap (0, or π and more).
+fn cap_of(max_step: f32) -> vec2<f32> {
+    if (max_step > 0.0 && max_step < PI) {
+        let sc = sin_cos(max_step * 0.5);
+        return vec2<f32>(sc.y, sc.x);
+    }
+    return vec2<f32>(-2.0, 0.0);
+}
+
+// `r` (w ≥ 0) with its angle capped (cpu::ccd::cap_turn): its half angle's cosine r.w
+// under the cap's.
+fn cap_turn(r: vec4<f32>, cap: vec2<f32>) -> vec4<f32> {
     let s = length(r.xyz);
-    if (max_step > 0.0 && s > 0.0 && 2.0 * atan2_poly(s, r.w) > max_step) {
-        return quat_from_axis_angle(r.xyz * (1.0 / s), max_step);
+    if (s > 0.0 && r.w < cap.x) {
+        return vec4<f32>(r.xyz * (1.0 / s) * cap.y, cap.x);
     }
     return r;
 }
@@ -27,7 +45,7 @@ fn cap_turn(r: vec4<f32>, max_step: f32) -> vec4<f32> {
 struct Sweep {
     target_pos: vec3<f32>,
     parent_ms: vec4<f32>,
-    max_step: f32,
+    cap: vec2<f32>,
     eps2: f32,
 }
 
@@ -46,7 +64,7 @@ fn visit(pivot: vec3<f32>, tip: vec3<f32>, current: vec4<f32>, parent: vec4<f32>
     if (!(l_tip > s.eps2 && l_target > s.eps2)) {
         return Visit(current, Q_IDENTITY);
     }
-    let r = cap_turn(rotation_arc(to_tip / sqrt(l_tip), to_target / sqrt(l_target)), s.max_step);
+    let r = cap_turn(rotation_arc(to_tip / sqrt(l_tip), to_target / sqrt(l_target)), s.cap);
     var new_rot = normalize(quat_mul(r, current));
     if (limit.kind != 0u) {
         new_rot = limit_rotation(parent, new_rot, limit);
@@ -60,11 +78,12 @@ fn sweep_tip_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, arr
     var turn: array<vec4<f32>, N>;
     turn[N - 1u] = Q_IDENTITY;
     var tip = (*p)[N - 1u];
+    // unroll
     for (var step = 0u; step < N - 1u; step++) {
         let j = N - 2u - step;
         var parent = s.parent_ms;
         if (j > 0u) {
-            parent = (*rot)[j - 1u];
+            parent = (*rot)[max(j, 1u) - 1u];
         }
         let v = visit((*p)[j], tip, (*rot)[j], parent, (*lim)[j], s);
         (*rot)[j] = v.rotation;
@@ -75,6 +94,7 @@ fn sweep_tip_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, arr
     // most N of them is unit to rounding.
     var c = turn[0];
     var above_old = (*p)[0];
+    // unroll
     for (var k = 1u; k < N; k++) {
         let old = (*p)[k];
         (*p)[k] = (*p)[k - 1u] + quat_rotate(c, old - above_old);
@@ -90,16 +110,17 @@ fn sweep_root_first(p: ptr<function, array<vec3<f32>, N>>, rot: ptr<function, ar
     var c = Q_IDENTITY;
     var above_old = (*p)[0];
     let tip_old = (*p)[N - 1u];
+    // unroll
     for (var j = 0u; j < N - 1u; j++) {
         let old = (*p)[j];
         if (j > 0u) {
-            (*p)[j] = (*p)[j - 1u] + quat_rotate(c, old - above_old);
+            (*p)[j] = (*p)[max(j, 1u) - 1u] + quat_rotate(c, old - above_old);
         }
         let current = normalize(quat_mul(c, (*rot)[j]));
         let tip = (*p)[j] + quat_rotate(c, tip_old - old);
         var parent = s.parent_ms;
         if (j > 0u) {
-            parent = (*rot)[j - 1u];
+            parent = (*rot)[max(j, 1u) - 1u];
         }
         let v = visit((*p)[j], tip, current, parent, (*lim)[j], s);
         (*rot)[j] = v.rotation;
@@ -134,14 +155,14 @@ fn solve(i: u32) -> u32 {
     let mode = l.mode;
     var p: array<vec3<f32>, N>;
     var cur: array<vec4<f32>, N>;
+    // unroll
     for (var k = 0u; k < N; k++) {
         p[k] = fk[k].xyz;
         cur[k] = rot[k];
     }
-    let sweep = Sweep(target_pos, l.parent_ms, params.y, 1e-12 * l.total * l.total);
-    let root_first = (mode.z & OPT_ROOT_FIRST) != 0u;
+    let sweep = Sweep(target_pos, l.parent_ms, cap_of(params.y), 1e-12 * l.total * l.total);
     for (var it = 0u; it < mode.y; it++) {
-        if (root_first) {
+        if (ROOT_FIRST) {
             sweep_root_first(&p, &cur, &lim, sweep);
         } else {
             sweep_tip_first(&p, &cur, &lim, sweep);
@@ -152,6 +173,7 @@ fn solve(i: u32) -> u32 {
     // Relative deltas from CCD's rotations: D_k = R'_k · R_k⁻¹, E_k = D_(k-1)⁻¹ · D_k.
     var rel: array<vec4<f32>, N>;
     var parent_delta = Q_IDENTITY;
+    // unroll
     for (var k = 0u; k < N - 1u; k++) {
         let delta = normalize(quat_mul(cur[k], quat_conj(rot[k])));
         rel[k] = normalize(quat_mul(quat_conj(parent_delta), delta));
@@ -166,7 +188,11 @@ fn solve(i: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn ccd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count || chains[i].chain.mode.x != N) {
+    if (i >= dispatch.count) {
+        return;
+    }
+    let mode = chains[i].chain.mode;
+    if (mode.x != N || ((mode.z & OPT_ROOT_FIRST) != 0u) != ROOT_FIRST) {
         return;
     }
     let err = solve(i);

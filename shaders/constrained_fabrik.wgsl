@@ -1,7 +1,9 @@
 // Constrained FABRIK kernel (joint limits): the WGSL twin of src/cpu/constrained_fabrik.rs
-// (FabrikMode::Fixed). Built per joint count like shaders/fabrik.wgsl (see its header), but
-// its forward pass is not unrolled: with the limit math inlined into every joint, unrolled
-// variants took minutes to compile on lavapipe.
+// (FabrikMode::Fixed). Built per joint count like shaders/fabrik.wgsl (see its header), its
+// forward pass unrolled, so every per-joint array is indexed by constants (indexed by the
+// loop counter, lavapipe read and wrote them lane by lane: 22 % of this kernel's time). A
+// 16-joint variant takes seconds to compile on lavapipe; pipelines are built per joint
+// count on first use (or by GpuSolver::prepare).
 //
 // Each iteration: the free backward pass, then the limited forward pass (limits.wgsl's
 // forward_joint): the last forward pass's rotations are the solution, so the limits hold
@@ -26,10 +28,9 @@ override ALIGN: bool = false;
 
 // Joint k turned about its own bone so that its child's hinge can point the child's bone
 // along `toward` (cpu::constrained_fabrik::align_hinge; read them side by side). `f` = joint
-// k's deltas, `parent_fk` / `fk` = the FK model rotations of its parent and itself (the
-// limits' frames are rebuilt from them, see limits.wgsl's forward_joint).
-fn align_hinge(parent_delta: vec4<f32>, f: Forward, parent_fk: vec4<f32>, fk: vec4<f32>, bone: vec3<f32>, toward: vec3<f32>, limit: Limit, child: Limit) -> Forward {
-    let axis = quat_rotate(f.delta, quat_rotate(quat_conj(limit_frame(child, fk)), child.u));
+// k's deltas, `fk` = its FK model rotation.
+fn align_hinge(parent_delta: vec4<f32>, f: Forward, fk: vec4<f32>, bone: vec3<f32>, toward: vec3<f32>, limit: Limit, child: Limit) -> Forward {
+    let axis = quat_rotate(f.delta, quat_rotate(quat_conj(child.frame), child.u));
     let across = axis - bone * dot(axis, bone);
     let a = dot(axis, bone) * dot(bone, toward);
     let b = dot(across, toward);
@@ -54,7 +55,7 @@ fn align_hinge(parent_delta: vec4<f32>, f: Forward, parent_fk: vec4<f32>, fk: ve
     let turned = quat_mul(quat_conj(parent_delta), quat_mul(quat_from_axis_cos_sin(bone, cs.x, cs.y), f.delta));
     var rel = normalize(turned);
     if (limit.kind != 0u) {
-        rel = limit_relative(turned, parent_fk, fk, limit);
+        rel = limit_relative(turned, fk, limit);
     }
     return Forward(normalize(quat_mul(parent_delta, rel)), rel);
 }
@@ -92,16 +93,15 @@ fn solve(i: u32) -> u32 {
         // Forward, limited: root back on the base, each bone into its limit.
         p[0] = base;
         delta = Q_IDENTITY;
-        var parent_fk = l.parent_ms;
+        // unroll
         for (var k = 0u; k < N - 1u; k++) {
             let want = normalize_or(p[k + 1u] - p[k], quat_rotate(delta, dir_fk[k]), eps2);
-            var f = forward_joint(delta, parent_fk, rot[k], dir_fk[k], want, lim[k]);
-            if (ALIGN && k + 2u < N && lim[k + 1u].kind == LIMIT_HINGE) {
+            var f = forward_joint(delta, rot[k], dir_fk[k], want, lim[k]);
+            if (ALIGN && k + 2u < N && lim[min(k + 1u, N - 1u)].kind == LIMIT_HINGE) {
                 let bone = normalize(quat_rotate(f.delta, dir_fk[k]));
-                let toward = normalize_or(p[k + 2u] - (p[k] + bone * len[k]), bone, eps2);
-                f = align_hinge(delta, f, parent_fk, rot[k], bone, toward, lim[k], lim[k + 1u]);
+                let toward = normalize_or(p[min(k + 2u, N - 1u)] - (p[k] + bone * len[k]), bone, eps2);
+                f = align_hinge(delta, f, rot[k], bone, toward, lim[k], lim[min(k + 1u, N - 1u)]);
             }
-            parent_fk = rot[k];
             p[k + 1u] = p[k] + quat_rotate(f.delta, dir_fk[k]) * len[k];
             rel[k] = f.rel;
             delta = f.delta;

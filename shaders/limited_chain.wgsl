@@ -62,7 +62,11 @@ fn load_limited(i: u32, options: u32, fk: ptr<function, array<vec4<f32>, N>>, ro
     for (var k = 0u; k < N - 1u && l.err == 0u; k++) {
         let kind = limit_kind(kinds, k);
         if (kind != 0u) {
-            let s = setup_limit(kind, chains[i].limits.joints[k], (*rot)[k], (*dir_fk)[k]);
+            var parent_fk = l.parent_ms;
+            if (k > 0u) {
+                parent_fk = (*rot)[k - 1u];
+            }
+            let s = setup_limit(kind, chains[i].limits.joints[k], (*rot)[k], (*dir_fk)[k], parent_fk);
             l.err = s.err;
             (*lim)[k] = s.limit;
         }

@@ -8,6 +8,8 @@
 struct Limit {
     kind: u32,
     rest: vec4<f32>,
+    // rest⁻¹ · parent_fk⁻¹ (Limit::frame; see forward_joint).
+    frame: vec4<f32>,
     bone: vec3<f32>,
     u: vec3<f32>,
     range: vec4<f32>,
@@ -20,7 +22,7 @@ struct LimitSetup {
 }
 
 fn no_limit() -> Limit {
-    return Limit(0u, Q_IDENTITY, vec3<f32>(0.0), vec3<f32>(0.0), vec4<f32>(0.0));
+    return Limit(0u, Q_IDENTITY, Q_IDENTITY, vec3<f32>(0.0), vec3<f32>(0.0), vec4<f32>(0.0));
 }
 
 fn wrap_angle(a: f32) -> f32 {
@@ -60,8 +62,9 @@ fn in_angles(a: f32) -> bool {
 }
 
 // Checks and prepares one joint's limit (cpu::limits::setup_limits), `rot` its FK model
-// rotation and `dir_fk` its FK bone direction.
-fn setup_limit(kind: u32, j: JointLimit, rot: vec4<f32>, dir_fk: vec3<f32>) -> LimitSetup {
+// rotation, `dir_fk` its FK bone direction and `parent_fk` its parent's FK model rotation
+// (the chain's parent rotation for the first joint).
+fn setup_limit(kind: u32, j: JointLimit, rot: vec4<f32>, dir_fk: vec3<f32>, parent_fk: vec4<f32>) -> LimitSetup {
     var s: LimitSetup;
     s.limit = no_limit();
     s.err = 0u;
@@ -90,25 +93,26 @@ fn setup_limit(kind: u32, j: JointLimit, rot: vec4<f32>, dir_fk: vec3<f32>) -> L
         s.err = ERR_DEGENERATE_MID_AXIS;
         return s;
     }
-    s.limit = Limit(kind, j.rest, bone, normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2), r);
+    let frame = quat_mul(quat_conj(j.rest), quat_conj(parent_fk));
+    s.limit = Limit(kind, j.rest, frame, bone, normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2), r);
     return s;
 }
 
-// The deviation `d` from rest moved into the limit (cpu::limits::limit_deviation).
+// The deviation `d` from rest moved into the limit (cpu::limits::limit_deviation). The CPU
+// takes one branch per kind; lavapipe would run every branch under a mask, so the hinge's
+// angle about `u` and the twist's about the bone share one atan2_poly, clamp and rebuild
+// here, their inputs chosen per kind (the same operations on the same values as the CPU's
+// branches: multiplying by 1.0 is exact).
 fn limit_deviation(d_in: vec4<f32>, l: Limit) -> vec4<f32> {
     let d = select(d_in, -d_in, d_in.w < 0.0);
     let b = l.bone;
     let r = l.range;
-    if (l.kind == LIMIT_HINGE) {
-        let s = quat_rotate(d, b);
-        let y = dot(s, cross(l.u, b));
-        let x = dot(s, b);
-        var theta = 0.0;
-        if (x * x + y * y > 1e-12) {
-            theta = atan2_poly(y, x);
-        }
-        return quat_from_axis_angle(l.u, clamp_angle(theta, r.x, r.y));
-    }
+    let hinge = l.kind == LIMIT_HINGE;
+    // Hinge: the bone's direction in the plane across `u`.
+    let s = quat_rotate(d, b);
+    let hy = dot(s, cross(l.u, b));
+    let hx = dot(s, b);
+    // Otherwise: the swing-twist split about the bone.
     let along = dot(d.xyz, b);
     let t = vec4<f32>(b * along, d.w);
     var twist = Q_IDENTITY;
@@ -116,12 +120,30 @@ fn limit_deviation(d_in: vec4<f32>, l: Limit) -> vec4<f32> {
         twist = normalize(t);
     }
     var swing = quat_mul(d, quat_conj(twist));
-    if ((l.kind & LIMIT_TWIST) != 0u) {
-        let tau = 2.0 * atan2_poly(dot(twist.xyz, b), twist.w);
-        let clamped = clamp_angle(tau, r.z, r.w);
-        if (clamped != tau) {
-            twist = quat_from_axis_angle(b, clamped);
-        }
+    // The one angle about one axis: the hinge's, or the twist's.
+    var y = dot(twist.xyz, b);
+    var x = twist.w;
+    var scale = 2.0;
+    var axis = b;
+    var bounds = r.zw;
+    if (hinge) {
+        y = hy;
+        x = hx;
+        scale = 1.0;
+        axis = l.u;
+        bounds = r.xy;
+    }
+    var angle = 0.0;
+    if (!hinge || hx * hx + hy * hy > 1e-12) {
+        angle = scale * atan2_poly(y, x);
+    }
+    let clamped = clamp_angle(angle, bounds.x, bounds.y);
+    let turned = quat_from_axis_angle(axis, clamped);
+    if (hinge) {
+        return turned;
+    }
+    if ((l.kind & LIMIT_TWIST) != 0u && clamped != angle) {
+        twist = turned;
     }
     if ((l.kind & LIMIT_CONE) != 0u) {
         let v = swing.xyz;
@@ -147,33 +169,25 @@ fn limit_rotation(parent: vec4<f32>, candidate: vec4<f32>, l: Limit) -> vec4<f32
 }
 
 // One joint of a limited forward pass (cpu::limits::forward_joint): the joint's total and
-// relative deltas. The deviation from rest is frame · rel · fk with the constant
-// frame = rest⁻¹ · parent_fk⁻¹ (`parent_fk` the parent's FK model rotation; Limit::frame on
-// the CPU, rebuilt here: cheaper on lavapipe than one more vec4 per joint in the private
-// limit array), so the limit needs neither the parent's current rotation nor the joint's.
+// relative deltas. The deviation from rest is frame · rel · fk with the per-joint constant
+// frame = rest⁻¹ · parent_fk⁻¹ (Limit::frame), so the limit needs neither the parent's
+// current rotation nor the joint's.
 struct Forward {
     delta: vec4<f32>,
     rel: vec4<f32>,
 }
 
-fn forward_joint(parent_delta: vec4<f32>, parent_fk: vec4<f32>, fk: vec4<f32>, dir_fk: vec3<f32>, want: vec3<f32>, l: Limit) -> Forward {
+fn forward_joint(parent_delta: vec4<f32>, fk: vec4<f32>, dir_fk: vec3<f32>, want: vec3<f32>, l: Limit) -> Forward {
     let rel = rotation_arc(dir_fk, quat_rotate(quat_conj(parent_delta), want));
     if (l.kind == 0u) {
         return Forward(quat_mul(parent_delta, rel), rel);
     }
-    let e = limit_relative(rel, parent_fk, fk, l);
+    let e = limit_relative(rel, fk, l);
     return Forward(normalize(quat_mul(parent_delta, e)), e);
 }
 
-// rest⁻¹ · parent_fk⁻¹: a joint's deviation from rest is limit_frame · rel · fk (Limit::frame
-// on the CPU).
-fn limit_frame(l: Limit, parent_fk: vec4<f32>) -> vec4<f32> {
-    return quat_mul(quat_conj(l.rest), quat_conj(parent_fk));
-}
-
 // A joint's relative delta moved into its limit (l.kind != 0; cpu::limits::limit_relative).
-fn limit_relative(rel: vec4<f32>, parent_fk: vec4<f32>, fk: vec4<f32>, l: Limit) -> vec4<f32> {
-    let frame = limit_frame(l, parent_fk);
-    let limited = limit_deviation(quat_mul(quat_mul(frame, rel), fk), l);
-    return normalize(quat_mul(quat_mul(quat_conj(frame), limited), quat_conj(fk)));
+fn limit_relative(rel: vec4<f32>, fk: vec4<f32>, l: Limit) -> vec4<f32> {
+    let limited = limit_deviation(quat_mul(quat_mul(l.frame, rel), fk), l);
+    return normalize(quat_mul(quat_mul(quat_conj(l.frame), limited), quat_conj(fk)));
 }

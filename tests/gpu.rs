@@ -159,6 +159,14 @@ fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     assert_eq!(gpu.prepared(Kind::LookAt), vec![0]);
     assert_eq!(gpu.prepared(Kind::MultiFabrik), vec![0]);
     assert_eq!(gpu.prepared(Kind::Ccd), vec![0, 2]);
+    // The option pipelines: CCD root first, constrained FABRIK with aligned hinges.
+    gpu.prepare_with_options(Kind::Ccd, [3], option::ROOT_FIRST).unwrap();
+    gpu.prepare_with_options(Kind::ConstrainedFabrik, [2], option::ALIGN_HINGES | option::KEEP_END_ROTATION).unwrap();
+    gpu.prepare_with_options(Kind::Fabrik, [2], option::ROOT_FIRST).unwrap();
+    let with_option = MAX_FABRIK_JOINTS + 1;
+    assert_eq!(gpu.prepared(Kind::Ccd), vec![0, 2, 3 + with_option]);
+    assert_eq!(gpu.prepared(Kind::ConstrainedFabrik), vec![2 + with_option]);
+    assert_eq!(gpu.prepared(Kind::Fabrik), vec![0, 2, 4, 8], "FABRIK has no option variants");
     assert_eq!(gpu.prepared(Kind::TwoBone), vec![0], "two-bone is built with the solver");
     let mut rng = Rng(3500);
     let mut chains: Vec<FabrikChain> = (0..3000)

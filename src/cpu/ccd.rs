@@ -17,7 +17,7 @@ use super::chain::{finish_chain, solve_or_fk, write_fk};
 use super::constrained_fabrik::checked;
 use super::fabrik::FabrikMode;
 use super::limits::{limit_rotation, Limit};
-use super::math::{atan2, quat_from_axis_angle, rotation_arc};
+use super::math::{rotation_arc, sin_cos};
 use crate::records::{info, option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS};
 use crate::ChainError;
 
@@ -54,13 +54,38 @@ fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
     }
 }
 
-/// `r` (`w ≥ 0`) with its angle capped at `max_step` radians (0 = no cap).
+/// A chain's per-visit cap, prepared once: the cosine and sine of half of `max_step`. A
+/// turn `r` (`w ≥ 0`, so its angle is at most π) turns by more than `max_step` exactly when
+/// `r.w` (the cosine of its half angle) is under `cos`; no cap (`max_step` 0, or π and
+/// more, which no turn exceeds) sets `cos` to −2, under every `w`. No `atan2` and no sine
+/// per visit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cap {
+    cos: f32,
+    sin: f32,
+}
+
+impl Cap {
+    /// The cap of `max_step` radians (`≥ 0`; 0 = none).
+    pub(crate) fn new(max_step: f32) -> Cap {
+        if max_step > 0.0 && max_step < std::f32::consts::PI {
+            let (sin, cos) = sin_cos(max_step * 0.5);
+            Cap { cos, sin }
+        } else {
+            Cap { cos: -2.0, sin: 0.0 }
+        }
+    }
+}
+
+/// `r` (`w ≥ 0`) with its angle capped (the turn by the cap's angle about `r`'s axis:
+/// `quat_from_axis_angle(axis, max_step)`, bit for bit).
 #[inline]
-pub(crate) fn cap_turn(r: Quat, max_step: f32) -> Quat {
+pub(crate) fn cap_turn(r: Quat, cap: Cap) -> Quat {
     let v = Vec3::new(r.x, r.y, r.z);
     let s = v.length();
-    if max_step > 0.0 && s > 0.0 && 2.0 * atan2(s, r.w) > max_step {
-        return quat_from_axis_angle(v * (1.0 / s), max_step);
+    if s > 0.0 && r.w < cap.cos {
+        let a = v * (1.0 / s);
+        return Quat::from_xyzw(a.x * cap.sin, a.y * cap.sin, a.z * cap.sin, cap.cos);
     }
     r
 }
@@ -90,7 +115,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         p[i] = v3(ch.joints_ms[i]);
     }
     let eps2 = 1e-12 * total * total;
-    let sweep = Sweep { target, parent_ms, max_step, eps2 };
+    let sweep = Sweep { target, parent_ms, cap: Cap::new(max_step), eps2 };
     for _ in 0..ch.mode[1] {
         if root_first {
             sweep_root_first(&mut p, &mut rot, &limits, &sweep, n);
@@ -120,7 +145,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
 struct Sweep {
     target: Vec3,
     parent_ms: Quat,
-    max_step: f32,
+    cap: Cap,
     eps2: f32,
 }
 
@@ -137,7 +162,7 @@ fn visit(pivot: Vec3, tip: Vec3, current: Quat, parent: Quat, limit: &Limit, s: 
     if !(l_tip > s.eps2 && l_target > s.eps2) {
         return (current, Quat::IDENTITY);
     }
-    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s.max_step);
+    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s.cap);
     let mut new = (r * current).normalize();
     if limit.kind != 0 {
         new = limit_rotation(parent, new, limit);

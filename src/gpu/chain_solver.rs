@@ -21,7 +21,7 @@ use crate::records::{
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
 use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
-use super::kinds::{fabrik_variant, GpuChain, Kind, OutputSegment};
+use super::kinds::{GpuChain, Kind, OutputSegment};
 
 /// Most chains of one kind per batch (indices are `u32` on the GPU).
 pub const MAX_CHAINS: usize = 1 << 31;
@@ -135,13 +135,28 @@ impl GpuSolver {
     /// them: for the kinds built per joint count (FABRIK, constrained FABRIK, CCD) the
     /// variants of these joint counts (a count outside `2..=MAX_FABRIK_JOINTS` builds the
     /// error kernel), for the others their one pipeline (`joint_counts` is ignored). The
-    /// limited kernels' variants take seconds each to compile on lavapipe.
+    /// limited kernels' variants take seconds each to compile on lavapipe. Chains with
+    /// `option::ALIGN_HINGES` (constrained FABRIK) or `option::ROOT_FIRST` (CCD) have
+    /// pipelines of their own: [`GpuSolver::prepare_with_options`].
     pub fn prepare(&mut self, kind: Kind, joint_counts: impl IntoIterator<Item = usize>) -> Result<(), GpuError> {
+        self.prepare_with_options(kind, joint_counts, 0)
+    }
+
+    /// [`GpuSolver::prepare`] for chains whose option bits (`mode[2]`) are `options`:
+    /// constrained FABRIK builds its `option::ALIGN_HINGES` variants when that bit is set,
+    /// CCD its `option::ROOT_FIRST` ones (each option's code lives only in the pipelines of
+    /// the chains that ask for it); other bits and kinds change nothing.
+    pub fn prepare_with_options(
+        &mut self,
+        kind: Kind,
+        joint_counts: impl IntoIterator<Item = usize>,
+        options: u32,
+    ) -> Result<(), GpuError> {
         self.context.check_lost()?;
         let mask = if kind.variants() == 1 {
             1
         } else {
-            joint_counts.into_iter().fold(0u64, |m, n| m | 1 << fabrik_variant(n))
+            joint_counts.into_iter().fold(0u64, |m, n| m | 1 << kind.variant_of(n, options))
         };
         let scope = self.context.error_scopes();
         build_variants(self.context.device(), kind, &mut self.kinds[kind as usize], mask);
@@ -149,9 +164,9 @@ impl GpuSolver {
     }
 
     /// The variants of `kind` whose pipelines are built: joint counts for the kinds built
-    /// per joint count (0 = the error kernel; constrained FABRIK's pipelines for chains with
-    /// `option::ALIGN_HINGES` are their joint count plus `MAX_FABRIK_JOINTS + 1`), `[0]` for
-    /// the others once built.
+    /// per joint count (0 = the error kernel; the pipelines of constrained FABRIK's chains
+    /// with `option::ALIGN_HINGES` and of CCD's with `option::ROOT_FIRST` are their joint
+    /// count plus `MAX_FABRIK_JOINTS + 1`), `[0]` for the others once built.
     #[must_use]
     pub fn prepared(&self, kind: Kind) -> Vec<usize> {
         let k = &self.kinds[kind as usize];

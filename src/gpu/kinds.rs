@@ -67,19 +67,22 @@ impl Kind {
     pub(crate) fn variants(self) -> usize {
         match self {
             Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
-            Kind::Fabrik | Kind::Ccd => MAX_FABRIK_JOINTS + 1,
-            // Per joint count, without and with `option::ALIGN_HINGES` (see `variant_constants`).
-            Kind::ConstrainedFabrik => 2 * (MAX_FABRIK_JOINTS + 1),
+            Kind::Fabrik => MAX_FABRIK_JOINTS + 1,
+            // Per joint count, without and with `option::ALIGN_HINGES` (constrained FABRIK)
+            // or `option::ROOT_FIRST` (CCD); see `variant_constants`.
+            Kind::ConstrainedFabrik | Kind::Ccd => 2 * (MAX_FABRIK_JOINTS + 1),
         }
     }
 
     /// Values for the `override` constants of variant `v`: constrained FABRIK's variants past
     /// `MAX_FABRIK_JOINTS` are its joint-count variants with `ALIGN = true` (chains with
-    /// `option::ALIGN_HINGES`): lavapipe runs both sides of every branch under a mask, so
-    /// the alignment lives only in the pipelines of the chains that ask for it.
+    /// `option::ALIGN_HINGES`), CCD's with `ROOT_FIRST = true` (`option::ROOT_FIRST`):
+    /// lavapipe runs both sides of every branch under a mask, so an option's code lives only
+    /// in the pipelines of the chains that ask for it.
     pub(crate) fn variant_constants(self, v: usize) -> &'static [(&'static str, f64)] {
         match self {
             Kind::ConstrainedFabrik if v > MAX_FABRIK_JOINTS => &[("ALIGN", 1.0)],
+            Kind::Ccd if v > MAX_FABRIK_JOINTS => &[("ROOT_FIRST", 1.0)],
             _ => &[],
         }
     }
@@ -100,7 +103,12 @@ impl Kind {
                 "limited_joint_count_error",
                 v % (MAX_FABRIK_JOINTS + 1),
             ),
-            (Kind::Ccd, v) => per_joint_count(&shaders::CCD_WGSL, shaders::CCD_ENTRY, "limited_joint_count_error", v),
+            (Kind::Ccd, v) => per_joint_count(
+                &shaders::CCD_WGSL,
+                shaders::CCD_ENTRY,
+                "limited_joint_count_error",
+                v % (MAX_FABRIK_JOINTS + 1),
+            ),
         }
     }
 }
@@ -158,19 +166,36 @@ impl GpuChain for ConstrainedFabrikChain {
     const KIND: Kind = Kind::ConstrainedFabrik;
 
     fn variant(&self) -> usize {
-        let v = fabrik_variant(self.chain.mode[0] as usize);
-        if v != 0 && self.chain.mode[2] & crate::records::option::ALIGN_HINGES != 0 {
-            v + MAX_FABRIK_JOINTS + 1
-        } else {
-            v
-        }
+        Kind::ConstrainedFabrik.variant_of(self.chain.mode[0] as usize, self.chain.mode[2])
     }
 }
 impl GpuChain for CcdChain {
     const KIND: Kind = Kind::Ccd;
 
     fn variant(&self) -> usize {
-        fabrik_variant(self.chain.mode[0] as usize)
+        Kind::Ccd.variant_of(self.chain.mode[0] as usize, self.chain.mode[2])
+    }
+}
+
+impl Kind {
+    /// The variant that solves a chain of `joints` joints with the option bits `options`:
+    /// the kinds with one pipeline 0; FABRIK its joint count (0 for a count without one);
+    /// constrained FABRIK and CCD the same, plus `MAX_FABRIK_JOINTS + 1` with
+    /// `option::ALIGN_HINGES` or `option::ROOT_FIRST` respectively.
+    pub(crate) fn variant_of(self, joints: usize, options: u32) -> usize {
+        use crate::records::option;
+        let v = fabrik_variant(joints);
+        let option_bit = match self {
+            Kind::ConstrainedFabrik => option::ALIGN_HINGES,
+            Kind::Ccd => option::ROOT_FIRST,
+            Kind::Fabrik => 0,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => return 0,
+        };
+        if v != 0 && options & option_bit != 0 {
+            v + MAX_FABRIK_JOINTS + 1
+        } else {
+            v
+        }
     }
 }
 
