@@ -1,8 +1,11 @@
 //! The SoA batch paths behind the CPU jobs (every [`CpuPath`] this CPU has: AVX-512, AVX2)
-//! against the scalar reference solvers: same status words (reached, error code, info bits)
-//! for every chain, FK fallbacks bit for bit, and positions / rotations / corrections
-//! within float rounding, over random chains of every mode with ~10 % degenerate ones, at
-//! every batch length around the lane counts.
+//! against the scalar reference solvers: every record **bit for bit** the scalar one
+//! (status words, FK fallbacks, positions, rotations, corrections), over random chains of
+//! every mode with ~10 % degenerate ones, at every batch length around the lane counts. The
+//! lanes repeat the scalar code's operations in its order, glam's SSE2 quaternion product,
+//! dot product and normalisation included (glam's default on x86-64). The largest position
+//! and angle differences are still measured and printed (0 when the records are equal), so
+//! a change that breaks the equality reports how far apart the paths went.
 
 mod common;
 
@@ -21,7 +24,8 @@ fn simd_paths() -> Vec<CpuPath> {
 }
 
 /// Largest position difference (× limb length) and rotation/correction angle (rad) of a
-/// batch result on `path` from the scalar one; panics on any status difference.
+/// batch result on `path` from the scalar one; panics on any record that is not bit for bit
+/// the scalar one.
 fn compare_two_bone(chains: &[TwoBoneChain], path: CpuPath) -> (f32, f32) {
     let mut batch = vec![TwoBoneSolved::default(); chains.len()];
     TwoBoneJob::new(chains, &mut batch).with_path(path).run().unwrap();
@@ -30,6 +34,10 @@ fn compare_two_bone(chains: &[TwoBoneChain], path: CpuPath) -> (f32, f32) {
         let mut s = TwoBoneSolved::default();
         two_bone(c, &mut s);
         assert_eq!(b.status, s.status, "chain {i}: {c:?}");
+        assert!(
+            bytemuck::bytes_of(b) == bytemuck::bytes_of(&s),
+            "{path}: two-bone chain {i} is not bit for bit the scalar result: {c:?}"
+        );
         if s.error().is_some() || c.limb.weight() <= 0.0 {
             assert_eq!(b, &s, "fallback of chain {i} differs");
             continue;
@@ -92,7 +100,8 @@ fn a_bad_chain_does_not_change_its_lane_neighbours() {
 }
 
 /// Largest position difference (× chain length) and rotation/correction angle of the pseudo
-/// three-bone batch result on `path` from the scalar one; panics on any status difference.
+/// three-bone batch result on `path` from the scalar one; panics on any record that is not
+/// bit for bit the scalar one.
 fn compare_three_bone(chains: &[ThreeBoneChain], path: CpuPath) -> (f32, f32) {
     let mut batch = vec![ThreeBoneSolved::default(); chains.len()];
     ThreeBoneJob::new(chains, &mut batch).with_path(path).run().unwrap();
@@ -101,6 +110,10 @@ fn compare_three_bone(chains: &[ThreeBoneChain], path: CpuPath) -> (f32, f32) {
         let mut s = ThreeBoneSolved::default();
         three_bone(c, &mut s);
         assert_eq!(b.status, s.status, "chain {i}: {c:?}");
+        assert!(
+            bytemuck::bytes_of(b) == bytemuck::bytes_of(&s),
+            "{path}: three-bone chain {i} is not bit for bit the scalar result: {c:?}"
+        );
         if s.error().is_some() || c.limb.weight() <= 0.0 {
             assert_eq!(b, &s, "fallback of chain {i} differs");
             continue;
@@ -121,11 +134,8 @@ fn compare_three_bone(chains: &[ThreeBoneChain], path: CpuPath) -> (f32, f32) {
     (pos, rot)
 }
 
-/// Pseudo three-bone runs two limb solves in series, the second aimed with quaternion
-/// products that glam's SSE code rounds in another order than the lanes, so rounding is
-/// amplified more than in two-bone (measured: 1.1e-5 × length on one stretched chain of
-/// 20 000, the others under 5e-6; rotations 3.5e-5 rad). The limit is the twins' contract
-/// (CPU against GPU): 1e-4 × length and 1e-3 rad.
+/// Pseudo three-bone: bit for bit the scalar solver (`compare_three_bone`), on random
+/// chains and the benchmark workload.
 #[test]
 fn three_bone_batch_matches_scalar_on_random_chains() {
     let mut rng = Rng(13);
@@ -158,7 +168,8 @@ fn three_bone_batch_matches_scalar_on_random_chains() {
 }
 
 /// Largest position difference (× chain length) and rotation/correction angle of the FABRIK
-/// batch result on `path` from the scalar one; panics on any status difference.
+/// batch result on `path` from the scalar one; panics on any record that is not bit for bit
+/// the scalar one.
 fn compare_fabrik(chains: &[FabrikChain], path: CpuPath) -> (f32, f32) {
     let mut batch = vec![FabrikSolved::default(); chains.len()];
     FabrikJob::new(chains, &mut batch).with_path(path).run().unwrap();
@@ -167,6 +178,10 @@ fn compare_fabrik(chains: &[FabrikChain], path: CpuPath) -> (f32, f32) {
         let mut s = FabrikSolved::default();
         crowd_ik::cpu::fabrik(c, &mut s);
         assert_eq!(b.status, s.status, "chain {i}: {c:?}");
+        assert!(
+            bytemuck::bytes_of(b) == bytemuck::bytes_of(&s),
+            "{path}: FABRIK chain {i} is not bit for bit the scalar result: {c:?}"
+        );
         let n = c.joint_count();
         if s.error().is_some() || c.target_ms[3] <= 0.0 {
             assert_eq!(b, &s, "fallback of chain {i} differs");

@@ -22,7 +22,7 @@ use crate::records::{info, option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS
 use crate::ChainError;
 
 /// The option bits a CCD chain may set.
-const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ROOT_FIRST;
+pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ROOT_FIRST;
 
 /// Solves one CCD chain with exactly `mode[1]` iterations (what the GPU kernel runs); an
 /// invalid chain gets a flagged FK fallback.
@@ -46,7 +46,7 @@ pub fn validate_ccd(chain: &CcdChain) -> Result<(), ChainError> {
     check_step(chain)
 }
 
-fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
+pub(crate) fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
     if chain.chain.params[1] >= 0.0 {
         Ok(())
     } else {
@@ -61,8 +61,8 @@ fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
 /// per visit.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cap {
-    cos: f32,
-    sin: f32,
+    pub cos: f32,
+    pub sin: f32,
 }
 
 impl Cap {

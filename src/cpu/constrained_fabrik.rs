@@ -22,7 +22,7 @@ use crate::records::{
 use crate::ChainError;
 
 /// The option bits a constrained chain may set.
-const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ALIGN_HINGES;
+pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ALIGN_HINGES;
 
 /// Solves one constrained chain in [`FabrikMode::Fixed`] mode; an invalid chain gets a
 /// flagged FK fallback. Same contract as [`super::fabrik()`], plus: at weight 1 every joint

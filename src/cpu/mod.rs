@@ -127,6 +127,10 @@ impl Chain for ConstrainedFabrikChain {
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         constrained_fabrik_with_mode(self, mode, out);
     }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
+        wide::constrained_fabrik_batch(chains, mode, path, out);
+    }
     fn validate(&self) -> Result<(), ChainError> {
         validate_constrained_fabrik(self)
     }
@@ -140,6 +144,10 @@ impl Chain for CcdChain {
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         ccd_with_mode(self, mode, out);
+    }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
+        wide::ccd_batch(chains, mode, path, out);
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_ccd(self)
@@ -180,8 +188,9 @@ impl Chain for LookAtChain {
 /// The instruction set a CPU batch job runs on. The SIMD paths solve a group of chains at
 /// once (16 with AVX2, 32 with AVX-512), one lane per chain, with the same math and
 /// operation order as the scalar solvers (which are the reference and the GPU kernels'
-/// twins); results agree with them to float rounding (`tests/wide.rs`). Two-bone, pseudo
-/// three-bone and FABRIK ([`FabrikMode::Fixed`]) have SIMD paths; aim and FABRIK
+/// twins), so every path gives every chain the same bits (`tests/wide.rs`,
+/// `tests/limits.rs`). Two-bone, pseudo three-bone, FABRIK, constrained FABRIK and CCD
+/// ([`FabrikMode::Fixed`]) have SIMD paths; the other solvers and
 /// [`FabrikMode::Converge`] run the scalar solvers on every path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CpuPath {
@@ -332,8 +341,8 @@ impl<'a, C: Chain> BatchJob<'a, C> {
         self
     }
 
-    /// The same job on `path` (see [`CpuPath`]; results agree across paths to float
-    /// rounding).
+    /// The same job on `path` (see [`CpuPath`]; every path gives the same results, bit for
+    /// bit).
     #[must_use]
     pub fn with_path(mut self, path: CpuPath) -> Self {
         self.path = path;

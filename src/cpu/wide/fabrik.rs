@@ -4,8 +4,8 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, assume_init_slice, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at, mirror_words,
-    normalize_or, rotation_arc, store_words_at, words, Kernel, Q, V3,
+    all_in_range, assume_init_slice, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat, load_words_at,
+    mirror_words, normalize_or, rotation_arc, store_fabrik_solved, words, Kernel, Q, V3,
 };
 use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
@@ -185,21 +185,7 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
             mirror_words(assume_init_slice_mut(&mut rest[..nw]), mirrored, [], (0..n).map(|j| 4 * j));
         }
     }
-    for k in 0..3 {
-        let (from, region) = (k * 4 * N, k * 4 * J);
-        // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
-        store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
-        for o in out.iter_mut() {
-            let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
-            w[region + nw..region + 4 * J].fill(0.0);
-        }
-    }
-    // SAFETY: finish_chain wrote the status words.
-    store_words_at(unsafe { assume_init_slice(&solved[12 * N..]) }, out, 12 * J);
-    let mut scalar = (!solve).bits();
-    while scalar != 0 {
-        let i = scalar.trailing_zeros() as usize;
-        fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]);
-        scalar &= scalar - 1;
-    }
+    // SAFETY: finish_chain wrote the words of the n joints and the status.
+    unsafe { store_fabrik_solved(&solved, N, n, out) };
+    each_lane((!solve).bits(), |i| fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]));
 }

@@ -14,6 +14,7 @@ use std::ops::{Add, Mul, Neg, Sub};
 use super::isa::{load_block, select_f, select_m, store_block, BLOCK, F, L, M, U};
 use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
 use crate::cpu::math::sin_cos_poly;
+use crate::records::{FabrikSolved, MAX_FABRIK_JOINTS};
 
 impl M {
     #[inline(always)]
@@ -167,9 +168,10 @@ impl Q {
     pub fn from_v3(v: V3, w: F) -> Q {
         Q { x: v.x, y: v.y, z: v.z, w }
     }
+    /// glam's `Vec4::dot` on x86-64 (SSE2): `(x·x' + z·z') + (y·y' + w·w')`.
     #[inline(always)]
     pub fn dot(self, o: Q) -> F {
-        self.x * o.x + self.y * o.y + self.z * o.z + self.w * o.w
+        (self.x * o.x + self.z * o.z) + (self.y * o.y + self.w * o.w)
     }
     #[inline(always)]
     pub fn conjugate(self) -> Q {
@@ -179,22 +181,23 @@ impl Q {
     pub fn neg(self) -> Q {
         Q { x: -self.x, y: -self.y, z: -self.z, w: -self.w }
     }
-    /// `self * (1 / |self|)`.
+    /// `self / |self|` (glam's `Quat::normalize` on x86-64: each component divided).
     #[inline(always)]
     pub fn normalize(self) -> Q {
-        let r = 1.0 / self.dot(self).sqrt();
-        Q { x: self.x * r, y: self.y * r, z: self.z * r, w: self.w * r }
+        let l = self.dot(self).sqrt();
+        Q { x: self.x / l, y: self.y / l, z: self.z / l, w: self.w / l }
     }
-    /// Hamilton product `self · o`.
+    /// Hamilton product `self · o`, in the grouping of glam's `Quat * Quat` on x86-64
+    /// (SSE2, after RTM's `quat_mul`), so each lane rounds like the scalar solvers.
     #[inline(always)]
     pub fn mul(self, o: Q) -> Q {
         let (x0, y0, z0, w0) = (self.x, self.y, self.z, self.w);
         let (x1, y1, z1, w1) = (o.x, o.y, o.z, o.w);
         Q {
-            x: w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
-            y: w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
-            z: w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
-            w: w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+            x: (x0 * w1 + w0 * x1) + (y0 * z1 - z0 * y1),
+            y: (w0 * y1 - x0 * z1) + (z0 * x1 + y0 * w1),
+            z: (x0 * y1 + w0 * z1) + (z0 * w1 - y0 * x1),
+            w: (w0 * w1 - x0 * x1) + (-(z0 * z1) - y0 * y1),
         }
     }
     /// Rotates `v` (glam's formula).
@@ -297,9 +300,10 @@ pub(crate) fn nlerp_identity(q: Q, weight: F) -> Q {
 }
 
 /// `cpu::chain::finish_chain` over lanes for the joints `p` (`n` = `p.len()`) with FK
-/// rotations `r`, relative deltas `rel` and stretch `scale[i]` of bone `i` (`p[i] → p[i+1]`). A delta is `Some((q, id))`: `q`, except the exact identity in the
-/// lanes of `id`; or `None`: the identity in every lane, whose products are skipped. Both
-/// give a lane the same bits, so skipping never makes a chain depend on its neighbours. Writes positions, rotations and corrections of the `n` joints and
+/// rotations `r`, relative deltas `rel` and stretch `scale[i]` of bone `i` (`p[i] → p[i+1]`).
+/// A delta is `Some((q, id))`: `q`, except the exact identity in the lanes of `id` (what the
+/// scalar code's weighting makes of an identity delta); or `None`: the identity in every
+/// lane (no weighting to compute). Writes positions, rotations and corrections of the `n` joints and
 /// the status into `out`, the words of a `SolvedChain<cap>` (`12·cap + 4`; the words of
 /// joints past `n` are left alone).
 #[inline(always)]
@@ -322,13 +326,15 @@ pub(crate) fn finish_chain(
     let w01 = weight.max(0.0).min(1.0);
     for j in 0..n {
         pos.put_point(out, 4 * j, one);
-        if let Some((rel, id)) = rel[j] {
-            let e = id.sel(Q::identity(), nlerp_identity(rel, weight));
-            delta = if j == 0 { e } else { delta.mul(e) }; // identity · e = e exactly
-            id.sel(Q::identity(), r[j].conjugate().mul(e).mul(r[j])).put(out, 4 * (2 * cap + j));
-        } else {
-            Q::identity().put(out, 4 * (2 * cap + j));
-        }
+        // Every product as the scalar code makes it, identities included (`r⁻¹ · r` is not
+        // the exact identity, `identity · e` turns a −0 into +0), so each lane is bit for
+        // bit the scalar result.
+        let e = match rel[j] {
+            Some((rel, id)) => id.sel(Q::identity(), nlerp_identity(rel, weight)),
+            None => Q::identity(),
+        };
+        delta = delta.mul(e);
+        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * cap + j));
         delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
         if j + 1 < n {
             pos = pos + delta.rotate(p[j + 1] - p[j]) * (1.0 + (scale[j] - 1.0) * w01);
@@ -338,6 +344,40 @@ pub(crate) fn finish_chain(
     let written = F::splat(f32::from_bits(n as u32)); // a u32 word: joints written
     let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), written];
     put(out, 12 * cap, &status);
+}
+
+/// Stores the words `finish_chain` wrote for `n` joints packed for capacity `cap`
+/// (positions `0..4·cap`, rotations, corrections, then the status) into the [`L`]
+/// [`FabrikSolved`] records, whose slots past `n` are zeroed.
+///
+/// # Safety
+/// `finish_chain` must have written words `4j..4j + 4` of each region for every joint
+/// `j < n`, and the status words.
+#[inline(always)]
+pub(crate) unsafe fn store_fabrik_solved(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [FabrikSolved; L]) {
+    const J: usize = MAX_FABRIK_JOINTS;
+    let nw = 4 * n;
+    for k in 0..3 {
+        let (from, region) = (k * 4 * cap, k * 4 * J);
+        // SAFETY: the caller's promise.
+        store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
+        for o in out.iter_mut() {
+            let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
+            w[region + nw..region + 4 * J].fill(0.0);
+        }
+    }
+    // SAFETY: the caller's promise.
+    store_words_at(unsafe { assume_init_slice(&solved[12 * cap..12 * cap + 4]) }, out, 12 * J);
+}
+
+/// Calls `solve(i)` for every lane `i` whose bit is set in `bits` (the lanes the scalar
+/// solver redoes).
+#[inline(always)]
+pub(crate) fn each_lane(mut bits: u32, mut solve: impl FnMut(usize)) {
+    while bits != 0 {
+        solve(bits.trailing_zeros() as usize);
+        bits &= bits - 1;
+    }
 }
 
 /// Lanes whose `|q|² − 1| ≤ 1e-3` (`cpu::math::is_unit_quat`).

@@ -6,11 +6,15 @@
 //! written over lanes (`F`, `V3`, `Q`): each line is one vector instruction, and branches
 //! become selects (every lane computes every case and keeps its own). Rust never contracts
 //! `a * b + c` into an FMA, so each lane rounds like the scalar code wherever the operation
-//! order is the same.
+//! order is the same; where the scalar code calls glam, the lanes follow glam's SSE2 code
+//! (its quaternion product, 4-vector dot product and normalisation: glam's default on
+//! x86-64), and they make every product the scalar code makes, identities included. So
+//! every lane is bit for bit the scalar result.
 //!
 //! One source, two instruction sets: `lanes.rs` (vectors, quaternions, helpers, record
-//! loads/stores, the group loop) and the kernels `two_bone.rs`, `three_bone.rs` and
-//! `fabrik.rs` are compiled
+//! loads/stores, the group loop), `limits.rs` (joint limits over lanes) and the kernels
+//! `two_bone.rs`, `three_bone.rs`, `fabrik.rs`, `constrained_fabrik.rs` and `ccd.rs` are
+//! compiled
 //! twice, once in [`avx2`] and once in [`avx512`], each over its own `isa.rs` (the lane
 //! types `F`/`M`/`U`, selects, transposes, and `run`, the `target_feature` entry point).
 //! The kernels are `#[inline(always)]` down to the intrinsics, so each instantiation is one
@@ -23,8 +27,8 @@
 //!
 //! Lanes that are invalid, untouched (weight ≤ 0) or hit any error path are solved again
 //! by the scalar solver, so error codes, FK fallbacks and info bits come from one place.
-//! `tests/wide.rs` holds every path to the scalar one: same status words, positions and
-//! rotations within float rounding.
+//! `tests/wide.rs` and `tests/limits.rs` hold every path to the scalar one, record for
+//! record and byte for byte.
 //!
 //! Soundness: every intrinsic needs the instruction set of its `isa.rs`. Lane values are
 //! only made by code in this module, and this module is entered only through the batch
@@ -33,11 +37,16 @@
 //! a lane value exists the instruction set is there, and the operators and helpers (which
 //! cannot carry `target_feature` and stay generic over the instruction set) rely on that.
 
+use super::ccd::ccd_with_mode;
+use super::constrained_fabrik::constrained_fabrik_with_mode;
 use super::fabrik::{fabrik_with_mode, FabrikMode};
 use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
-use crate::records::{FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved};
+use crate::records::{
+    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
+    TwoBoneSolved,
+};
 
 /// Runs an intrinsic expression inside the lane primitives of an `isa.rs`.
 macro_rules! avx {
@@ -130,11 +139,17 @@ macro_rules! lane_comparisons {
 /// The AVX2 instantiation (16 chains per group in two `__m256` per value).
 #[allow(clippy::duplicate_mod)] // the shared sources, compiled once per instruction set
 pub(crate) mod avx2 {
+    #[path = "../ccd.rs"]
+    pub(crate) mod ccd;
+    #[path = "../constrained_fabrik.rs"]
+    pub(crate) mod constrained_fabrik;
     #[path = "../fabrik.rs"]
     pub(crate) mod fabrik;
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
+    #[path = "../limits.rs"]
+    pub(crate) mod limits;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
@@ -145,11 +160,17 @@ pub(crate) mod avx2 {
 /// mask registers, 32 vector registers).
 #[allow(clippy::duplicate_mod)] // the shared sources, compiled once per instruction set
 pub(crate) mod avx512 {
+    #[path = "../ccd.rs"]
+    pub(crate) mod ccd;
+    #[path = "../constrained_fabrik.rs"]
+    pub(crate) mod constrained_fabrik;
     #[path = "../fabrik.rs"]
     pub(crate) mod fabrik;
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
+    #[path = "../limits.rs"]
+    pub(crate) mod limits;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
@@ -204,14 +225,14 @@ fn batch<C, S>(
 }
 
 /// The batch path behind [`crate::cpu::TwoBoneJob`] (see [`batch`]): same contract and
-/// results as calling [`two_bone`] on each chain, to float rounding.
+/// results as calling [`two_bone`] on each chain, bit for bit.
 pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], path: CpuPath, out: &mut [TwoBoneSolved]) {
     let avx512 = avx512::isa::run::<avx512::two_bone::TwoBone>;
     batch(chains, path, out, avx512, avx2::isa::run::<avx2::two_bone::TwoBone>, two_bone);
 }
 
 /// The batch path behind [`crate::cpu::ThreeBoneJob`] (see [`batch`]): same contract and
-/// results as calling [`three_bone`] on each chain, to float rounding.
+/// results as calling [`three_bone`] on each chain, bit for bit.
 pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &mut [ThreeBoneSolved]) {
     let avx512 = avx512::isa::run::<avx512::three_bone::ThreeBone>;
     batch(chains, path, out, avx512, avx2::isa::run::<avx2::three_bone::ThreeBone>, three_bone);
@@ -219,7 +240,7 @@ pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &m
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
 /// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
-/// results as [`crate::cpu::fabrik`] on each chain, to float rounding);
+/// results as [`crate::cpu::fabrik`] on each chain, bit for bit);
 /// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
 ///
 /// Lanes need one joint count and iteration count per group; a batch that mixes them is
@@ -239,7 +260,67 @@ pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, path: CpuPa
             return;
         }
     };
-    let key = |c: &FabrikChain| (c.mode[0], c.mode[1]);
+    grouped(chains, out, |c| (c.mode[0], c.mode[1], 0), run);
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
+/// [`crate::cpu::ConstrainedFabrikJob`], as [`fabrik_batch`] is FABRIK's ([`FabrikMode::Fixed`]
+/// in lanes, same contract and results as [`constrained_fabrik_with_mode`] on each chain,
+/// bit for bit; [`FabrikMode::Converge`] chain by chain).
+pub(crate) fn constrained_fabrik_batch(
+    chains: &[ConstrainedFabrikChain],
+    mode: FabrikMode,
+    path: CpuPath,
+    out: &mut [FabrikSolved],
+) {
+    debug_assert_eq!(chains.len(), out.len());
+    let run: fn(&[ConstrainedFabrikChain], &mut [FabrikSolved]) -> bool = match path {
+        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
+            avx512::isa::run::<avx512::constrained_fabrik::ConstrainedFabrik>
+        }
+        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => {
+            avx2::isa::run::<avx2::constrained_fabrik::ConstrainedFabrik>
+        }
+        _ => {
+            for (c, o) in chains.iter().zip(out) {
+                constrained_fabrik_with_mode(c, mode, o);
+            }
+            return;
+        }
+    };
+    grouped(chains, out, |c| (c.chain.mode[0], c.chain.mode[1], 0), run);
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
+/// [`crate::cpu::CcdJob`], as [`fabrik_batch`] is FABRIK's ([`FabrikMode::Fixed`] in lanes,
+/// same contract and results as [`ccd_with_mode`] on each chain, bit for bit;
+/// [`FabrikMode::Converge`] chain by chain). Groups share their sweep order too.
+pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
+    debug_assert_eq!(chains.len(), out.len());
+    let run: fn(&[CcdChain], &mut [FabrikSolved]) -> bool = match path {
+        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
+            avx512::isa::run::<avx512::ccd::Ccd>
+        }
+        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => avx2::isa::run::<avx2::ccd::Ccd>,
+        _ => {
+            for (c, o) in chains.iter().zip(out) {
+                ccd_with_mode(c, mode, o);
+            }
+            return;
+        }
+    };
+    grouped(chains, out, |c| (c.chain.mode[0], c.chain.mode[1], c.chain.mode[2] & option::ROOT_FIRST), run);
+}
+
+/// Runs `run` over `chains` in groups of one `key` (joint count, iterations, sweep order): the whole
+/// batch at once when it has one key, else one index sort and the groups of each key.
+/// A chain's result never depends on its neighbours.
+fn grouped<C: Copy>(
+    chains: &[C],
+    out: &mut [FabrikSolved],
+    key: impl Fn(&C) -> (u32, u32, u32),
+    run: fn(&[C], &mut [FabrikSolved]) -> bool,
+) {
     if chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0))) {
         run(chains, out);
         return;

@@ -3,8 +3,8 @@
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    all_in_range, assume_init, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at, mirror_words,
-    store_words, words, Kernel, Q, V3,
+    all_in_range, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat, load_words_at,
+    mirror_words, store_words, words, Kernel, Q, V3,
 };
 use super::two_bone::{solve_limb, Limb};
 use crate::cpu::limb::ZERO_BONE;
@@ -91,10 +91,5 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     }
     // SAFETY: `finish_chain` wrote all 12·4 + 4 words of the four joints.
     store_words(unsafe { assume_init(&solved) }, out);
-    let mut scalar = (!(eligible & !failed)).bits();
-    while scalar != 0 {
-        let i = scalar.trailing_zeros() as usize;
-        three_bone(&c[i], &mut out[i]);
-        scalar &= scalar - 1;
-    }
+    each_lane((!(eligible & !failed)).bits(), |i| three_bone(&c[i], &mut out[i]));
 }

@@ -3,9 +3,9 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, finish_chain, is_unit_quat, load_words_at,
-    mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc, sin_cos,
-    store_words, words, Kernel, Q, V3,
+    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat,
+    load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
+    sin_cos, store_words, words, Kernel, Q, V3,
 };
 use crate::cpu::limb::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
@@ -298,11 +298,12 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let offset_lanes = offset.x.ne_(0.0) | offset.y.ne_(0.0) | offset.z.ne_(0.0);
     let target = if offset_lanes.any() { offset_lanes.sel(l.target - r[2].rotate(offset), l.target) } else { l.target };
     let sol = solve_limb(p[0], p[1], p[2], r[1], target, &l);
-    // The end joint keeps its FK model rotation (relative delta (e0·e1)⁻¹) or follows the
-    // limb (the identity; the scalar solver's d1⁻¹·d1 up to rounding).
-    let rel2 = if l.keep_end.any() { Some((sol.e0.mul(sol.e1).conjugate(), !l.keep_end)) } else { None };
+    // The end joint keeps its FK model rotation (relative delta d1⁻¹ · identity) or follows
+    // the limb (d1⁻¹ · d1: the identity up to rounding), as the scalar solver computes them.
+    let d1 = sol.e0.mul(sol.e1);
+    let rel2 = d1.conjugate().mul(l.keep_end.sel(Q::identity(), d1));
     let none = M::splat(false);
-    let rel = [Some((sol.e0, none)), Some((sol.e1, none)), rel2];
+    let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((rel2, none))];
     let mut solved = words::<40>();
     finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut solved);
     if mirrored.any() {
@@ -311,10 +312,5 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     }
     // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
     store_words(unsafe { assume_init(&solved) }, out);
-    let mut scalar = (!(eligible & !sol.failed)).bits();
-    while scalar != 0 {
-        let i = scalar.trailing_zeros() as usize;
-        two_bone(&c[i], &mut out[i]);
-        scalar &= scalar - 1;
-    }
+    each_lane((!(eligible & !sol.failed)).bits(), |i| two_bone(&c[i], &mut out[i]));
 }
