@@ -361,3 +361,34 @@ fn mirrored_chains_are_their_reflected_twins_exactly_on_every_path() {
         }
     }
 }
+
+/// The SIMD paths keep a group's lanes on the stack (the README's "The CPU batch path"
+/// states how much): every batch job of every path runs on a thread with a 512 KiB stack
+/// (chains of 16 joints, the largest lane arrays), so a regression in the frame size shows
+/// here as a crash rather than in a user's engine thread.
+#[test]
+fn every_path_runs_on_a_512_kib_thread_stack() {
+    for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                let two = workload::two_bone(100, 1);
+                TwoBoneJob::new(&two, &mut vec![TwoBoneSolved::default(); two.len()]).with_path(path).run().unwrap();
+                let three = workload::three_bone(100, 2);
+                ThreeBoneJob::new(&three, &mut vec![ThreeBoneSolved::default(); three.len()])
+                    .with_path(path)
+                    .run()
+                    .unwrap();
+                let fabrik = workload::fabrik(100, 16, 4, 3);
+                let mut out = vec![FabrikSolved::default(); fabrik.len()];
+                FabrikJob::new(&fabrik, &mut out).with_path(path).run().unwrap();
+                let limited = workload::limited(100, 16, 4, 3);
+                ConstrainedFabrikJob::new(&limited, &mut out).with_path(path).run().unwrap();
+                let ccd: Vec<CcdChain> = limited.iter().map(|c| CcdChain::new(c.chain, c.limits)).collect();
+                CcdJob::new(&ccd, &mut out).with_path(path).run().unwrap();
+            })
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| panic!("{path}: a batch job failed on a 512 KiB stack"));
+    }
+}

@@ -66,7 +66,7 @@ impl Limited for Ccd {
     ) {
         let root_first = c[0].chain.mode[2] & option::ROOT_FIRST != 0;
         let g = load_limited::<_, N, W, P>(c, prep, n);
-        let (fk_p, fk, lim) = (g.fk_p, g.fk, g.lim);
+        let (fk_p, fk, lim) = (&g.fk_p, &g.fk, &g.lim);
         let total = g.extra[0];
         let target = V3::at(&g.tail, 0);
         let precision = g.tail[4];
@@ -77,13 +77,13 @@ impl Limited for Ccd {
             cap_sin: g.extra[2],
             eps2: 1e-12 * total * total,
         };
-        let mut p = fk_p;
-        let mut rot = fk;
+        let mut p = *fk_p;
+        let mut rot = *fk;
         for _ in 0..iterations {
             if root_first {
-                sweep_root_first(&mut p, &mut rot, &lim, &s, n);
+                sweep_root_first(&mut p, &mut rot, lim, &s, n);
             } else {
-                sweep_tip_first(&mut p, &mut rot, &lim, &s, n);
+                sweep_tip_first(&mut p, &mut rot, lim, &s, n);
             }
         }
         let reached = (p[n - 1] - target).length().le(precision);

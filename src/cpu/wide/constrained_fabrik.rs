@@ -62,7 +62,7 @@ impl Limited for ConstrainedFabrik {
         iterations: u32,
     ) {
         let g = load_limited::<_, N, W, P>(c, prep, n);
-        let (fk, r, lim, len, dir_fk) = (g.fk_p, g.fk, g.lim, g.len, g.dir_fk);
+        let (fk, r, lim, len, dir_fk) = (&g.fk_p, &g.fk, &g.lim, &g.len, &g.dir_fk);
         let total = g.extra[0];
         let target = V3::at(&g.tail, 0);
         let precision = g.tail[4];
@@ -70,7 +70,7 @@ impl Limited for ConstrainedFabrik {
         let eps2 = 1e-12 * total * total;
 
         // --- solve(): the free backward pass, then the limited forward pass. ---
-        let mut p = fk;
+        let mut p = *fk;
         let mut rel = [Q::identity(); N];
         let mut delta = Q::identity();
         for it in 0..iterations.max(1) {
