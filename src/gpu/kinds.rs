@@ -87,6 +87,26 @@ impl Kind {
         }
     }
 
+    /// The variant that solves a chain of `joints` joints with the option bits `options`:
+    /// the kinds with one pipeline 0; FABRIK its joint count (0 for a count without one);
+    /// constrained FABRIK and CCD the same, plus `MAX_FABRIK_JOINTS + 1` with
+    /// `option::ALIGN_HINGES` or `option::ROOT_FIRST` respectively.
+    pub(crate) fn variant_of(self, joints: usize, options: u32) -> usize {
+        use crate::records::option;
+        let v = fabrik_variant(joints);
+        let option_bit = match self {
+            Kind::ConstrainedFabrik => option::ALIGN_HINGES,
+            Kind::Ccd => option::ROOT_FIRST,
+            Kind::Fabrik => 0,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => return 0,
+        };
+        if v != 0 && options & option_bit != 0 {
+            v + MAX_FABRIK_JOINTS + 1
+        } else {
+            v
+        }
+    }
+
     /// WGSL source and entry point of variant `v`.
     pub(crate) fn variant_source(self, v: usize) -> (&'static str, &'static str) {
         match (self, v) {
@@ -174,28 +194,6 @@ impl GpuChain for CcdChain {
 
     fn variant(&self) -> usize {
         Kind::Ccd.variant_of(self.chain.mode[0] as usize, self.chain.mode[2])
-    }
-}
-
-impl Kind {
-    /// The variant that solves a chain of `joints` joints with the option bits `options`:
-    /// the kinds with one pipeline 0; FABRIK its joint count (0 for a count without one);
-    /// constrained FABRIK and CCD the same, plus `MAX_FABRIK_JOINTS + 1` with
-    /// `option::ALIGN_HINGES` or `option::ROOT_FIRST` respectively.
-    pub(crate) fn variant_of(self, joints: usize, options: u32) -> usize {
-        use crate::records::option;
-        let v = fabrik_variant(joints);
-        let option_bit = match self {
-            Kind::ConstrainedFabrik => option::ALIGN_HINGES,
-            Kind::Ccd => option::ROOT_FIRST,
-            Kind::Fabrik => 0,
-            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => return 0,
-        };
-        if v != 0 && options & option_bit != 0 {
-            v + MAX_FABRIK_JOINTS + 1
-        } else {
-            v
-        }
     }
 }
 

@@ -147,7 +147,6 @@ fn group_of<K: Limited, const N: usize, const W: usize, const S: usize, const P:
 /// the end joint's `end` where the record keeps its end rotation (the identity elsewhere),
 /// weighted, the pose rebuilt and stored with the status (`cpu::chain::finish_chain`).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the finishing stage's inputs
 pub(crate) fn finish_limited<const N: usize, const S: usize>(
     g: &LimitedGroup<N>,
     rel: &[Q; N],
@@ -252,7 +251,7 @@ pub(crate) fn load_limited<T: bytemuck::Pod, const N: usize, const W: usize, con
 
 /// `f32::round` over lanes (halves away from zero; exact: `|x| − floor(|x|)` is).
 #[inline(always)]
-pub(crate) fn round(x: F) -> F {
+fn round(x: F) -> F {
     let ax = x.abs();
     let f = ax.floor();
     let r = (ax - f).ge(0.5).sel(f + 1.0, f);
@@ -261,7 +260,7 @@ pub(crate) fn round(x: F) -> F {
 
 /// `cpu::math::atan2` over lanes.
 #[inline(always)]
-pub(crate) fn atan2(y: F, x: F) -> F {
+fn atan2(y: F, x: F) -> F {
     const TAN_PI_12: f32 = 0.267_949_2;
     const INV_SQRT3: f32 = 0.577_350_26;
     let (ax, ay) = (x.abs(), y.abs());
@@ -284,13 +283,13 @@ pub(crate) fn atan2(y: F, x: F) -> F {
 
 /// `cpu::limits::wrap` over lanes: `x` wrapped into `[−π, π]`.
 #[inline(always)]
-pub(crate) fn wrap(x: F) -> F {
+fn wrap(x: F) -> F {
     x - (2.0 * PI) * round(x * (0.5 / PI))
 }
 
 /// `cpu::limits::clamp_angle` over lanes.
 #[inline(always)]
-pub(crate) fn clamp_angle(a: F, lo: F, hi: F) -> F {
+fn clamp_angle(a: F, lo: F, hi: F) -> F {
     let inside = a.ge(lo) & a.le(hi);
     let to_lo = wrap(a - lo).abs().le(wrap(a - hi).abs());
     inside.sel(a, to_lo.sel(lo, hi))

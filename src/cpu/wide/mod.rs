@@ -247,20 +247,8 @@ pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &m
 /// solved in groups of equal `(joint count, iterations)` (one index sort per batch), so a
 /// chain's result never depends on its neighbours.
 pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
-    debug_assert_eq!(chains.len(), out.len());
-    let run: fn(&[FabrikChain], &mut [FabrikSolved]) -> bool = match path {
-        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
-            avx512::isa::run::<avx512::fabrik::Fabrik>
-        }
-        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => avx2::isa::run::<avx2::fabrik::Fabrik>,
-        _ => {
-            for (c, o) in chains.iter().zip(out) {
-                fabrik_with_mode(c, mode, o);
-            }
-            return;
-        }
-    };
-    grouped(chains, out, |c| (c.mode[0], c.mode[1], 0), run);
+    let runs = (avx512::isa::run::<avx512::fabrik::Fabrik> as Run<_>, avx2::isa::run::<avx2::fabrik::Fabrik> as Run<_>);
+    iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, |c| (c.mode[0], c.mode[1], 0));
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -273,22 +261,13 @@ pub(crate) fn constrained_fabrik_batch(
     path: CpuPath,
     out: &mut [FabrikSolved],
 ) {
-    debug_assert_eq!(chains.len(), out.len());
-    let run: fn(&[ConstrainedFabrikChain], &mut [FabrikSolved]) -> bool = match path {
-        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
-            avx512::isa::run::<avx512::constrained_fabrik::ConstrainedFabrik>
-        }
-        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => {
-            avx2::isa::run::<avx2::constrained_fabrik::ConstrainedFabrik>
-        }
-        _ => {
-            for (c, o) in chains.iter().zip(out) {
-                constrained_fabrik_with_mode(c, mode, o);
-            }
-            return;
-        }
-    };
-    grouped(chains, out, |c| (c.chain.mode[0], c.chain.mode[1], 0), run);
+    let runs = (
+        avx512::isa::run::<avx512::constrained_fabrik::ConstrainedFabrik> as Run<_>,
+        avx2::isa::run::<avx2::constrained_fabrik::ConstrainedFabrik> as Run<_>,
+    );
+    iterative_batch(chains, mode, path, out, runs, constrained_fabrik_with_mode, |c| {
+        (c.chain.mode[0], c.chain.mode[1], 0)
+    });
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -296,31 +275,44 @@ pub(crate) fn constrained_fabrik_batch(
 /// same contract and results as [`ccd_with_mode`] on each chain, bit for bit;
 /// [`FabrikMode::Converge`] chain by chain). Groups share their sweep order too.
 pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
+    let runs = (avx512::isa::run::<avx512::ccd::Ccd> as Run<_>, avx2::isa::run::<avx2::ccd::Ccd> as Run<_>);
+    let key = |c: &CcdChain| (c.chain.mode[0], c.chain.mode[1], c.chain.mode[2] & option::ROOT_FIRST);
+    iterative_batch(chains, mode, path, out, runs, ccd_with_mode, key);
+}
+
+/// An instantiation's entry point over a batch (`isa::run`): `false` when the CPU lacks it.
+type Run<C> = fn(&[C], &mut [FabrikSolved]) -> bool;
+
+/// The batch path of an iterative solver: [`FabrikMode::Fixed`] on `path` in lanes (`runs`:
+/// the AVX-512 and AVX2 instantiations), grouped by `key` ([`grouped`]); any other mode or
+/// path chain by chain with `scalar`.
+fn iterative_batch<C: Copy>(
+    chains: &[C],
+    mode: FabrikMode,
+    path: CpuPath,
+    out: &mut [FabrikSolved],
+    runs: (Run<C>, Run<C>),
+    scalar: fn(&C, FabrikMode, &mut FabrikSolved),
+    key: impl Fn(&C) -> (u32, u32, u32),
+) {
     debug_assert_eq!(chains.len(), out.len());
-    let run: fn(&[CcdChain], &mut [FabrikSolved]) -> bool = match path {
-        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
-            avx512::isa::run::<avx512::ccd::Ccd>
-        }
-        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => avx2::isa::run::<avx2::ccd::Ccd>,
+    let run = match path {
+        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => runs.0,
+        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => runs.1,
         _ => {
             for (c, o) in chains.iter().zip(out) {
-                ccd_with_mode(c, mode, o);
+                scalar(c, mode, o);
             }
             return;
         }
     };
-    grouped(chains, out, |c| (c.chain.mode[0], c.chain.mode[1], c.chain.mode[2] & option::ROOT_FIRST), run);
+    grouped(chains, out, key, run);
 }
 
 /// Runs `run` over `chains` in groups of one `key` (joint count, iterations, sweep order): the whole
 /// batch at once when it has one key, else one index sort and the groups of each key.
 /// A chain's result never depends on its neighbours.
-fn grouped<C: Copy>(
-    chains: &[C],
-    out: &mut [FabrikSolved],
-    key: impl Fn(&C) -> (u32, u32, u32),
-    run: fn(&[C], &mut [FabrikSolved]) -> bool,
-) {
+fn grouped<C: Copy>(chains: &[C], out: &mut [FabrikSolved], key: impl Fn(&C) -> (u32, u32, u32), run: Run<C>) {
     if chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0))) {
         run(chains, out);
         return;
