@@ -47,6 +47,7 @@ struct Sweep {
     parent_ms: vec4<f32>,
     cap: vec2<f32>,
     eps2: f32,
+    project: bool, // only move each joint into its limit (zero iterations)
 }
 
 // The new rotation of a visited joint and the turn it made (cpu::ccd::visit's pair).
@@ -55,17 +56,22 @@ struct Visit {
     turn: vec4<f32>,
 }
 
-// One visit of the joint at `pivot` (cpu::ccd::visit).
+// One visit of the joint at `pivot` (cpu::ccd::visit): a joint that does not turn toward
+// the target (tip or target on it, or a projecting sweep) is still moved into its limit.
 fn visit(pivot: vec3<f32>, tip: vec3<f32>, current: vec4<f32>, parent: vec4<f32>, limit: Limit, s: Sweep) -> Visit {
     let to_tip = tip - pivot;
     let to_target = s.target_pos - pivot;
     let l_tip = dot(to_tip, to_tip);
     let l_target = dot(to_target, to_target);
-    if (!(l_tip > s.eps2 && l_target > s.eps2)) {
+    let moves = !s.project && l_tip > s.eps2 && l_target > s.eps2;
+    if (!moves && limit.kind == 0u) {
         return Visit(current, Q_IDENTITY);
     }
-    let r = cap_turn(rotation_arc(to_tip / sqrt(l_tip), to_target / sqrt(l_target)), s.cap);
-    var new_rot = normalize(quat_mul(r, current));
+    var new_rot = current;
+    if (moves) {
+        let r = cap_turn(rotation_arc(to_tip / sqrt(l_tip), to_target / sqrt(l_target)), s.cap);
+        new_rot = normalize(quat_mul(r, current));
+    }
     if (limit.kind != 0u) {
         new_rot = limit_rotation(parent, new_rot, limit);
     }
@@ -160,8 +166,9 @@ fn solve(i: u32) -> u32 {
         p[k] = fk[k].xyz;
         cur[k] = rot[k];
     }
-    let sweep = Sweep(target_pos, l.parent_ms, cap_of(params.y), 1e-12 * l.total * l.total);
-    for (var it = 0u; it < mode.y; it++) {
+    // Zero iterations project the FK pose onto the limits (one sweep that only limits).
+    let sweep = Sweep(target_pos, l.parent_ms, cap_of(params.y), 1e-12 * l.total * l.total, mode.y == 0u);
+    for (var it = 0u; it < max(mode.y, 1u); it++) {
         if (ROOT_FIRST) {
             sweep_root_first(&p, &cur, &lim, sweep);
         } else {

@@ -125,7 +125,7 @@ fn ground_query(c: u32, leg: u32, x: f32, z: f32) -> Ground {
         return out;
     }
     let n = hit.normal_ws.xyz;
-    if (!(n.y > MIN_GROUND_NORMAL_Y * length(n))) {
+    if (!(dot(n, n) >= MIN_NORMAL_LENGTH2 && n.y > MIN_GROUND_NORMAL_Y * length(n))) {
         return out;
     }
     out.found = true;
@@ -231,13 +231,18 @@ fn check_character(c: u32, base: u32, n: u32) -> u32 {
     // non-unit rotation anywhere (the CPU checks them in two passes, in that order).
     var non_finite = false;
     var not_unit = false;
+    var outside = false;
     for (var j = 0u; j < n; j++) {
         let p = pose_in[base + j];
         non_finite = non_finite || !(finite4(p.position_ms) && finite4(p.rotation_ms));
         not_unit = not_unit || !is_unit_quat(p.rotation_ms);
+        outside = outside || !in_world(p.position_ms.xyz);
     }
     if (non_finite) {
         return ERR_NON_FINITE;
+    }
+    if (outside) {
+        return ERR_OUT_OF_RANGE;
     }
     if (not_unit) {
         return ERR_NOT_NORMALIZED;

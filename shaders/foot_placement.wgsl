@@ -36,9 +36,15 @@ fn spring(x: f32, v: f32, goal0: f32, goal: f32, y: f32, e: f32, dt: f32) -> vec
     if (!(dt > 0.0)) {
         return vec2<f32>(x, v);
     }
-    let gv = (goal - goal0) / dt;
+    // A goal faster than MAX_GOAL_SPEED jumped: followed as a step to where it is now.
+    var gv = (goal - goal0) / dt;
+    var start = goal0;
+    if (!(abs(gv) <= MAX_GOAL_SPEED)) {
+        start = goal;
+        gv = 0.0;
+    }
     let lag = -2.0 * gv / y;
-    let j0 = x - goal0 - lag;
+    let j0 = x - start - lag;
     let j1 = (v - gv) + j0 * y;
     return vec2<f32>(goal + lag + e * (j0 + j1 * dt), gv + e * (v - gv - j1 * y * dt));
 }
@@ -167,18 +173,29 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return ls.plane + ls.plane_velocity + ls.plane_goal + ls.lock + ls.fk + ls.heading + ls.lift;
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading);
 }
 
-// Whether the state's values are finite: the character's and those of the rig's legs, by
-// their sum (NaN or inf anywhere makes it NaN or inf; src/cpu/foot_placement.rs).
-fn state_finite() -> bool {
-    var sum = st.pelvis + vec4<f32>(st.root, 0.0, 0.0);
-    if (LEGS > 0u) { sum += leg_state_sum(0u); }
-    if (LEGS > 1u) { sum += leg_state_sum(1u); }
-    if (LEGS > 2u) { sum += leg_state_sum(2u); }
-    if (LEGS > 3u) { sum += leg_state_sum(3u); }
-    return finite4(sum);
+fn leg_heading(l: u32) -> f32 {
+    let h = abs(st.legs[l].heading.xy);
+    return max(h.x, h.y);
+}
+
+// Whether the state is one the crate could have written (src/cpu/foot_placement.rs,
+// state_in_range): no stray flag bit, the sum of its values' magnitudes within
+// MAX_STATE_MAGNITUDE (NaN or inf anywhere makes it NaN or inf), every heading word within
+// MAX_STATE_HEADING.
+fn state_in_range() -> bool {
+    var sum = abs(st.pelvis) + abs(vec4<f32>(st.root, 0.0, 0.0));
+    var heading = 0.0;
+    if (LEGS > 0u) { sum = sum + leg_state_sum(0u) + abs(st.legs[0].lift); heading = max(heading, leg_heading(0u)); }
+    if (LEGS > 1u) { sum = sum + leg_state_sum(1u) + abs(st.legs[1].lift); heading = max(heading, leg_heading(1u)); }
+    if (LEGS > 2u) { sum = sum + leg_state_sum(2u) + abs(st.legs[2].lift); heading = max(heading, leg_heading(2u)); }
+    if (LEGS > 3u) { sum = sum + leg_state_sum(3u) + abs(st.legs[3].lift); heading = max(heading, leg_heading(3u)); }
+    let total = (sum.x + sum.y) + (sum.z + sum.w);
+    let mask = (1u << LEGS) - 1u;
+    let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT);
+    return (st.flags & ~known) == 0u && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING;
 }
 
 fn state_bit(shift: u32, l: u32) -> u32 {
@@ -191,7 +208,10 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = frame.dt;
     load_state();
     pl_rates = vec2<f32>(spring_rate(rig.springs.x), spring_rate(rig.springs.w));
-    pl_snap = (st.flags & STATE_VALID) == 0u || !state_finite() || !(dt <= MAX_FRAME_TIME);
+    pl_snap = (st.flags & STATE_VALID) == 0u || !state_in_range() || !(dt <= MAX_FRAME_TIME);
+    if (pl_snap) {
+        st.flags = 0u; // a reset starts from clean flags
+    }
     pl_weights = vec4<f32>(0.0);
     if (LEGS > 0u) { blend_weight(ch, 0u); }
     if (LEGS > 1u) { blend_weight(ch, 1u); }

@@ -196,4 +196,30 @@ shared_constants! {
     MAX_WORLD_COORDINATE: f32 = 1e9;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
+    /// A caller hit's normal whose squared length is below this cannot be normalised in f32
+    /// (its square underflows): no ground.
+    MIN_NORMAL_LENGTH2: f32 = 1e-30;
+    /// Shortest frame foot placement integrates (seconds): a shorter one, subnormal frame
+    /// times included, is a frame in which no time passed (a GPU that flushes subnormals
+    /// sees 0 as well).
+    MIN_FRAME_TIME: f32 = 1e-6;
+    /// Largest sum of the magnitudes of a `CharacterState`'s values (its rig's legs): past
+    /// it (or NaN, inf) the state is garbage and resets its character. The crate writes
+    /// world coordinates within `MAX_WORLD_COORDINATE`, so a valid state of four legs sums
+    /// to under ~4e10.
+    MAX_STATE_MAGNITUDE: f32 = 1e11;
+    /// Largest magnitude of a leg state's heading words (a unit heading while locked, a
+    /// release angle in `[−π, π]` otherwise): past it the state resets.
+    MAX_STATE_HEADING: f32 = 4.0;
+    /// Shortest spring half-life foot placement accepts (seconds; 0 = no smoothing): a
+    /// shorter one's rate overflows the spring's arithmetic in f32.
+    MIN_HALF_LIFE: f32 = 1e-4;
+    /// Largest distance (world units), speed (per second) or time (seconds) a foot rig's
+    /// settings may hold: foot heights, the pelvis and step limits, tolerances, speeds,
+    /// half-lives. Past it `IkError::InvalidRig`.
+    MAX_RIG_SETTING: f32 = 1e6;
+    /// Fastest a spring's goal may move (world units or radians per second): a goal that
+    /// jumps farther in one frame is a discontinuity, followed as a step (the spring does
+    /// not extrapolate a velocity of 1e15 from a teleport over a microsecond).
+    MAX_GOAL_SPEED: f32 = 1e4;
 }

@@ -121,6 +121,9 @@ pub enum IkError {
     /// A rig with foot placement was run without its per-character state
     /// (`FootIkJob::run_frame`, `CrowdSolver::set_frame_time`).
     StateRequired,
+    /// A stateless rig (no foot placement) was run with per-character states and a frame
+    /// time (`FootIkJob::run_frame`): they would be ignored; use `FootIkJob::run`.
+    StateNotUsed,
 }
 
 impl fmt::Display for IkError {
@@ -139,6 +142,9 @@ impl fmt::Display for IkError {
             Self::Parse(m) => write!(f, "parse error: {m}"),
             Self::CpuPathUnavailable(p) => write!(f, "this CPU cannot run the {p} path"),
             Self::InvalidFrameTime(dt) => write!(f, "frame time {dt} s: it must be finite and ≥ 0"),
+            Self::StateNotUsed => {
+                write!(f, "this rig has no foot placement: it reads no state nor frame time (run it without them)")
+            }
             Self::StateRequired => {
                 write!(f, "this rig has foot placement: run frames with their time and per-character state")
             }

@@ -751,3 +751,149 @@ fn gpu_matches_cpu_for_aligned_hinges() {
         }
     }
 }
+
+/// Random limited chains made hostile for CCD: targets on a joint, a last bone barely
+/// longer than the zero-length threshold, mirrored chains (their twin's limits are what
+/// hold), and FK poses outside the limits (rest frames turned away from FK).
+fn hostile_ccd(rng: &mut Rng, iterations: u32) -> CcdChain {
+    let mut c = random_limited(rng, iterations);
+    let n = c.chain.joint_count();
+    match rng.below(4) {
+        0 => c.chain.target_ms = c.chain.joints_ms[rng.below(n as u32) as usize],
+        1 => {
+            // The last bone 2e-6 of the chain's length, along its FK direction.
+            let (a, b) = (c.chain.joint(n - 2), c.chain.joint(n - 1));
+            let len = length(&c.chain);
+            let tip = a + (b - a).normalize() * len * 2e-6;
+            c.chain.joints_ms[n - 1] = tip.extend(1.0).to_array();
+        }
+        _ => {}
+    }
+    if rng.below(3) == 0 {
+        c.chain = c.chain.with_mirrored(true);
+    }
+    CcdChain::new(c.chain, c.limits).with_max_step([0.0, 0.3][rng.below(2) as usize]).with_root_first(rng.below(2) == 0)
+}
+
+/// The limits a mirrored chain's solution keeps are its unmirrored twin's: the violation of
+/// a solved chain, measured on the twin for a mirrored one.
+fn ccd_violation(c: &CcdChain, s: &FabrikSolved) -> f32 {
+    let limited = as_limited(c);
+    if c.chain.mode[2] & crowd_ik::records::option::MIRRORED == 0 {
+        return worst_violation(&limited, s);
+    }
+    let points: Vec<usize> = (0..16).chain([32]).collect();
+    let rotations: Vec<usize> = (16..32).chain([35]).collect();
+    let mut twin = reflect(&limited, &points, &rotations);
+    twin.chain = twin.chain.with_mirrored(false);
+    let mut solved = *s;
+    let n = c.chain.joint_count();
+    for k in 0..n {
+        let p = s.position(k);
+        solved.positions_ms[k] = [-p.x, p.y, p.z, solved.positions_ms[k][3]];
+        let q = s.rotation(k);
+        solved.rotations_ms[k] = [q.x, -q.y, -q.z, q.w];
+    }
+    worst_violation(&twin, &solved)
+}
+
+/// CCD's limits hold after any number of iterations, zero included (the FK pose projected
+/// onto the limits, as constrained FABRIK does), and whatever the geometry: a visit whose
+/// tip or target is on its joint still moves the joint into its limit. Scalar, every SIMD
+/// path and the GPU.
+#[test]
+fn ccd_limits_hold_at_zero_iterations_and_in_degenerate_visits() {
+    let mut rng = Rng(3132);
+    let paths: Vec<CpuPath> = CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect();
+    let mut gpu = solver();
+    for iterations in [0, 1, 64] {
+        let chains: Vec<CcdChain> = (0..4_000).map(|_| hostile_ccd(&mut rng, iterations)).collect();
+        let scalar = solve_ccd(&chains, FabrikMode::Fixed);
+        let mut checked = 0;
+        for (i, (c, s)) in chains.iter().zip(&scalar).enumerate() {
+            let worst = ccd_violation(c, s);
+            assert!(worst <= 1e-4, "{iterations} iterations, chain {i}: {worst} rad outside a limit: {c:?}");
+            checked += usize::from(s.error().is_none() && c.chain.target_ms[3] >= 1.0);
+        }
+        assert!(checked > 3_000, "{checked} chains solved at full weight");
+        for &path in &paths {
+            let out = solve_ccd_on(&chains, FabrikMode::Fixed, path);
+            assert_eq!(bytemuck::cast_slice::<_, u8>(&out), bytemuck::cast_slice::<_, u8>(&scalar), "{path}");
+        }
+        if let Some(gpu) = gpu.as_mut() {
+            let mut out = vec![FabrikSolved::default(); chains.len()];
+            gpu.solve(&chains, &mut out).unwrap();
+            for (i, (c, s)) in chains.iter().zip(&out).enumerate() {
+                let worst = ccd_violation(c, s);
+                assert!(worst <= 1e-4, "GPU, {iterations} iterations, chain {i}: {worst} rad outside a limit");
+                assert_eq!(s.status[1], scalar[i].status[1], "GPU error code of chain {i}");
+            }
+        }
+    }
+}
+
+/// The cases of the report: a twist range [0.5, 1] on a joint at twist 0 with zero
+/// iterations; the target on that joint after 64 iterations; a three-joint mirrored
+/// root-first chain with a 1e-6-unit last bone.
+#[test]
+fn ccd_reference_cases_keep_their_limits() {
+    let j = [Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 2.0, 0.0)];
+    let r = [Quat::IDENTITY; 3];
+    let limits = ChainLimits::default().with_twist(0, Quat::IDENTITY, 0.5, 1.0);
+    for (iterations, target) in [(0, Vec3::new(1.0, 1.0, 0.0)), (64, j[1]), (64, j[2]), (8, Vec3::new(0.5, 1.5, 0.3))] {
+        let chain = CcdChain::new(FabrikChain::new(&j, &r, target, iterations), limits);
+        let mut s = FabrikSolved::default();
+        crowd_ik::cpu::ccd(&chain, &mut s);
+        assert_eq!(s.error(), None);
+        let v = violation(&as_limited(&chain), &s, 0);
+        assert!(v <= 1e-4, "{iterations} iterations, target {target}: {v} rad outside the twist range");
+    }
+    let short = [Vec3::ZERO, Vec3::new(0.3, 0.9, 0.1), Vec3::new(0.3, 0.9 + 1e-6, 0.1)];
+    let cone = ChainLimits::default()
+        .with_cone(0, Quat::from_axis_angle(Vec3::X, 1.0), Vec3::Z, [0.2, 0.2], Some([0.3, 0.6]))
+        .with_twist(1, Quat::from_axis_angle(Vec3::Y, 2.0), -0.2, 0.2);
+    let chain = CcdChain::new(
+        FabrikChain::new(&short, &[Quat::IDENTITY; 3], Vec3::new(-0.5, 0.4, 0.2), 16).with_mirrored(true),
+        cone,
+    )
+    .with_root_first(true);
+    let mut s = FabrikSolved::default();
+    crowd_ik::cpu::ccd(&chain, &mut s);
+    if s.error().is_none() {
+        let v = ccd_violation(&chain, &s);
+        assert!(v <= 1e-4, "mirrored root-first chain with a 1e-6 bone: {v} rad outside");
+    }
+}
+
+/// `validate()` gives exactly the solver's verdict, for every record: random records of
+/// every kind, a tenth corrupted, a third mirrored (hinge axes along the recorded bone or
+/// along the twin's).
+#[test]
+fn validate_is_the_solvers_verdict() {
+    let mut rng = Rng(3232);
+    let code = |r: Result<(), crowd_ik::ChainError>| r.err().map_or(0, |e| e.code());
+    for i in 0..20_000 {
+        let mut c = random_limited(&mut rng, 4);
+        if i % 3 == 0 {
+            c.chain = c.chain.with_mirrored(true);
+        }
+        if i % 7 == 0 {
+            // A hinge whose axis lies along the recorded first bone, or along its mirror.
+            let n = c.chain.joint_count();
+            let bone = (c.chain.rotation(0).conjugate() * (c.chain.joint(1) - c.chain.joint(0))).normalize();
+            let axis = if i % 2 == 0 { bone } else { Vec3::new(-bone.x, bone.y, bone.z) };
+            if n > 2 {
+                c.limits = c.limits.with_hinge(0, Quat::from_array(c.limits.joints[0].rest), axis, -1.0, 1.0);
+            }
+        }
+        if i % 11 == 0 {
+            common::corrupt(&mut rng, &mut c, 2);
+        }
+        let mut s = FabrikSolved::default();
+        crowd_ik::cpu::constrained_fabrik(&c, &mut s);
+        assert_eq!(code(crowd_ik::cpu::validate_constrained_fabrik(&c)), s.status[1], "constrained FABRIK {i}: {c:?}");
+        let ccd = CcdChain::new(c.chain, c.limits).with_max_step([0.0, 0.2, -1.0][i % 3]);
+        crowd_ik::cpu::ccd(&ccd, &mut s);
+        assert_eq!(code(crowd_ik::cpu::validate_ccd(&ccd)), s.status[1], "CCD {i}: {ccd:?}");
+    }
+}

@@ -39,11 +39,13 @@ pub fn ccd_with_mode(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved)
     solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
 }
 
-/// Checks one CCD chain the way [`ccd`] does.
+/// Checks one CCD chain the way [`ccd`] does: a mirrored chain ([`option::MIRRORED`]) as
+/// its unmirrored twin, the chain the solver checks and solves.
 pub fn validate_ccd(chain: &CcdChain) -> Result<(), ChainError> {
+    let twin = if chain.chain.mode[2] & option::MIRRORED != 0 { chain.unmirrored() } else { *chain };
     let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
-    checked(&chain.chain, &chain.limits, OPTIONS, &mut limits)?;
-    check_step(chain)
+    checked(&twin.chain, &twin.limits, OPTIONS, &mut limits)?;
+    check_step(&twin)
 }
 
 pub(crate) fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
@@ -115,8 +117,11 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         p[i] = v3(ch.joints_ms[i]);
     }
     let eps2 = 1e-12 * total * total;
-    let sweep = Sweep { target, parent_ms, cap: Cap::new(max_step), eps2 };
-    for _ in 0..ch.mode[1] {
+    // Zero iterations project the FK pose onto the limits: one sweep that turns no joint
+    // toward the target and only moves each into its limit.
+    let project = ch.mode[1] == 0;
+    let sweep = Sweep { target, parent_ms, cap: Cap::new(max_step), eps2, project };
+    for _ in 0..ch.mode[1].max(1) {
         if root_first {
             sweep_root_first(&mut p, &mut rot, &limits, &sweep, n);
         } else {
@@ -147,23 +152,30 @@ struct Sweep {
     parent_ms: Quat,
     cap: Cap,
     eps2: f32,
+    /// Only move each joint into its limit (zero iterations).
+    project: bool,
 }
 
 /// One visit of a joint at `pivot` whose model rotation is `current` (its parent's:
 /// `parent`), the chain's tip being at `tip`: the turn that points pivot→tip at
 /// pivot→target, capped, then the joint's rotation moved into its limit. Returns the
-/// joint's new rotation and the turn it made (identity when the tip or the target is on
-/// the pivot).
+/// joint's new rotation and the turn it made. When the tip or the target is on the pivot
+/// (or the sweep only projects) there is no turn toward the target, but the joint is still
+/// moved into its limit, so the limits hold after every sweep whatever the geometry.
 #[inline(always)]
 fn visit(pivot: Vec3, tip: Vec3, current: Quat, parent: Quat, limit: &Limit, s: &Sweep) -> (Quat, Quat) {
     let to_tip = tip - pivot;
     let to_target = s.target - pivot;
     let (l_tip, l_target) = (to_tip.length_squared(), to_target.length_squared());
-    if !(l_tip > s.eps2 && l_target > s.eps2) {
+    let moves = !s.project && l_tip > s.eps2 && l_target > s.eps2;
+    if !moves && limit.kind == 0 {
         return (current, Quat::IDENTITY);
     }
-    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s.cap);
-    let mut new = (r * current).normalize();
+    let mut new = current;
+    if moves {
+        let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s.cap);
+        new = (r * current).normalize();
+    }
     if limit.kind != 0 {
         new = limit_rotation(parent, new, limit);
     }

@@ -39,10 +39,12 @@ pub fn constrained_fabrik_with_mode(chain: &ConstrainedFabrikChain, mode: Fabrik
     solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
 }
 
-/// Checks one constrained chain the way [`constrained_fabrik`] does.
+/// Checks one constrained chain the way [`constrained_fabrik`] does (a mirrored chain as
+/// its unmirrored twin, the chain the solver checks and solves).
 pub fn validate_constrained_fabrik(chain: &ConstrainedFabrikChain) -> Result<(), ChainError> {
+    let twin = if chain.chain.mode[2] & option::MIRRORED != 0 { chain.unmirrored() } else { *chain };
     let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
-    checked(&chain.chain, &chain.limits, OPTIONS, &mut limits).map(|_| ())
+    checked(&twin.chain, &twin.limits, OPTIONS, &mut limits).map(|_| ())
 }
 
 /// The chain's checks and then its limits' (shared with CCD).

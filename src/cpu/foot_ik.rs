@@ -20,7 +20,7 @@ use super::math::{
     any_orthonormal, finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or,
     quat_from_axis_cos_sin, reject, rotation_arc,
 };
-use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE};
+use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2};
 use crate::crowd::{
     foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit,
     JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
@@ -67,8 +67,8 @@ fn ground_query(
         return None;
     }
     let n = v3(hit.normal_ws);
-    if !(n.y > crate::constants::MIN_GROUND_NORMAL_Y * n.length()) {
-        return None; // not ground: a wall or an overhang
+    if !(n.length_squared() >= MIN_NORMAL_LENGTH2 && n.y > crate::constants::MIN_GROUND_NORMAL_Y * n.length()) {
+        return None; // not ground: a wall, an overhang, or a normal too short to normalise
     }
     Some((v3(hit.point_ws), n.normalize()))
 }
@@ -154,6 +154,9 @@ fn check_character(ch: &CharacterInput, pose: &[JointPose]) -> u32 {
         if !(finite4(p.position_ms) && finite4(p.rotation_ms)) {
             return ChainError::NonFinite.code();
         }
+    }
+    if !pose.iter().all(|p| in_world(p.position_ms)) {
+        return ChainError::OutOfRange.code();
     }
     for p in pose {
         if !is_unit_quat(p.rotation()) {

@@ -104,8 +104,9 @@ impl<'a> FootIkJob<'a> {
     /// character, kept by the caller across frames; `CharacterState::default()` for a new or
     /// reset character) are read and advanced by `dt` seconds. `dt` must be finite and
     /// ≥ 0; a frame longer than [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME)
-    /// resets every character (flagged [`foot::RESET`](crate::crowd::foot::RESET)). A stateless rig ignores `states`
-    /// and `dt` and solves as [`FootIkJob::run`].
+    /// resets every character (flagged [`foot::RESET`](crate::crowd::foot::RESET)); one
+    /// shorter than [`MIN_FRAME_TIME`](crate::constants::MIN_FRAME_TIME) (1e-6 s) is no time.
+    /// A stateless rig is [`IkError::StateNotUsed`] (run it with [`FootIkJob::run`]).
     pub fn run_frame(&mut self, states: &mut [CharacterState], dt: f32) -> Result<(), IkError> {
         self.solve(false, Some((states, dt)))
     }
@@ -127,7 +128,8 @@ impl<'a> FootIkJob<'a> {
                 Some((states, dt))
             }
             None if self.rig.placement.is_some() => return Err(IkError::StateRequired),
-            _ => None,
+            Some(_) => return Err(IkError::StateNotUsed),
+            None => None,
         };
         let n = self.rig.joint_count();
         let rig = self.rig.solver_rig(self.ground);

@@ -19,9 +19,10 @@ use super::foot_ik::{
     align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
     GroundData, Root,
 };
-use super::math::{finite4, nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
+use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
 use crate::constants::{
-    MAX_FRAME_TIME, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
+    MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS,
+    STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
     foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, SolverLeg, SolverRig,
@@ -49,7 +50,13 @@ pub(crate) fn spring(x: f32, v: f32, from: f32, goal: f32, k: Decay) -> (f32, f3
     if !(k.dt > 0.0) {
         return (x, v);
     }
-    let gv = (goal - from) / k.dt;
+    // A goal that moves faster than MAX_GOAL_SPEED jumped (a teleport, a garbage value):
+    // followed as a step to where it is now.
+    let mut gv = (goal - from) / k.dt;
+    let mut from = from;
+    if !(gv.abs() <= MAX_GOAL_SPEED) {
+        (from, gv) = (goal, 0.0);
+    }
     // Relative to the moving goal the spring settles at `lag`; the rest decays.
     let lag = -2.0 * gv / k.y;
     let j0 = x - from - lag;
@@ -134,17 +141,23 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
     [c, s]
 }
 
-/// Whether the state's values are finite: the character's and those of the rig's `legs`
-/// legs (the other slots are never read), by their sum: NaN or inf anywhere makes it NaN or
-/// inf (so does a state so large that its sum overflows: garbage, reset too). The GPU twin
-/// sums the same way, one add per value instead of a test per value.
-fn state_finite(s: &CharacterState, legs: usize) -> bool {
-    let v = |a: [f32; 4]| Vec4::from_array(a);
-    let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], 0.0, 0.0);
-    let sum = s.legs[..legs].iter().fold(head, |sum, l| {
-        sum + v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading) + v(l.lift)
+/// Whether the state is one the crate could have written, for the rig's `legs` legs (the
+/// other slots are never read): no flag bit but `STATE_VALID` and the rig's legs' lock and
+/// plant bits; the sum of the magnitudes of its values within `MAX_STATE_MAGNITUDE` (NaN
+/// or inf anywhere makes the sum NaN or inf; so does a state so large that it overflows);
+/// every heading word within `MAX_STATE_HEADING`. The GPU twin sums the same way, one add
+/// per value instead of a test per value.
+fn state_in_range(s: &CharacterState, legs: usize) -> bool {
+    let v = |a: [f32; 4]| Vec4::from_array(a).abs();
+    let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], 0.0, 0.0).abs();
+    let (sum, heading) = s.legs[..legs].iter().fold((head, 0.0f32), |(sum, heading), l| {
+        let leg = v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading);
+        (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
-    finite4(sum.to_array())
+    let total = (sum.x + sum.y) + (sum.z + sum.w);
+    let mask = (1u32 << legs) - 1;
+    let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT);
+    s.flags & !known == 0 && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING
 }
 
 fn bit(shift: u32, l: usize) -> u32 {
@@ -199,7 +212,7 @@ pub(crate) fn begin_placement(
     let pelvis = Decay { y: spring_rate(rig.springs[0]), e: frame.pelvis_decay, dt };
     let ground = Decay { y: spring_rate(rig.springs[3]), e: frame.ground_decay, dt };
     let legs = rig.header[2] as usize;
-    let snap = state.flags & STATE_VALID == 0 || !state_finite(state, legs) || !(dt <= MAX_FRAME_TIME);
+    let snap = state.flags & STATE_VALID == 0 || !state_in_range(state, legs) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.blend[1];
     let mut weights = [0.0; MAX_LEGS];
     for (l, w) in weights.iter_mut().enumerate().take(legs) {
@@ -220,7 +233,7 @@ pub(crate) fn begin_placement(
         }
         start = state.pelvis[0] + held;
         (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, pelvis);
-        held = held.clamp(-rig.params[0], rig.springs[2]);
+        held = held.max(-rig.params[0]).min(rig.springs[2]);
     }
     Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start }
 }
@@ -246,7 +259,8 @@ pub(crate) fn place_feet(
 ) -> (f32, f32) {
     let tolerance = rig.blend[0];
     let dt = p.dt;
-    let mut flags = state.flags;
+    // A reset starts from clean flags (no stray bit survives it).
+    let mut flags = if p.snap { 0 } else { state.flags };
     let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
     for l in 0..rig.header[2] as usize {
         let leg = &rig.legs[l];
@@ -508,12 +522,13 @@ pub(crate) fn spring_pelvis(
         // The whole offset (spring and held snap) moves at most max_speed.
         let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
         let step = max_speed * p.dt;
-        o = (x + p.held).clamp(p.start - step, p.start + step) - p.held;
-        v = xv.clamp(-max_speed, max_speed);
+        // max then min, as WGSL's clamp: no panic whatever the bounds.
+        o = (x + p.held).max(p.start - step).min(p.start + step) - p.held;
+        v = xv.max(-max_speed).min(max_speed);
     }
     // The limits bound the output; the spring runs free (so frame rates agree).
     state.pelvis = [o, v, p.held, p.held_velocity];
-    let clamped = o.clamp(lo, hi);
+    let clamped = o.max(lo).min(hi);
     state.root = [root.t.y, goal];
     let offset = clamped + p.held;
     res.pelvis[0] = -offset;

@@ -32,7 +32,8 @@ pub struct Heightfield {
 
 impl Heightfield {
     /// A heightfield from its parts. Rules: `nx, nz ≥ 2`, `heights.len() == nx·nz`,
-    /// `cell > 0` and finite, origin finite. Non-finite heights are allowed (holes).
+    /// `cell` in `[1e-6, 1e9]` (finer cells make slopes of 1e9-unit steps overflow f32), origin finite, finite heights within ±1e9
+    /// ([`crate::constants::MAX_WORLD_COORDINATE`]). Non-finite heights are allowed (holes).
     pub fn new(origin: Vec2, cell: f32, nx: usize, nz: usize, heights: Vec<f32>) -> Result<Self, IkError> {
         let h = Self { origin, cell, nx, nz, heights };
         h.validate()?;
@@ -48,11 +49,15 @@ impl Heightfield {
         if self.heights.len() != self.nx * self.nz {
             return bad(format!("{} heights for {}x{} samples", self.heights.len(), self.nx, self.nz));
         }
-        if !(self.cell > 0.0 && self.cell.is_finite() && self.origin.is_finite()) {
-            return bad("cell size must be > 0 and the origin finite".into());
+        if !(self.cell >= 1e-6 && self.cell <= 1e9 && self.origin.is_finite()) {
+            return bad("cell size must be in [1e-6, 1e9] and the origin finite".into());
         }
         if self.nx > u32::MAX as usize / self.nz.max(1) {
             return bad("too many samples".into());
+        }
+        let limit = crate::constants::MAX_WORLD_COORDINATE;
+        if let Some(i) = self.heights.iter().position(|h| h.is_finite() && h.abs() > limit) {
+            return bad(format!("height {} at sample {i} is past ±1e9 (holes are NaN or infinite)", self.heights[i]));
         }
         Ok(())
     }

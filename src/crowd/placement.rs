@@ -122,10 +122,12 @@ impl Default for FootPlacement {
 }
 
 impl FootPlacement {
-    /// Checks the settings: every time and distance finite and ≥ 0, max reach in `(0, 1]`,
-    /// plant speeds `0 ≤ enter ≤ exit`, finite.
+    /// Checks the settings: every time, speed and distance in `[0, MAX_RIG_SETTING]`
+    /// ([`crate::constants::MAX_RIG_SETTING`], 1e6), each half-life 0 (no smoothing) or at
+    /// least [`crate::constants::MIN_HALF_LIFE`] (1e-4 s: a shorter one overflows the spring
+    /// in f32), max reach in `(0, 1]`, plant speeds `0 ≤ enter ≤ exit`.
     pub fn validate(&self) -> Result<(), IkError> {
-        let ok = |x: f32| x.is_finite() && x >= 0.0;
+        let ok = |x: f32| (0.0..=c::MAX_RIG_SETTING).contains(&x);
         let bad = |m: &str| Err(IkError::InvalidRig(format!("foot placement: {m}")));
         let all = [
             self.pelvis_half_life,
@@ -138,18 +140,23 @@ impl FootPlacement {
             self.weight_blend_time,
         ];
         if !all.iter().all(|x| ok(*x)) {
-            return bad("half-lives, speeds, distances and times must be finite and ≥ 0");
+            return bad("half-lives, speeds, distances and times must be in [0, 1e6]");
+        }
+        for half_life in [self.pelvis_half_life, self.ground_half_life] {
+            if half_life != 0.0 && half_life < c::MIN_HALF_LIFE {
+                return bad("a half-life must be 0 (no smoothing) or at least 1e-4 s");
+            }
         }
         if !(self.max_reach > 0.0 && self.max_reach <= 1.0) {
             return bad("max reach must be in (0, 1]");
         }
         for (l, leg) in self.legs.iter().enumerate() {
             if !(ok(leg.release_distance) && ok(leg.release_time)) {
-                return bad(&format!("leg {l}: release distance and time must be finite and ≥ 0"));
+                return bad(&format!("leg {l}: release distance and time must be in [0, 1e6]"));
             }
             if let PlantDetection::Speed { enter, exit } = leg.plant {
                 if !(ok(enter) && ok(exit) && enter <= exit) {
-                    return bad(&format!("leg {l}: plant speeds need 0 ≤ enter ≤ exit, finite"));
+                    return bad(&format!("leg {l}: plant speeds need 0 ≤ enter ≤ exit ≤ 1e6"));
                 }
             }
         }
@@ -273,9 +280,12 @@ pub struct FrameInput {
 }
 
 impl FrameInput {
-    /// The frame of `dt` seconds for these settings.
+    /// The frame of `dt` seconds for these settings. A frame shorter than
+    /// [`MIN_FRAME_TIME`](crate::constants::MIN_FRAME_TIME) (1e-6 s; subnormal times
+    /// included) is a frame in which no time passed: `dt` = 0.
     #[must_use]
     pub fn new(placement: &FootPlacement, dt: f32) -> Self {
+        let dt = if dt < c::MIN_FRAME_TIME { 0.0 } else { dt };
         // No smoothing (rate 0) gives 1, which no spring then reads.
         let decay = |half_life: f32| (-spring_rate(half_life) * dt).exp();
         Self {

@@ -87,8 +87,10 @@ fn rig_error(msg: impl Into<String>) -> IkError {
 impl FootRig {
     /// Checks the rig. Rules: 1 to 1024 joints, parents before children; 1 to 4 legs; every
     /// leg joint in range, each descending from the previous (hip from the pelvis); knee axis
-    /// and foot up non-zero and finite; foot height ≥ 0; `0 ≤ θmin ≤ θmax ≤ π`; max foot angle
-    /// in `[0, π]`; blend in `[0, 1]`; max pelvis drop, max step up and down ≥ 0 and finite.
+    /// and foot up non-zero and finite; foot height in `[0, 1e6]`; `0 ≤ θmin ≤ θmax ≤ π`; max
+    /// foot angle in `[0, π]`; blend in `[0, 1]`; max pelvis drop, max step up and down in
+    /// `[0, 1e6]` ([`crate::constants::MAX_RIG_SETTING`]); the placement settings
+    /// ([`FootPlacement::validate`]).
     pub fn validate(&self) -> Result<(), IkError> {
         let n = self.parents.len();
         if n == 0 || n > MAX_SKELETON_JOINTS {
@@ -110,9 +112,11 @@ impl FootRig {
         if let Some(p) = &self.placement {
             p.validate()?;
         }
-        let finite = |x: f32| x.is_finite() && x >= 0.0;
+        // Distances within MAX_RIG_SETTING: a foot a kilometre high is no foot, and past
+        // ~1e19 their squares overflow f32.
+        let finite = |x: f32| (0.0..=crate::constants::MAX_RIG_SETTING).contains(&x);
         if !(finite(self.max_pelvis_drop) && finite(self.max_step_up) && finite(self.max_step_down)) {
-            return Err(rig_error("max pelvis drop and step limits must be finite and ≥ 0"));
+            return Err(rig_error("max pelvis drop and step limits must be in [0, 1e6]"));
         }
         for (l, leg) in self.legs.iter().enumerate() {
             let mut above = self.pelvis;
@@ -135,7 +139,7 @@ impl FootRig {
                 }
             }
             if !finite(leg.foot_height) || !(0.0..=std::f32::consts::PI).contains(&leg.max_foot_angle) {
-                return Err(rig_error(format!("leg {l}: foot height ≥ 0 and max foot angle in [0, π]")));
+                return Err(rig_error(format!("leg {l}: foot height in [0, 1e6] and max foot angle in [0, π]")));
             }
             if let Some((lo, hi)) = leg.knee_limits {
                 if !(0.0 <= lo && lo <= hi && hi <= std::f32::consts::PI) {

@@ -8,7 +8,7 @@
 //! branch-free (`limits.rs`). Mirrored, invalid or untouched (weight ≤ 0) chains go to the
 //! scalar solver.
 
-use super::isa::{F, L, U};
+use super::isa::{F, L, M, U};
 use super::lanes::{rotation_arc, Kernel, Q, V3};
 use super::limits::{
     finish_limited, limit_rotation, limited_group, load_limited, prepare_lane, LaneLimit, Limited, PREP,
@@ -76,10 +76,11 @@ impl Limited for Ccd {
             cap_cos: g.extra[1],
             cap_sin: g.extra[2],
             eps2: 1e-12 * total * total,
+            project: iterations == 0,
         };
         let mut p = *fk_p;
         let mut rot = *fk;
-        for _ in 0..iterations {
+        for _ in 0..iterations.max(1) {
             if root_first {
                 sweep_root_first(&mut p, &mut rot, lim, &s, n);
             } else {
@@ -115,6 +116,8 @@ struct Sweep {
     cap_cos: F,
     cap_sin: F,
     eps2: F,
+    /// Only move each joint into its limit (zero iterations; the group shares its count).
+    project: bool,
 }
 
 /// `cpu::ccd::cap_turn` over lanes.
@@ -133,14 +136,16 @@ fn visit(pivot: V3, tip: V3, current: Q, parent: Q, limit: &LaneLimit, s: &Sweep
     let to_tip = tip - pivot;
     let to_target = s.target - pivot;
     let (l_tip, l_target) = (to_tip.length_squared(), to_target.length_squared());
-    let moves = l_tip.gt(s.eps2) & l_target.gt(s.eps2);
+    let moves = M::splat(!s.project) & l_tip.gt(s.eps2) & l_target.gt(s.eps2);
     let r = cap_turn(rotation_arc(div(to_tip, l_tip.sqrt()), div(to_target, l_target.sqrt())), s);
-    let mut new = r.mul(current).normalize();
+    let mut new = moves.sel(r.mul(current).normalize(), current);
     if limit.limited.any() {
         new = limit.limited.sel(limit_rotation(parent, new, limit), new);
     }
     let turn = new.mul(current.conjugate()).normalize();
-    (moves.sel(new, current), moves.sel(turn, Q::identity()))
+    // A joint that does not turn toward the target is still moved into its limit.
+    let changes = moves | limit.limited;
+    (changes.sel(new, current), changes.sel(turn, Q::identity()))
 }
 
 /// `cpu::ccd::sweep_tip_first` over lanes.
