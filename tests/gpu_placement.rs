@@ -385,3 +385,74 @@ fn both_state_word_sizes_give_the_same_bits() {
         assert!(bytes(0) == bytes(1), "frame {frame}: the two kernels differ");
     }
 }
+
+/// Hostile states, frame times, poses and caller hits (`tests/hostile_state.rs` runs the
+/// CPU twin alone): the GPU gives the CPU twin's status bits, state flags and poses, every
+/// value finite, and a garbage state resets its character alone. The states are written to
+/// both twins as they are (no value is fixed up on the way).
+#[test]
+fn hostile_inputs_match_the_cpu_twin() {
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        hostile_inputs_match_the_cpu_twin_on(&device, &queue);
+    }
+}
+
+fn hostile_inputs_match_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
+    let (hf, _, rig) = small_scene();
+    let crowd = WalkingCrowd::new(64, 15.0, 9);
+    let (mut chars, mut poses) = (Vec::new(), Vec::new());
+    crowd.frame(&hf, &mut chars, &mut poses);
+    let n = rig.joint_count();
+    // Caller hits: the heightfield under each FK foot; character 3's left foot gets a
+    // normal too short to normalise, character 4's a subnormal one.
+    let mut hits = vec![GroundHit::miss(); chars.len() * MAX_LEGS];
+    for (c, ch) in chars.iter().enumerate() {
+        for (l, leg) in rig.legs.iter().enumerate() {
+            let p = ch.to_world(poses[c * n + leg.joints[2]].position());
+            if let Some((h, normal)) = hf.sample(p.x, p.z) {
+                hits[c * MAX_LEGS + l] = GroundHit::hit(crowd_ik::glam::Vec3::new(p.x, h, p.z), normal);
+            }
+        }
+    }
+    hits[3 * MAX_LEGS].normal_ws = [0.0, 1.18e-38, 0.0, 0.0];
+    hits[4 * MAX_LEGS].normal_ws = [1e-30, 1e-25, 0.0, 0.0];
+    // Character 9's knee far outside the coordinate range.
+    poses[9 * n + 5].position_ms[1] = 3.4e38;
+    let ground = Ground::Hits;
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
+    let mut states = vec![CharacterState::default(); chars.len()];
+    let mut worst = Worst::default();
+    for f in 0..4 {
+        frame_both(&mut gpu, (&rig, &ground, &hits), &chars, &poses, &mut states, 1.0 / 60.0, f, &mut worst);
+    }
+    // Garbage a character's state by state: each resets that character alone, flagged.
+    let hostile: [(usize, fn(&mut CharacterState)); 8] = [
+        (10, |s| s.root[1] = -1e38),
+        (11, |s| s.root[0] = -1e38),
+        (12, |s| s.pelvis[2] = 3e38),
+        (13, |s| s.legs[0].lift[0] = 1e30),
+        (14, |s| s.legs[1].plane_velocity[3] = -1e37),
+        (15, |s| s.legs[0].heading[0] = 1e6),
+        (16, |s| s.flags |= 0xffff_fff0),
+        (17, |s| *s = CharacterState { flags: 1, ..CharacterState::default() }),
+    ];
+    for (c, garble) in hostile {
+        garble(&mut states[c]);
+    }
+    gpu.write_states(0, &states).unwrap();
+    for (f, dt) in [1.0 / 120.0, 1e-45, f32::MIN_POSITIVE, 9e-7, 1.0 / 60.0, 0.0, 1.0 / 30.0].into_iter().enumerate() {
+        let (_, res) =
+            frame_both(&mut gpu, (&rig, &ground, &hits), &chars, &poses, &mut states, dt, 10 + f, &mut worst);
+        if f == 0 {
+            for (c, _) in hostile.iter().take(7) {
+                assert!(res[*c].status[0] & foot::RESET != 0, "character {c} not reset");
+            }
+            assert!(res[18].status[0] & foot::RESET == 0 && res[9].error(0).is_some());
+            assert_eq!(res[3].status[0] & foot::HIT, 0);
+            assert_eq!(res[4].status[0] & foot::HIT, 0);
+        }
+    }
+    assert!(!states[16].locked(2) && !states[16].locked(3));
+    eprintln!("hostile inputs: worst {worst:?}");
+}
