@@ -102,3 +102,72 @@ proptest! {
         }, |c| (0..c.joint_count().min(crowd_ik::MAX_FABRIK_JOINTS)).map(|j| c.joint(j)).collect())?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Foot placement over frames on raw bytes, as the `foot_placement` fuzz target does:
+    /// walkers settled for a few frames, then their states, caller hits, poses and
+    /// characters with words overwritten by arbitrary bits, and frame times drawn from 0,
+    /// subnormal, tiny, ordinary, a hitch, huge, NaN, inf, negative and arbitrary bits.
+    /// `crowd_ik_tools::hostile::check_frame`: a refused frame changes no state; otherwise
+    /// every value finite, serial = parallel, and each character the same alone as among
+    /// the others (a garbage state resets its character alone).
+    #[test]
+    fn foot_placement_survives_raw_states_frame_times_and_hits(seed in any::<u64>()) {
+        use crowd_ik::crowd::*;
+        use crowd_ik_tools::hostile::{check_frame, frame_time, Frame};
+        let mut rng = Rng(seed);
+        let mut placement = FootPlacement::default();
+        for leg in &mut placement.legs {
+            leg.plant = if rng.below(2) == 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
+        }
+        let rig = crowd_ik_tools::scene::biped_rig().with_placement(Some(placement));
+        let hf = crowd_ik_tools::terrain::hills(crowd_ik::glam::Vec2::new(-20.0, -20.0), 0.5, 81, 81, 0.3);
+        let crowd = crowd_ik_tools::scene::WalkingCrowd::new(6, 8.0, seed);
+        let (mut chars, mut poses) = (Vec::new(), Vec::new());
+        crowd.frame(&hf, &mut chars, &mut poses);
+        let n = rig.joint_count();
+        let use_hits = rng.below(2) == 0;
+        let mut hits = Vec::new();
+        if use_hits {
+            for (c, ch) in chars.iter().enumerate() {
+                for l in 0..MAX_LEGS {
+                    let joint = rig.legs.get(l).map_or(0, |leg| leg.joints[2]);
+                    let p = ch.to_world(poses[c * n + joint].position());
+                    hits.push(hf.sample(p.x, p.z).map_or(GroundHit::miss(), |(h, nrm)| GroundHit::hit(crowd_ik::glam::Vec3::new(p.x, h, p.z), nrm)));
+                }
+            }
+        }
+        let ground = if use_hits { Ground::Hits } else { Ground::Heightfield(hf.clone()) };
+        let mut states = vec![CharacterState::default(); chars.len()];
+        {
+            let frame = Frame { rig: &rig, ground: &ground, characters: &chars, poses: &poses, hits: &hits };
+            for _ in 0..3 {
+                check_frame(&frame, &mut states, 1.0 / 60.0);
+            }
+        }
+        for s in &mut states {
+            let count = rng.below(4);
+            corrupt(&mut rng, s, count);
+        }
+        for h in &mut hits {
+            if rng.below(4) == 0 {
+                corrupt(&mut rng, h, 1);
+            }
+        }
+        for c in 0..chars.len() {
+            if rng.below(4) == 0 {
+                corrupt(&mut rng, &mut chars[c], 1);
+            }
+            if rng.below(4) == 0 {
+                let j = c * n + rng.below(n as u32) as usize;
+                corrupt(&mut rng, &mut poses[j], 1);
+            }
+        }
+        let frame = Frame { rig: &rig, ground: &ground, characters: &chars, poses: &poses, hits: &hits };
+        for _ in 0..4 {
+            check_frame(&frame, &mut states, frame_time(rng.below(256) as u8));
+        }
+    }
+}
