@@ -10,7 +10,7 @@ use common::*;
 use crowd_ik::cpu::CpuPath;
 use crowd_ik::glam::{Mat4, Quat, Vec3};
 use crowd_ik::prelude::*;
-use crowd_ik::records::mirrored_rotation;
+use crowd_ik::records::{mirrored_rotation, MirroredJoint};
 
 /// Parent transforms above the chain.
 fn parents() -> Vec<(&'static str, Mat4)> {
@@ -58,9 +58,9 @@ fn model(world: Mat4, local: &[Mat4; 4]) -> [Mat4; 4] {
 
 /// Joints and rotations from model matrices, and whether they are mirrored.
 fn decompose<const N: usize>(m: &[Mat4]) -> ([Vec3; N], [Quat; N], bool) {
-    let d: Vec<(Vec3, Quat, bool)> = m[..N].iter().map(|m| mirrored_rotation(*m)).collect();
-    assert!(d.iter().all(|x| x.2 == d[0].2), "a chain is mirrored as a whole");
-    (std::array::from_fn(|i| d[i].0), std::array::from_fn(|i| d[i].1), d[0].2)
+    let d: Vec<MirroredJoint> = m[..N].iter().map(|m| mirrored_rotation(*m)).collect();
+    assert!(d.iter().all(|x| x.mirrored == d[0].mirrored), "a chain is mirrored as a whole");
+    (std::array::from_fn(|i| d[i].position), std::array::from_fn(|i| d[i].rotation), d[0].mirrored)
 }
 
 /// Pole mode `mode` (FK plane, position, direction, swivel) with its point or direction

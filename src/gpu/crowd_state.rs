@@ -11,7 +11,10 @@ impl CrowdSolver {
     /// encoded from now on (it stays until set again; 0 before the first call). It must be
     /// finite and ≥ 0; a frame longer than
     /// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME) resets every character, flagged
-    /// [`foot::RESET`](crate::crowd::foot::RESET). A stateless rig ignores it.
+    /// [`foot::RESET`](crate::crowd::foot::RESET); one shorter than
+    /// [`MIN_FRAME_TIME`](crate::constants::MIN_FRAME_TIME) (1e-6 s) is no time. A stateless
+    /// rig has no use for it and ignores it (a renderer may set it every frame whatever the
+    /// rig).
     pub fn set_frame_time(&mut self, dt: f32) -> Result<(), GpuError> {
         crate::cpu::foot_ik::check_frame_time(dt).map_err(GpuError::Input)?;
         let Some(placement) = self.placement else { return Ok(()) };
@@ -95,8 +98,9 @@ impl CrowdSolver {
 
     /// Foot placement: writes these states for characters `first..first + states.len()`
     /// (a saved game restored, a character moved in from another solver, tests); only the
-    /// rig's legs are stored. Values are checked by the kernel, not here: a state that is
-    /// not finite resets its character, flagged [`foot::RESET`](crate::crowd::foot::RESET).
+    /// rig's legs are stored. Values are checked by the kernel, not here: a state the crate
+    /// could not have written (not finite, out of range, stray flag bits) resets its
+    /// character, flagged [`foot::RESET`](crate::crowd::foot::RESET).
     pub fn write_states(&mut self, first: usize, states: &[CharacterState]) -> Result<(), GpuError> {
         let Some(buffer) = self.state_buffer() else {
             return Err(GpuError::Input(crate::IkError::StateRequired));

@@ -386,16 +386,28 @@ pub(crate) fn p4(v: Vec3) -> [f32; 4] {
     [v.x, v.y, v.z, 1.0]
 }
 
+/// A joint's model matrix decomposed the way [`option::MIRRORED`] expects
+/// ([`mirrored_rotation`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MirroredJoint {
+    /// The joint's model-space position (the matrix's translation).
+    pub position: Vec3,
+    /// Its model rotation `R` (the reflection, if any, taken out as a negative x scale).
+    pub rotation: Quat,
+    /// Whether the matrix reflects (negative determinant): the chain gets
+    /// [`option::MIRRORED`].
+    pub mirrored: bool,
+}
+
 /// Position, rotation and handedness of a joint's model matrix, decomposed the way
 /// [`option::MIRRORED`] expects: `m = T · R · diag(sx, sy, sz)` with the reflection of a
 /// negative determinant taken as a negative `sx` (glam's `to_scale_rotation_translation`
-/// convention). Returns `(translation, R, mirrored)`; a chain whose joints are `mirrored`
-/// gets [`option::MIRRORED`] (a chain is mirrored as a whole: a negative scale between two
-/// of its joints is not supported).
+/// convention). A chain whose joints are `mirrored` gets [`option::MIRRORED`] (a chain is
+/// mirrored as a whole: a negative scale between two of its joints is not supported).
 #[must_use]
-pub fn mirrored_rotation(m: glam::Mat4) -> (Vec3, Quat, bool) {
-    let (_, rotation, translation) = m.to_scale_rotation_translation();
-    (translation, rotation, m.determinant() < 0.0)
+pub fn mirrored_rotation(m: glam::Mat4) -> MirroredJoint {
+    let (_, rotation, position) = m.to_scale_rotation_translation();
+    MirroredJoint { position, rotation, mirrored: m.determinant() < 0.0 }
 }
 
 /// The reflection `x → −x` of a model-space point or direction (`w` kept): exact.
