@@ -87,7 +87,8 @@ fn remaining(t: f32, time: f32) -> f32 {
     if (!(time > 0.0) || t >= time) {
         return 0.0;
     }
-    let x = t / time;
+    // Never below 0: a garbled state's negative time must not scale the offset past 1.
+    let x = max(t / time, 0.0);
     return 1.0 - x * x * (3.0 - 2.0 * x);
 }
 

@@ -294,3 +294,22 @@ fn stateless_rig_with_states_is_an_error() {
     let r = FootIkJob::new(&rig, &ground, &chars, &poses, &mut out, &mut res).run_frame(&mut states, 1.0 / 60.0);
     assert!(matches!(r, Err(IkError::StateNotUsed)), "{r:?}");
 }
+
+/// A state within the range check whose release time is negative (found by the
+/// `foot_placement` fuzz target): the release fade stays in [0, 1], nothing overflows.
+#[test]
+fn negative_release_time_stays_finite() {
+    let rig = placement_rig();
+    let ground = flat(9);
+    let mut state = settled(&rig, &ground);
+    state.flags &= !0xf0; // no foot locked: `lock` holds release offsets
+    state.legs[0].lock = [-4.316e8, -4.316e8, -2.762e10, -4.316e8];
+    state.legs[1].lock = [8.653e8, 8.653e8, 8.653e8, 0.2];
+    for dt in [0.0, 1.0 / 60.0] {
+        let (chars, poses) = walker(0.0, [1.0, 1.0, 0.0, 0.0]);
+        let mut states = vec![state];
+        let (out, res) = run(&rig, &ground, &[], &chars, &poses, &mut states, dt);
+        assert!(finite(&out, &res), "dt {dt}");
+        assert!(state_finite(&states[0]), "dt {dt}: {:?}", states[0]);
+    }
+}

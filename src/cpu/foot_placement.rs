@@ -103,12 +103,13 @@ fn follow(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
 }
 
 /// What is left of a release offset `t` seconds after the release: smoothstep from 1 at 0
-/// to 0 at `time` (0 when `time` ≤ 0).
+/// to 0 at `time` (0 when `time` ≤ 0), in `[0, 1]` for any `t`.
 fn remaining(t: f32, time: f32) -> f32 {
     if !(time > 0.0) || t >= time {
         return 0.0;
     }
-    let x = t / time;
+    // Never below 0: a garbled state's negative time must not scale the offset past 1.
+    let x = (t / time).max(0.0);
     1.0 - x * x * (3.0 - 2.0 * x)
 }
 
