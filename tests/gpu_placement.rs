@@ -427,7 +427,8 @@ fn hostile_inputs_match_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Que
         frame_both(&mut gpu, (&rig, &ground, &hits), &chars, &poses, &mut states, 1.0 / 60.0, f, &mut worst);
     }
     // Garbage a character's state by state: each resets that character alone, flagged.
-    let hostile: [(usize, fn(&mut CharacterState)); 8] = [
+    type Garble = fn(&mut CharacterState);
+    let hostile: [(usize, Garble); 8] = [
         (10, |s| s.root[1] = -1e38),
         (11, |s| s.root[0] = -1e38),
         (12, |s| s.pelvis[2] = 3e38),

@@ -156,9 +156,9 @@ proptest! {
                 corrupt(&mut rng, h, 1);
             }
         }
-        for c in 0..chars.len() {
+        for (c, ch) in chars.iter_mut().enumerate() {
             if rng.below(4) == 0 {
-                corrupt(&mut rng, &mut chars[c], 1);
+                corrupt(&mut rng, ch, 1);
             }
             if rng.below(4) == 0 {
                 let j = c * n + rng.below(n as u32) as usize;
