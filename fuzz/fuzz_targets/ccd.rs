@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         if s.status[1] == 0 && c.chain.target_ms[3] >= 1.0 && c.chain.mode[2] & option::MIRRORED == 0 {
             for k in 0..c.chain.joint_count() - 1 {
                 let limited = ConstrainedFabrikChain::new(c.chain, c.limits);
-                let v = crowd_ik_fuzz::limit_violation(&limited, s, k);
+                let v = crowd_ik_tools::limits::violation(&limited, s, k);
                 assert!(v <= 1e-4, "chain {i}, joint {k}: {v} rad outside its limit");
             }
         }

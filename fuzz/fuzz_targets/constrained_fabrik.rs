@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(verdict, s.status[1], "chain {i}: validate() is not the solver's verdict");
         if s.status[1] == 0 && c.chain.target_ms[3] >= 1.0 && c.chain.mode[2] & option::MIRRORED == 0 {
             for k in 0..c.chain.joint_count() - 1 {
-                let v = crowd_ik_fuzz::limit_violation(c, s, k);
+                let v = crowd_ik_tools::limits::violation(c, s, k);
                 assert!(v <= 1e-4, "chain {i}, joint {k}: {v} rad outside its limit");
             }
         }

@@ -8,16 +8,15 @@ use crowd_ik::crowd::{CharacterInput, CharacterState, FootResult, FootRig, Groun
 
 /// One frame of inputs.
 pub struct Frame<'a> {
-    /// The rig (with foot placement) and the ground.
+    /// The rig, with foot placement.
     pub rig: &'a FootRig,
     /// The ground.
     pub ground: &'a Ground,
-    /// Characters, their FK poses (character-major) and caller hits (`MAX_LEGS` per
-    /// character, or none over a heightfield).
+    /// The characters.
     pub characters: &'a [CharacterInput],
-    /// FK poses.
+    /// Their FK poses, character-major.
     pub poses: &'a [JointPose],
-    /// Caller hits.
+    /// Caller hits, `MAX_LEGS` per character (empty over a heightfield).
     pub hits: &'a [GroundHit],
 }
 
