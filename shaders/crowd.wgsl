@@ -58,7 +58,7 @@ struct CharacterState {
     pelvis: vec4<f32>,        // offset spring (world up), velocity, root snap held, velocity
     root: vec2<f32>,          // root height last frame, pelvis goal last frame
     flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg)
-    reserved: u32,
+    root_velocity: f32,       // the root's continuous vertical velocity last frame
     legs: array<LegState, MAX_LEGS>,
 }
 

@@ -382,11 +382,17 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     let ref_ws = to_world(root, reference_fk(l));
     let h = leg.knee_axis.w;
     let g = ground_query(c, l, ref_ws.x, ref_ws.z);
-    if (!(g.found && g.point.y <= ref_ws.y + step_up && g.point.y >= ref_ws.y - step_down)) {
+    // A heightfield has no overhangs: ground above the step-up window means the foot is
+    // inside the terrain, and it stands on the ground all the same (flagged).
+    let under = !(g.point.y <= ref_ws.y + step_up) && !GROUND_HITS;
+    if (!(g.found && (under || g.point.y <= ref_ws.y + step_up) && g.point.y >= ref_ws.y - step_down)) {
         return;
     }
     ground.hit[l] = true;
     res.status[l] = res.status[l] | FOOT_HIT;
+    if (under) {
+        res.status[l] = res.status[l] | FOOT_UNDER_GROUND;
+    }
     let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
     let toe_ws = to_world(root, legs_fk[l].toe);
     ground.point[l] = g.point;

@@ -15,6 +15,8 @@ var<private> pl_snap: bool;                          // the state resets this fr
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
 var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
+var<private> pl_jump: f32;                           // the root snap taken this frame
+var<private> pl_root_velocity: f32;                  // the root's continuous vertical velocity
 var<private> pl_rates: vec2<f32>;                    // spring rates: pelvis, ground
 
 // Per leg, what place_feet leaves for end_placement (FreeFoot in src/cpu/foot_placement.rs).
@@ -148,6 +150,7 @@ fn load_state() {
     let head = state_get(b + 1u);
     st.root = bitcast<vec2<f32>>(head.xy);
     st.flags = head.z;
+    st.root_velocity = bitcast<f32>(head.w);
     if (LEGS > 0u) { st.legs[0] = load_leg(b + 2u); }
     if (LEGS > 1u) { st.legs[1] = load_leg(b + 2u + LEG_VEC4S); }
     if (LEGS > 2u) { st.legs[2] = load_leg(b + 2u + 2u * LEG_VEC4S); }
@@ -158,7 +161,7 @@ fn load_state() {
 fn store_state() {
     let b = state_record(pl_c);
     state_set(b, bitcast<vec4<u32>>(st.pelvis));
-    state_set(b + 1u, vec4<u32>(bitcast<vec2<u32>>(st.root), st.flags, 0u));
+    state_set(b + 1u, vec4<u32>(bitcast<vec2<u32>>(st.root), st.flags, bitcast<u32>(st.root_velocity)));
     if (LEGS > 0u) { store_leg(b + 2u, st.legs[0]); }
     if (LEGS > 1u) { store_leg(b + 2u + LEG_VEC4S, st.legs[1]); }
     if (LEGS > 2u) { store_leg(b + 2u + 2u * LEG_VEC4S, st.legs[2]); }
@@ -187,7 +190,7 @@ fn leg_heading(l: u32) -> f32 {
 // MAX_STATE_MAGNITUDE (NaN or inf anywhere makes it NaN or inf), every heading word within
 // MAX_STATE_HEADING.
 fn state_in_range() -> bool {
-    var sum = abs(st.pelvis) + abs(vec4<f32>(st.root, 0.0, 0.0));
+    var sum = abs(st.pelvis) + abs(vec4<f32>(st.root, st.root_velocity, 0.0));
     var heading = 0.0;
     if (LEGS > 0u) { sum = sum + leg_state_sum(0u) + abs(st.legs[0].lift); heading = max(heading, leg_heading(0u)); }
     if (LEGS > 1u) { sum = sum + leg_state_sum(1u) + abs(st.legs[1].lift); heading = max(heading, leg_heading(1u)); }
@@ -220,11 +223,20 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     if (LEGS > 3u) { blend_weight(ch, 3u); }
     pl_held = vec2<f32>(0.0);
     pl_start = 0.0;
+    pl_jump = 0.0;
+    pl_root_velocity = 0.0;
     if (!pl_snap) {
         var held = st.pelvis.z;
+        pl_root_velocity = st.root_velocity;
+        // Beyond where last frame's vertical velocity carries the root (with dt = 0, any
+        // move is a jump); a snap's frame keeps that velocity.
         let moved = root.t.y - st.root.x;
-        if (abs(moved) > rig.blend.w * dt) {
-            held -= moved;
+        let beyond = moved - pl_root_velocity * dt;
+        if (abs(beyond) > rig.blend.w * dt) {
+            pl_jump = beyond;
+            held -= beyond;
+        } else if (dt > 0.0) {
+            pl_root_velocity = moved / dt;
         }
         pl_start = st.pelvis.x + held;
         let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, frame.pelvis_decay, dt);
@@ -287,7 +299,6 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
 
 // place_feet for leg l.
 fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
-    let tolerance = rig.blend.x;
     let dt = frame.dt;
     let leg = rig.legs[l];
     let three = three_bone(l);
@@ -300,6 +311,29 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var contact_fk = ref_fk;
     if (ball) {
         contact_fk = to_world(root, legs_fk[l].toe);
+    }
+    let mode = leg.mode.w & 0xffu;
+    let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
+    var detected = false;
+    if (mode == PLANT_SPEED) {
+        if (!pl_snap && dt > 0.0) {
+            let speed = length(contact_fk - st.legs[l].fk.xyz) / dt;
+            if (was_planted) {
+                detected = speed <= leg.lock.y;
+            } else {
+                detected = speed < leg.lock.x;
+            }
+        } else {
+            detected = was_planted && !pl_snap;
+        }
+    } else if (mode == PLANT_WEIGHTS) {
+        detected = ch.foot_weights[l] >= 1.0;
+    }
+    let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+    // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
+    var tolerance = rig.blend.x;
+    if (planted) {
+        tolerance = 0.0;
     }
     var aim = ref_fk;
     var turn = Q_IDENTITY;
@@ -380,24 +414,6 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     free[l].contact = contact_free;
     free[l].heading = heading_free;
     free[l].hip = to_world(root, legs_fk[l].hip);
-    let mode = leg.mode.w & 0xffu;
-    let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
-    var detected = false;
-    if (mode == PLANT_SPEED) {
-        if (!pl_snap && dt > 0.0) {
-            let speed = length(contact_fk - st.legs[l].fk.xyz) / dt;
-            if (was_planted) {
-                detected = speed <= leg.lock.y;
-            } else {
-                detected = speed < leg.lock.x;
-            }
-        } else {
-            detected = was_planted && !pl_snap;
-        }
-    } else if (mode == PLANT_WEIGHTS) {
-        detected = ch.foot_weights[l] >= 1.0;
-    }
-    let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
     var locked = (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u && !pl_snap;
     if (pl_snap) {
         st.legs[l].lock = vec4<f32>(0.0);
@@ -511,8 +527,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
 }
 
 // Pelvis: the offset's spring toward this frame's stateless drop (relative to the character
-// held where a root snap left it), at most the max speed; with the snap held within
-// [-max drop, max rise] of FK and low enough for every leg to reach.
+// held where a root snap left it); with the snap held within [-max drop, max rise] of FK and
+// low enough for every leg to reach; the whole output at most the max speed unless those
+// bounds need more (flagged). The state keeps the output (src/cpu/foot_placement.rs).
 fn spring_pelvis(root: Root) -> vec3<f32> {
     let max_speed = rig.springs.y;
     let max_rise = rig.springs.z;
@@ -521,22 +538,34 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     let goal = -clamp(ground.drop, 0.0, max_drop);
     let lo = -max_drop - pl_held.x;
     let hi = max(min(max_rise - pl_held.x, -pl_cap), lo);
-    var o = goal;
+    var x = goal;
     var v = 0.0;
     if (!pl_snap) {
-        // The whole offset (spring and held snap) moves at most max_speed.
         let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, frame.pelvis_decay, dt);
-        let step = max_speed * dt;
-        o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
+        x = sx.x;
         v = clamp(sx.y, -max_speed, max_speed);
     }
-    // The limits bound the output; the spring runs free.
-    st.pelvis = vec4<f32>(o, v, pl_held.x, pl_held.y);
-    let clamped = clamp(o, lo, hi);
+    var o = x;
+    let step = max_speed * dt;
+    if (!pl_snap) {
+        // The whole offset (spring and held snap) moves at most max_speed.
+        o = clamp(x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
+    }
+    // The bounds win: a leg reaches its target (flagged where that is faster).
+    let bounded = clamp(o, lo, hi);
+    let offset = bounded + pl_held.x;
+    if (!pl_snap && bounded != o && !(offset >= pl_start - step && offset <= pl_start + step)) {
+        for (var l = 0u; l < LEGS; l++) {
+            res.status[l] = res.status[l] | FOOT_PELVIS_FAST;
+        }
+    }
+    // The state keeps what was output.
+    st.pelvis = vec4<f32>(offset - pl_held.x, v, pl_held.x, pl_held.y);
     st.root = vec2<f32>(root.t.y, goal);
-    let offset = clamped + pl_held.x;
+    st.root_velocity = pl_root_velocity;
     res.pelvis.x = -offset;
     res.pelvis.y = -goal;
+    res.pelvis.z = pl_jump;
     return dir_to_model(root, vec3<f32>(0.0, offset, 0.0)) / root.s;
 }
 
@@ -558,7 +587,8 @@ fn end_foot(l: u32) {
         // The hip lowered by the pelvis offset within its limits (the held snap is in the
         // hip already).
         let hip_ws = free[l].hip + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
-        if (length(ground.aim[l] - hip_ws) > free[l].reach * rig.blend.z) {
+        // (With a margin of 1e-4 of the reach: a pelvis at its reach cap is no release.)
+        if (length(ground.aim[l] - hip_ws) > free[l].reach * (rig.blend.z + 1e-4)) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }

@@ -163,6 +163,11 @@ shared_constants! {
     FOOT_RESET: u32 = 64;
     /// `crowd::foot::AGAINST_HINGE`: the leg's FK pose bends against its knee hinge.
     FOOT_AGAINST_HINGE: u32 = 128;
+    /// `crowd::foot::PELVIS_FAST`: the pelvis moved faster than its max speed, for its bounds.
+    FOOT_PELVIS_FAST: u32 = 65536;
+    /// `crowd::foot::UNDER_GROUND`: the FK foot was under a heightfield by more than the
+    /// step-up window; placed on it anyway.
+    FOOT_UNDER_GROUND: u32 = 131072;
     /// ln 2, for springs given by their half-life (`y = 2 ln 2 / half-life`).
     LN_2: f32 = std::f32::consts::LN_2;
     /// Longest frame foot placement integrates (seconds): a longer one (a hitch) resets

@@ -428,7 +428,8 @@ fn trajectories(rig: &FootRig, hf: &Heightfield, hz: f32, seconds: f32) -> Vec<[
         let t = f as f32 / hz;
         let (chars, poses): (Vec<_>, Vec<_>) = (0..n)
             .map(|c| {
-                walker_with(hf, Vec2::new(-0.6 + 0.4 * c as f32, -1.5), 0.05 * c as f32, t + 0.29 * c as f32, true)
+                // On the stairs (2 m wide) the whole way: no walker steps off their side.
+                walker_with(hf, Vec2::new(-0.6 + 0.3 * c as f32, -1.5), 0.03 * c as f32, t + 0.29 * c as f32, true)
             })
             .unzip();
         let poses: Vec<JointPose> = poses.concat();
@@ -465,13 +466,16 @@ fn thirty_sixty_and_a_hundred_twenty_hertz_agree() {
     // pelvis and feet, metres). On hills the input is smooth and 60 vs 120 Hz meets the
     // 2 mm aim; a lock lands in the first frame its plant is seen, so locks add the foot's
     // motion over a frame; on stairs the input itself is a step function (the root snaps,
-    // the ground steps, a swinging foot sees an edge), each landing in a different frame.
+    // the ground steps, a swinging foot sees an edge), each landing in a different frame (and
+    // a root crossing part of a riser's 2 cm ramp within a frame passes as continuous motion
+    // at one rate and is held as a snap at another).
     let cases = [
         ("hills, no locking", &hills, PlantDetection::Off, [4e-3, 2e-3]),
         ("hills, feet locked by weight", &hills, PlantDetection::Weights, [1.5e-2, 5e-3]),
-        ("stairs, no locking", &stairs, PlantDetection::Off, [0.08, 0.03]),
+        ("stairs, no locking", &stairs, PlantDetection::Off, [0.08, 0.045]),
         ("stairs, feet locked by weight", &stairs, PlantDetection::Weights, [0.12, 0.05]),
     ];
+    let mut failed = Vec::new();
     for (name, hf, plant, [at30, at60]) in cases {
         let rig = placement_rig(plant);
         let at = |hz: f32| trajectories(&rig, hf, hz, 4.0);
@@ -481,8 +485,11 @@ fn thirty_sixty_and_a_hundred_twenty_hertz_agree() {
         eprintln!(
             "{name}, 4 s: 30 Hz vs 120 Hz: pelvis {p1:.2e} m, feet {f1:.2e} m; 60 Hz vs 120 Hz: pelvis {p2:.2e} m, feet {f2:.2e} m"
         );
-        assert!(p1.max(f1) <= at30 && p2.max(f2) <= at60, "{name}");
+        if !(p1.max(f1) <= at30 && p2.max(f2) <= at60) {
+            failed.push(name);
+        }
     }
+    assert!(failed.is_empty(), "{failed:?}");
 }
 
 /// `LockPivot::Ball`: a locked foot holds its ball (the toe joint) and keeps its animated

@@ -457,3 +457,64 @@ fn hostile_inputs_match_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Que
     assert!(!states[16].locked(2) && !states[16].locked(3));
     eprintln!("hostile inputs: worst {worst:?}");
 }
+
+/// Walkers up and down stairs (the root at the ground under the hips, so it snaps at every
+/// riser) with 0/1 foot weights, plus characters whose roots are under the terrain: the
+/// root snap told by the change of vertical speed, the pelvis speed limit with its
+/// `PELVIS_FAST` flag, planted soles on the ground and `UNDER_GROUND` feet, on both twins.
+#[test]
+fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin() {
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(&device, &queue);
+    }
+}
+
+fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
+    use crowd_ik::glam::{Quat, Vec3};
+    use crowd_ik_tools::scene::{walk_pose, CYCLE, SPEED};
+    let hf = crowd_ik_tools::terrain::stairs(10, 0.17, 0.28);
+    let ground = Ground::Heightfield(hf.clone());
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    let rig = biped_rig().with_placement(Some(placement));
+    let count = 48;
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
+    let mut states = vec![CharacterState::default(); count];
+    let mut worst = Worst::default();
+    let (mut snaps, mut fast, mut under) = (0, 0, 0);
+    let dt = 1.0 / 60.0;
+    for frame in 0..240 {
+        let (mut chars, mut poses) = (Vec::new(), Vec::new());
+        for c in 0..count {
+            let t = frame as f32 * dt + 0.11 * c as f32;
+            let (pose, w) = walk_pose(t / CYCLE * std::f32::consts::TAU);
+            let x = -0.8 + 1.6 * (c % 8) as f32 / 7.0;
+            let root = Vec3::new(x, 0.0, -1.5 + SPEED * t);
+            let hips = root + pose[rig.pelvis].position();
+            let mut y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
+            if c % 12 == 5 {
+                y -= 0.9; // under the stairs
+            }
+            let weights = w.map(|w| if w >= 0.5 { 1.0 } else { 0.0 });
+            chars.push(
+                CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY)
+                    .with_foot_weights([weights[0], weights[1], 0.0, 0.0]),
+            );
+            poses.extend(pose);
+        }
+        let (_, res) = frame_both(&mut gpu, (&rig, &ground, &[]), &chars, &poses, &mut states, dt, frame, &mut worst);
+        for r in &res {
+            snaps += usize::from(r.pelvis[2] != 0.0);
+            fast += usize::from(r.status[0] & foot::PELVIS_FAST != 0);
+            under += (0..2).filter(|&l| r.status[l] & foot::UNDER_GROUND != 0).count();
+        }
+    }
+    eprintln!(
+        "stairs, 240 frames × {count}: worst GPU − CPU {:.2e} m, {:.2e} rad, pelvis {:.2e} m; {snaps} root snaps, {fast} PELVIS_FAST frames, {under} UNDER_GROUND feet",
+        worst.position, worst.rotation, worst.pelvis
+    );
+    assert!(snaps > 100 && fast > 0 && under > 100, "the scene exercises every path");
+}

@@ -316,11 +316,14 @@ fn find_ground(
         let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
         let h = leg.knee_axis[3];
         let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
-        if !(gp.y <= ref_ws.y + step_up && gp.y >= ref_ws.y - step_down) {
+        // A heightfield has no overhangs: ground above the step-up window means the foot is
+        // inside the terrain, and it stands on the ground all the same (flagged).
+        let under = !(gp.y <= ref_ws.y + step_up) && rig.header[3] == 0;
+        if !((under || gp.y <= ref_ws.y + step_up) && gp.y >= ref_ws.y - step_down) {
             continue;
         }
         out.hit[l] = true;
-        res.status[l] |= foot::HIT;
+        res.status[l] |= if under { foot::HIT | foot::UNDER_GROUND } else { foot::HIT };
         let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_ws = root.to_world(toe.position());

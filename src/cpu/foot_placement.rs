@@ -150,7 +150,7 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
 /// per value instead of a test per value.
 fn state_in_range(s: &CharacterState, legs: usize) -> bool {
     let v = |a: [f32; 4]| Vec4::from_array(a).abs();
-    let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], 0.0, 0.0).abs();
+    let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], s.root_velocity, 0.0).abs();
     let (sum, heading) = s.legs[..legs].iter().fold((head, 0.0f32), |(sum, heading), l| {
         let leg = v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
@@ -183,6 +183,10 @@ pub(crate) struct Placement {
     pub held_velocity: f32,
     /// Last frame's pelvis offset with this frame's snap held: where the speed limit starts.
     pub start: f32,
+    /// The root snap taken this frame (world up; 0 = none) and the root's continuous
+    /// vertical velocity (the state's next `root_velocity`).
+    pub jump: f32,
+    pub root_velocity: f32,
 }
 
 /// Per leg, what [`place_feet`] leaves for [`end_placement`].
@@ -199,9 +203,11 @@ pub(crate) struct FreeFoot {
 }
 
 /// Begin: whether the state resets this frame, the foot weights blended over time
-/// (linear, `weight_blend_time` from 0 to 1), and the root snap held: a root that moved
-/// faster than `root_snap_speed` this frame snapped, and the character stays where it was,
-/// the offset then decaying by the pelvis spring (within `[−max drop, max rise]`).
+/// (linear, `weight_blend_time` from 0 to 1), and the root snap held: a root whose vertical
+/// velocity changed by more than `root_snap_speed` this frame snapped, and the character
+/// stays where its continuous motion would have put it, the jump then decaying by the
+/// pelvis spring (within `[−max drop, max rise]`). A slope's climb changes the root's speed
+/// gradually, so it passes through however fast.
 pub(crate) fn begin_placement(
     rig: &SolverRig,
     ch: &CharacterInput,
@@ -225,18 +231,26 @@ pub(crate) fn begin_placement(
             follow(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
         };
     }
-    let (mut held, mut held_velocity, mut start) = (0.0, 0.0, 0.0);
+    let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity) = (0.0, 0.0, 0.0, 0.0, 0.0);
     if !snap {
         held = state.pelvis[2];
+        root_velocity = state.root_velocity;
+        // Beyond where last frame's vertical velocity carries the root (with dt = 0, any
+        // move is a jump); a snap's frame keeps that velocity (a riser crossed over two
+        // frames is two snaps, nothing of it passes).
         let moved = root.t.y - state.root[0];
-        if moved.abs() > rig.blend[3] * dt {
-            held -= moved;
+        let beyond = moved - root_velocity * dt;
+        if beyond.abs() > rig.blend[3] * dt {
+            jump = beyond;
+            held -= beyond;
+        } else if dt > 0.0 {
+            root_velocity = moved / dt;
         }
         start = state.pelvis[0] + held;
         (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, pelvis);
         held = held.max(-rig.params[0]).min(rig.springs[2]);
     }
-    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start }
+    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity }
 }
 
 /// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
@@ -274,6 +288,25 @@ pub(crate) fn place_feet(
         let toe_off = toe.position() - ankle.position();
         let ref_fk = root.to_world(pose_in[reference_joint(leg)].position());
         let contact_fk = if ball_pivot { root.to_world(toe.position()) } else { ref_fk };
+        let mode = leg.mode[3] & 0xff;
+        let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
+        let detected = match mode {
+            PLANT_SPEED if !p.snap && dt > 0.0 => {
+                let speed = (contact_fk - v3(ls.fk)).length() / dt;
+                if was_planted {
+                    speed <= leg.lock[1]
+                } else {
+                    speed < leg.lock[0]
+                }
+            }
+            PLANT_SPEED => was_planted && !p.snap,
+            PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
+            _ => false,
+        };
+        let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+        // A swinging foot may lag the tolerance below the ground (so it does not jitter over
+        // rough ground); a planted one stands on it.
+        let tolerance = if planted { 0.0 } else { tolerance };
         let mut target = ref_fk;
         let mut turn = Quat::IDENTITY;
         let mut up = Vec3::Y;
@@ -336,22 +369,6 @@ pub(crate) fn place_feet(
             hip: root.to_world(pose_in[leg.joints[0] as usize].position()),
             reach: 0.0, // set below for a two-bone leg
         };
-        let mode = leg.mode[3] & 0xff;
-        let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
-        let detected = match mode {
-            PLANT_SPEED if !p.snap && dt > 0.0 => {
-                let speed = (contact_fk - v3(ls.fk)).length() / dt;
-                if was_planted {
-                    speed <= leg.lock[1]
-                } else {
-                    speed < leg.lock[0]
-                }
-            }
-            PLANT_SPEED => was_planted && !p.snap,
-            PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
-            _ => false,
-        };
-        let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
         if p.snap {
             ls.lock = [0.0; 4];
@@ -501,9 +518,12 @@ fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
 }
 
 /// Pelvis: the offset follows a critically damped spring toward this frame's stateless
-/// drop (relative to the character held where a root snap left it), at most
-/// `pelvis_max_speed`; with the snap held, within `[−max drop, max rise]` of FK, and never
-/// above what lets every leg reach its target (`cap`). Returns the model-space offset.
+/// drop (relative to the character held where a root snap left it); with the snap held,
+/// within `[−max drop, max rise]` of FK, and never above what lets every leg reach its
+/// target (`cap`); the whole output offset (spring and held snap) moves at most
+/// `pelvis_max_speed` unless those bounds need it faster (flagged `PELVIS_FAST`). The
+/// state keeps what was output, so no bound letting go makes it jump.
+/// Returns the model-space offset.
 pub(crate) fn spring_pelvis(
     rig: &SolverRig,
     root: &Root,
@@ -518,22 +538,33 @@ pub(crate) fn spring_pelvis(
     let goal = -goal_drop.clamp(0.0, max_drop);
     let lo = -max_drop - p.held;
     let hi = (max_rise - p.held).min(-cap).max(lo);
-    let (mut o, mut v) = (goal, 0.0);
+    let (mut x, mut v) = (goal, 0.0);
     if !p.snap {
-        // The whole offset (spring and held snap) moves at most max_speed.
-        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
-        let step = max_speed * p.dt;
-        // max then min, as WGSL's clamp: no panic whatever the bounds.
-        o = (x + p.held).max(p.start - step).min(p.start + step) - p.held;
-        v = xv.max(-max_speed).min(max_speed);
+        (x, v) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
+        v = v.max(-max_speed).min(max_speed);
     }
-    // The limits bound the output; the spring runs free (so frame rates agree).
-    state.pelvis = [o, v, p.held, p.held_velocity];
-    let clamped = o.max(lo).min(hi);
+    let mut o = x;
+    if !p.snap {
+        // The whole offset (spring and held snap) moves at most max_speed (max then min, as
+        // WGSL's clamp: no panic whatever the bounds).
+        let step = max_speed * p.dt;
+        o = (x + p.held).max(p.start - step).min(p.start + step) - p.held;
+    }
+    // The bounds win: a leg reaches its target (flagged where that is faster).
+    let bounded = o.max(lo).min(hi);
+    let offset = bounded + p.held;
+    let step = max_speed * p.dt;
+    if !p.snap && bounded != o && !(offset >= p.start - step && offset <= p.start + step) {
+        for status in &mut res.status[..rig.header[2] as usize] {
+            *status |= foot::PELVIS_FAST;
+        }
+    }
+    state.pelvis = [offset - p.held, v, p.held, p.held_velocity];
     state.root = [root.t.y, goal];
-    let offset = clamped + p.held;
+    state.root_velocity = p.root_velocity;
     res.pelvis[0] = -offset;
     res.pelvis[1] = -goal;
+    res.pelvis[2] = p.jump;
     root.dir_to_model(Vec3::new(0.0, offset, 0.0)) / root.s
 }
 
@@ -556,7 +587,9 @@ pub(crate) fn end_placement(
             // The hip lowered by the pelvis offset within its limits (the held snap is in the
             // hip already).
             let hip_ws = free[l].hip + Vec3::Y * (-res.pelvis[0] - p.held);
-            if (ground.target[l] - hip_ws).length() > free[l].reach * rig.blend[2] {
+            // (With a margin of 1e-4 of the reach: a pelvis the reach cap holds puts the hip
+            // at exactly this distance, which rounding must not turn into a release.)
+            if (ground.target[l] - hip_ws).length() > free[l].reach * (rig.blend[2] + 1e-4) {
                 release(&mut state.legs[l], free[l]);
                 flags &= !bit(STATE_LOCKED_SHIFT, l);
             }

@@ -76,15 +76,25 @@ impl Default for LegPlacement {
 pub struct FootPlacement {
     /// Half-life of the pelvis offset's critically damped spring (0 = no smoothing).
     pub pelvis_half_life: f32,
-    /// Most the pelvis offset changes per second (world units/s).
+    /// Most the pelvis offset changes per second (world units/s), on the output: only where
+    /// its bounds (a leg's reach to its target, `max_pelvis_drop`, `pelvis_max_rise`) need
+    /// a faster move does it move faster, and the frame is flagged
+    /// [`foot::PELVIS_FAST`](super::foot::PELVIS_FAST). What was output is what the
+    /// spring continues from, so a bound letting go never makes the pelvis jump back.
     pub pelvis_max_speed: f32,
     /// Most the pelvis may sit above FK (world units): a root that snaps up a step leaves the
     /// pelvis where it was, up to this much above FK, while its spring catches up.
     pub pelvis_max_rise: f32,
-    /// A root that moves up or down faster than this in one frame (world units/s) has
-    /// snapped (a caller setting it from the ground under the hips, a step edge): the
-    /// character is held where it was and follows with the pelvis spring. Slower root
-    /// motion (slopes, jumps) passes through at once.
+    /// A root whose vertical velocity changes by more than this in one frame (world
+    /// units/s) has snapped (a caller setting it from the ground under the hips, a step
+    /// edge, a teleport): the jump beyond the root's continuous motion is held (the
+    /// character stays where it was) and fades with the pelvis spring. Continuous root
+    /// motion passes through at once however fast: a slope, a ramp, a hill's crest (their
+    /// vertical speed changes gradually, or by less than this at a crease). The first frame
+    /// after a reset takes the root as still. A snap's frame keeps the root's last
+    /// continuous speed, so a root whose speed changes at once by more than this and stays
+    /// so (a ramp steeper than the snap speed entered without a transition) is held frame
+    /// after frame, as a series of snaps, until its speed comes back within reach.
     pub root_snap_speed: f32,
     /// Half-life of the springs on the ground plane (normal and height) under each foot.
     pub ground_half_life: f32,
@@ -229,8 +239,9 @@ pub struct CharacterState {
     pub root: [f32; 2],
     /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
     pub flags: u32,
-    /// 0.
-    pub reserved: u32,
+    /// The root's continuous vertical velocity last frame (world units/s; a root snap is not
+    /// part of it): a snap is told from a slope by how much this changes in one frame.
+    pub root_velocity: f32,
     /// Per leg.
     pub legs: [LegState; MAX_LEGS],
 }

@@ -127,7 +127,9 @@ impl GroundHit {
 pub struct FootResult {
     /// `x` = pelvis drop in world units (downward; ≥ 0 when stateless; with foot placement
     /// negative while the pelvis is held above FK after a root snap), `y` = with foot
-    /// placement the stateless drop its spring follows (else 0), `zw` = 0.
+    /// placement the stateless drop its spring follows (else 0), `z` = with foot placement
+    /// the root snap taken this frame (world up: how far the root jumped beyond its
+    /// continuous motion, which the pelvis holds and fades; else 0), `w` = 0.
     pub pelvis: [f32; 4],
     /// Per leg: height of the FK sole above the ground (world units; negative = below).
     /// (A two-bone foot's sole is its lowest contact point, heel or ball, each measured
@@ -168,6 +170,15 @@ pub mod foot {
     /// rolled the limb half a turn. On a walking rig this means the leg's `knee_axis` has the
     /// wrong sign (e.g. a quadruped's front legs given the hind legs' hinge).
     pub const AGAINST_HINGE: u32 = crate::constants::FOOT_AGAINST_HINGE;
+    /// Foot placement: the pelvis moved faster than `pelvis_max_speed` this frame, because
+    /// its bounds needed it (a leg's reach to its target, `max_pelvis_drop`,
+    /// `pelvis_max_rise`): a foot reaches its target rather than the pelvis keeping its
+    /// speed. Set on every leg (a character-wide condition).
+    pub const PELVIS_FAST: u32 = crate::constants::FOOT_PELVIS_FAST;
+    /// The FK foot was under a heightfield by more than `max_step_up`: a heightfield has no
+    /// overhangs, so the ground above the foot is where it stands (the foot is placed on
+    /// it, never left inside the terrain). Caller hits keep the step-up window.
+    pub const UNDER_GROUND: u32 = crate::constants::FOOT_UNDER_GROUND;
 }
 
 /// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in

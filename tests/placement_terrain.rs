@@ -1,0 +1,355 @@
+//! Foot placement's promises on the ground users put characters on (flat, stairs, curbs and
+//! hills as 2 cm heightfields, the root set from the ground under the hips so it snaps at
+//! every edge) with 0/1 foot weights as animation events deliver them, for the procedural
+//! walk and for CMU motion capture with its root motion, at 30, 60 and 120 Hz:
+//!
+//! - the pelvis correction moves at most `pelvis_max_speed` (beyond a root snap it holds),
+//!   except in frames flagged `foot::PELVIS_FAST`, where a leg's reach needed more;
+//! - no planted (locked) sole below the ground by more than 1 mm, no foot by more than the
+//!   ground tolerance;
+//! - a root snap is told from a slope by the change of the root's vertical speed;
+//! - a foot under a heightfield is placed on it (flagged), never left inside the terrain.
+//!
+//! The GPU kernel against its CPU twin on these scenes is in `tests/gpu_placement.rs`.
+
+mod common;
+
+use crowd_ik::bvh::{BipedSettings, Clip};
+use crowd_ik::cpu::foot_ik::FootIkJob;
+use crowd_ik::crowd::*;
+use crowd_ik::glam::{Quat, Vec2, Vec3};
+use crowd_ik_tools::scene::{biped_rig, walk_pose, CYCLE, SPEED};
+
+/// Curbs along +z, 2 cm cells, 4 m wide: heights 0, 0.15 and 0.30 m changing at edges
+/// 0.5 to 3 m apart (a fixed irregular sequence).
+fn curbs() -> Heightfield {
+    let (cell, nx, nz) = (0.02, 201, 1401);
+    let origin = Vec2::new(-2.0, -4.0);
+    let edges = [0.0, 0.5, 2.0, 2.8, 5.8, 6.5, 8.0, 11.0, 11.7, 13.0, 14.5, 16.0, 18.0, 20.0, 22.0, 24.0];
+    let levels = [0.15, 0.30, 0.15, 0.0, 0.30, 0.15, 0.30, 0.0, 0.15, 0.0, 0.30, 0.15, 0.0, 0.15, 0.30, 0.0];
+    let mut heights = Vec::with_capacity(nx * nz);
+    for j in 0..nz {
+        let z = origin.y + j as f32 * cell;
+        let k = edges.iter().rposition(|&e| z >= e);
+        let h = k.map_or(0.0, |k| levels[k]);
+        heights.extend(std::iter::repeat_n(h, nx));
+    }
+    Heightfield::new(origin, cell, nx, nz, heights).unwrap()
+}
+
+/// Hills of ±0.5 m at a 6 m wavelength, 2 cm cells, 20 × 28 m.
+fn hills() -> Heightfield {
+    let (cell, nx, nz) = (0.02, 1001, 1401);
+    let origin = Vec2::new(-10.0, -4.0);
+    let k = std::f32::consts::TAU / 6.0;
+    let heights = (0..nx * nz)
+        .map(|i| {
+            let (x, z) = (origin.x + (i % nx) as f32 * cell, origin.y + (i / nx) as f32 * cell);
+            0.5 * (k * x).sin() * (k * z).cos()
+        })
+        .collect();
+    Heightfield::new(origin, cell, nx, nz, heights).unwrap()
+}
+
+fn flat() -> Heightfield {
+    Heightfield::new(Vec2::new(-10.0, -4.0), 0.5, 41, 61, vec![0.0; 41 * 61]).unwrap()
+}
+
+/// The four terrains, by name.
+fn terrains() -> Vec<(&'static str, Heightfield)> {
+    vec![
+        ("flat", flat()),
+        ("stairs", crowd_ik_tools::terrain::stairs(10, 0.17, 0.28)),
+        ("curbs", curbs()),
+        ("hills", hills()),
+    ]
+}
+
+/// One character's animation over time: its root (world, before the ground) and FK pose at
+/// time `t`, and its 0/1 foot weights.
+trait Motion {
+    fn rig(&self) -> FootRig;
+    fn frame(&self, t: f32) -> (Vec3, Vec<JointPose>, [f32; 2]);
+    fn seconds(&self) -> f32;
+}
+
+/// The procedural walk heading along +z from `x`, weights stepped to 0/1.
+struct Walk {
+    x: f32,
+    offset: f32,
+}
+
+impl Motion for Walk {
+    fn rig(&self) -> FootRig {
+        biped_rig()
+    }
+    fn frame(&self, t: f32) -> (Vec3, Vec<JointPose>, [f32; 2]) {
+        let t = t + self.offset;
+        let (pose, w) = walk_pose(t / CYCLE * std::f32::consts::TAU);
+        (Vec3::new(self.x, 0.0, -1.5 + SPEED * t), pose, w.map(|w| if w >= 0.5 { 1.0 } else { 0.0 }))
+    }
+    fn seconds(&self) -> f32 {
+        8.0
+    }
+}
+
+/// A CMU clip with its root motion (in the pose: the hips travel in model space), weights
+/// 1 while the FK sole is within 3 cm of the clip's floor.
+struct Mocap {
+    clip: Clip,
+    rig: FootRig,
+    floor: f32,
+}
+
+const CMU_SCALE: f32 = 0.0254 / 0.45;
+
+impl Mocap {
+    fn load(path: &str) -> Option<Self> {
+        let Ok(clip) = Clip::load(path) else {
+            assert!(!common::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
+            eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
+            return None;
+        };
+        let rig = FootRig::biped(
+            &clip.skeleton,
+            "Hips",
+            &[
+                ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+                ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
+            ],
+            CMU_SCALE,
+            BipedSettings::default(),
+        )
+        .unwrap();
+        let mut soles: Vec<f32> = (0..clip.frames())
+            .step_by(10)
+            .flat_map(|f| {
+                let p = clip.model_pose(f, CMU_SCALE);
+                rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
+            })
+            .collect();
+        soles.sort_by(f32::total_cmp);
+        let floor = soles[soles.len() / 10];
+        Some(Mocap { clip, rig, floor })
+    }
+}
+
+impl Motion for Mocap {
+    fn rig(&self) -> FootRig {
+        self.rig.clone()
+    }
+    fn frame(&self, t: f32) -> (Vec3, Vec<JointPose>, [f32; 2]) {
+        let pose = self.clip.sample(t, CMU_SCALE);
+        let w = [0, 1].map(|l| {
+            let leg = &self.rig.legs[l];
+            let sole = pose[leg.joints[2]].position().y - leg.foot_height - self.floor;
+            if sole <= 0.03 {
+                1.0
+            } else {
+                0.0
+            }
+        });
+        (Vec3::new(0.0, -self.floor, -1.0), pose, w)
+    }
+    fn seconds(&self) -> f32 {
+        (self.clip.frames() as f32 / 120.0).min(8.0)
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Default)]
+struct Run {
+    frames: usize,
+    /// Worst pelvis correction speed beyond the root snaps (m/s), over unflagged frames.
+    pelvis_speed: f32,
+    /// Frames flagged `PELVIS_FAST`.
+    fast: usize,
+    /// Deepest locked sole and deepest sole of any foot on the ground (m; negative = below).
+    locked_below: f32,
+    any_below: f32,
+    locked_frames: usize,
+    snaps: usize,
+}
+
+/// Runs `motion` over `hf` at `hz` with `placement`, the root at the ground under the hips.
+fn run(motion: &dyn Motion, hf: &Heightfield, hz: f32, placement: FootPlacement) -> Run {
+    let rig = motion.rig().with_placement(Some(placement));
+    let ground = Ground::Heightfield(hf.clone());
+    let mut state = [CharacterState::default()];
+    let mut r = Run::default();
+    let mut last: Option<f32> = None;
+    let dt = 1.0 / hz;
+    for f in 0..(motion.seconds() * hz) as usize {
+        let (root, pose, w) = motion.frame(f as f32 * dt);
+        let hips = root + pose[rig.pelvis].position();
+        let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
+        let ch = CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY).with_foot_weights([w[0], w[1], 0.0, 0.0]);
+        let mut out = vec![JointPose::default(); pose.len()];
+        let mut res = [FootResult::default()];
+        FootIkJob::new(&rig, &ground, &[ch], &pose, &mut out, &mut res).run_frame(&mut state, dt).unwrap();
+        let res = res[0];
+        let offset = -res.pelvis[0];
+        if res.pelvis[2] != 0.0 {
+            r.snaps += 1;
+        }
+        if let Some(prev) = last {
+            // The correction beyond the snap this frame took (which keeps the pelvis still).
+            let speed = (offset - (prev - res.pelvis[2])).abs() / dt;
+            if res.status[0] & foot::PELVIS_FAST != 0 {
+                r.fast += 1;
+            } else {
+                r.pelvis_speed = r.pelvis_speed.max(speed);
+            }
+        }
+        last = Some(offset);
+        for l in 0..2 {
+            if res.status[l] & foot::HIT == 0 {
+                continue;
+            }
+            r.any_below = r.any_below.min(res.sole_after[l]);
+            if res.status[l] & foot::LOCKED != 0 {
+                r.locked_below = r.locked_below.min(res.sole_after[l]);
+                r.locked_frames += 1;
+            }
+        }
+        r.frames += 1;
+    }
+    r
+}
+
+fn motions() -> Vec<(String, Box<dyn Motion>)> {
+    let mut m: Vec<(String, Box<dyn Motion>)> = vec![
+        ("walk".into(), Box::new(Walk { x: 0.0, offset: 0.0 })),
+        ("walk, other phase".into(), Box::new(Walk { x: 0.4, offset: 0.37 })),
+    ];
+    for path in ["/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh"] {
+        if let Some(clip) = Mocap::load(path) {
+            m.push((format!("CMU {}", path.rsplit('/').next().unwrap()), Box::new(clip)));
+        }
+    }
+    m
+}
+
+fn speed_placement() -> FootPlacement {
+    let mut p = FootPlacement::default();
+    for leg in &mut p.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    p
+}
+
+#[test]
+fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
+    let p = speed_placement();
+    let motions = motions();
+    let mut flagged = 0;
+    for (terrain, hf) in terrains() {
+        for (name, motion) in &motions {
+            for hz in [30.0, 60.0, 120.0] {
+                let r = run(motion.as_ref(), &hf, hz, p);
+                eprintln!("{terrain}, {name}, {hz} Hz: {r:?}");
+                let ctx = format!("{terrain}, {name}, {hz} Hz: {r:?}");
+                // Within rounding of the speed limit (f32 sums of offsets ~0.1 m).
+                assert!(r.pelvis_speed <= p.pelvis_max_speed * (1.0 + 1e-3) + 1e-4 * hz, "{ctx}");
+                assert!(r.locked_below >= -1e-3, "{ctx}");
+                assert!(r.any_below >= -p.ground_tolerance - 1e-5, "{ctx}");
+                // (Not vacuous: feet lock in every run; 01_03 plants least, ~8 % of its frames.)
+                assert!(r.locked_frames > r.frames / 20, "feet lock: {ctx}");
+                if terrain == "flat" {
+                    assert_eq!(r.snaps, 0, "{ctx}");
+                }
+                flagged += r.fast;
+            }
+        }
+    }
+    eprintln!("frames flagged PELVIS_FAST (a leg's reach needed a faster pelvis): {flagged}");
+}
+
+/// The root climbing at 0.81 m/s (a 30° ramp at 1.4 m/s: 13.5 mm per frame at 60 Hz) and at
+/// 1.6 m/s (a 45° ramp: 27 mm per frame, faster than `root_snap_speed`, reached over 0.5 s
+/// as a ramp's transition curve does), then a 17 cm step: the climbs pass through at once
+/// at every frame rate; the step is one snap of its whole height, held.
+#[test]
+fn root_snaps_are_told_from_slopes_by_the_change_of_vertical_speed() {
+    let p = speed_placement();
+    let rig = biped_rig().with_placement(Some(p));
+    let (pose, _) = walk_pose(0.0);
+    let ground = Ground::Heightfield(flat());
+    for up_speed in [0.81f32, 1.6] {
+        for hz in [30.0f32, 60.0, 120.0] {
+            let dt = 1.0 / hz;
+            let mut state = [CharacterState::default()];
+            let mut snaps = Vec::new();
+            let frames = (3.0 * hz) as usize;
+            let step_frame = frames * 2 / 3;
+            // Height at time t: the speed ramps up linearly over the first 0.5 s.
+            let height = |t: f32| if t < 0.5 { up_speed * t * t } else { up_speed * (t - 0.25) };
+            for f in 0..frames {
+                let mut y = height(f as f32 * dt);
+                if f >= step_frame {
+                    y += 0.17;
+                }
+                let ch = CharacterInput::new(Vec3::new(0.0, y, 0.0), Quat::IDENTITY);
+                let mut out = vec![JointPose::default(); pose.len()];
+                let mut res = [FootResult::default()];
+                FootIkJob::new(&rig, &ground, &[ch], &pose, &mut out, &mut res).run_frame(&mut state, dt).unwrap();
+                if res[0].pelvis[2] != 0.0 {
+                    snaps.push((f, res[0].pelvis[2]));
+                }
+            }
+            assert_eq!(snaps.len(), 1, "{up_speed} m/s at {hz} Hz: {snaps:?}");
+            let (f, jump) = snaps[0];
+            assert_eq!(f, step_frame, "{up_speed} m/s at {hz} Hz: {snaps:?}");
+            assert!((jump - 0.17).abs() < 1e-4, "{up_speed} m/s at {hz} Hz: {snaps:?}");
+        }
+    }
+}
+
+/// A character whose root is 1 m under a hill: on a heightfield each foot stands on the
+/// ground above it (flagged `UNDER_GROUND`, on the ground within the tolerance), stateless
+/// and with foot placement; with caller hits at the same points the step-up window holds
+/// (no hit).
+#[test]
+fn feet_under_a_heightfield_are_placed_on_it() {
+    let hf = hills();
+    let (pose, _) = walk_pose(0.3);
+    let x = 1.5; // on a slope of the hills
+    let y = hf.sample(x, 0.0).unwrap().0 - 1.0;
+    let ch = CharacterInput::new(Vec3::new(x, y, 0.0), Quat::IDENTITY).with_foot_weights([1.0, 1.0, 0.0, 0.0]);
+    let ground = Ground::Heightfield(hf.clone());
+    for placement in [None, Some(FootPlacement::default())] {
+        let rig = biped_rig().with_placement(placement);
+        let mut state = [CharacterState::default()];
+        let mut out = vec![JointPose::default(); pose.len()];
+        let mut res = [FootResult::default()];
+        let chars = [ch];
+        let mut job = FootIkJob::new(&rig, &ground, &chars, &pose, &mut out, &mut res);
+        if placement.is_some() {
+            job.run_frame(&mut state, 1.0 / 60.0).unwrap();
+        } else {
+            job.run().unwrap();
+        }
+        for l in 0..2 {
+            let s = res[0].status[l];
+            assert_ne!(s & foot::UNDER_GROUND, 0, "{placement:?}, leg {l}: {:?}", res[0]);
+            assert_ne!(s & foot::HIT, 0, "{:?}", res[0]);
+            assert!(res[0].sole_before[l] < -0.5, "{:?}", res[0]);
+            assert!(res[0].sole_after[l] >= -FootPlacement::default().ground_tolerance, "{:?}", res[0]);
+            assert!(out.iter().all(|j| j.position_ms.iter().all(|v| v.is_finite())));
+        }
+        // Caller hits: the window is the caller's.
+        let mut state = [CharacterState::default()];
+        let hits = common::crowd::hits_under_ankles(&hf, &[ch], &pose);
+        let mut res = [FootResult::default()];
+        let mut job = FootIkJob::new(&rig, &Ground::Hits, &chars, &pose, &mut out, &mut res);
+        job.hits = &hits;
+        if placement.is_some() {
+            job.run_frame(&mut state, 1.0 / 60.0).unwrap();
+        } else {
+            job.run().unwrap();
+        }
+        for l in 0..2 {
+            assert_eq!(res[0].status[l] & (foot::HIT | foot::UNDER_GROUND), 0, "{:?}", res[0]);
+        }
+    }
+}
