@@ -17,6 +17,7 @@ var<private> pl_held: vec2<f32>;                     // the root snap still held
 var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
 var<private> pl_jump: f32;                           // the root snap taken this frame
 var<private> pl_root_velocity: f32;                  // the root's continuous vertical velocity
+var<private> pl_settle: f32;                         // how far the held snap moved the character
 var<private> pl_rates: vec2<f32>;                    // spring rates: pelvis, ground
 
 // Per leg, what place_feet leaves for end_placement (FreeFoot in src/cpu/foot_placement.rs).
@@ -225,22 +226,26 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     pl_start = 0.0;
     pl_jump = 0.0;
     pl_root_velocity = 0.0;
+    pl_settle = 0.0;
     if (!pl_snap) {
         var held = st.pelvis.z;
         pl_root_velocity = st.root_velocity;
         // Beyond where last frame's vertical velocity carries the root (with dt = 0, any
-        // move is a jump); a snap's frame keeps that velocity.
+        // move is a jump); the velocity carried is the root's within 0.9 of the snap speed.
+        let snap_speed = rig.blend.w;
         let moved = root.t.y - st.root.x;
         let beyond = moved - pl_root_velocity * dt;
-        if (abs(beyond) > rig.blend.w * dt) {
+        if (abs(beyond) > snap_speed * dt) {
             pl_jump = beyond;
             held -= beyond;
-        } else if (dt > 0.0) {
-            pl_root_velocity = moved / dt;
+        }
+        if (dt > 0.0) {
+            pl_root_velocity = clamp(moved / dt, -0.9 * snap_speed, 0.9 * snap_speed);
         }
         pl_start = st.pelvis.x + held;
         let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, frame.pelvis_decay, dt);
         pl_held = vec2<f32>(clamp(sh.x, -rig.params.x, rig.springs.z), sh.y);
+        pl_settle = pl_held.x - held;
     }
 }
 
@@ -317,7 +322,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var detected = false;
     if (mode == PLANT_SPEED) {
         if (!pl_snap && dt > 0.0) {
-            let speed = length(contact_fk - st.legs[l].fk.xyz) / dt;
+            // The animation's own motion, without the held snap settling.
+            let speed = length(contact_fk - st.legs[l].fk.xyz - vec3<f32>(0.0, pl_settle, 0.0)) / dt;
             if (was_planted) {
                 detected = speed <= leg.lock.y;
             } else {
@@ -446,7 +452,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var r: vec2<f32>;
     var fading = 0.0; // what is left of a release
     if (locked) {
+        // The lock holds the contact's place on the ground and its heading; its height is the
+        // unlocked solve's carried along the ground plane to it.
         contact = st.legs[l].lock.xyz;
+        contact.y = contact_free.y - (up.x * (contact.x - contact_free.x) + up.z * (contact.z - contact_free.z)) / up.y;
+        st.legs[l].lock.y = contact.y;
         r = turn_between(heading_free, st.legs[l].heading.xy);
     } else {
         fading = left;
@@ -494,7 +504,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         st.legs[l].heading.z = lift_goal;
         st.legs[l].lift.x = lift.x;
         st.legs[l].lift.y = lift.y;
-        aim.y += max(lift.x, need);
+        // The lift keeps the swing target clear and fades as the weight blends it onto the
+        // ground.
+        aim.y += max(lift.x * (1.0 - w), need);
     } else {
         // No ground: the ground springs forget it.
         st.legs[l].plane = vec4<f32>(0.0);

@@ -88,8 +88,17 @@ fn setup_limit(kind: u32, j: JointLimit, rot: vec4<f32>, dir_fk: vec3<f32>, pare
         return s;
     }
     let bone = normalize(quat_rotate(quat_conj(rot), dir_fk));
-    let perp = reject(j.axis.xyz, bone);
-    if ((kind & LIMIT_HINGE) != 0u && !(dot(perp, perp) > LIMIT_AXIS2)) {
+    // The axis as a direction, whatever its length (scaled by its largest component first):
+    // its part off the bone; a hinge and an elliptical cone need it (src/cpu/limits.rs).
+    let a = j.axis.xyz;
+    let m = max(max(abs(a.x), abs(a.y)), abs(a.z));
+    var dir = vec3<f32>(0.0);
+    if (m > 0.0) {
+        dir = normalize_or(a / m, vec3<f32>(0.0), 0.0);
+    }
+    let perp = reject(dir, bone);
+    let needs_axis = (kind & LIMIT_HINGE) != 0u || ((kind & LIMIT_CONE) != 0u && r.x != r.y);
+    if (needs_axis && !(dot(perp, perp) > LIMIT_AXIS2)) {
         s.err = ERR_DEGENERATE_MID_AXIS;
         return s;
     }

@@ -454,6 +454,13 @@ fn bad_limits_are_reported() {
         (ok.with_twist(1, Quat::from_xyzw(0.0, 0.0, 0.0, 2.0), -1.0, 1.0), ChainError::NotNormalized),
         (ok.with_twist(1, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0), -1.0, 1.0), ChainError::NonFinite),
         (ok.with_parent(Quat::from_xyzw(0.0, 0.0, 0.0, 0.5)), ChainError::NotNormalized),
+        // An elliptical cone needs an axis off the bone, whatever its length (a huge axis
+        // nearly along the bone once left each path its own rounding of the cancellation).
+        (ok.with_cone(1, Quat::IDENTITY, Vec3::Y, [0.8, 0.5], None), ChainError::DegenerateMidAxis),
+        (
+            ok.with_cone(1, Quat::IDENTITY, Vec3::new(1.0, 1.66e35, 0.0), [0.8, 0.5], Some([0.5, 0.5])),
+            ChainError::DegenerateMidAxis,
+        ),
     ];
     for (limits, error) in cases {
         let c = ConstrainedFabrikChain::new(base, limits);
@@ -466,6 +473,57 @@ fn bad_limits_are_reported() {
     }
     let c = CcdChain::new(base, ok).with_max_step(-0.1);
     assert_eq!(crowd_ik::cpu::validate_ccd(&c), Err(ChainError::InvalidParameter));
+}
+
+/// A limit's axis is a direction: any finite length gives the unit axis's solve on every
+/// path (scalar, SIMD, GPU), and a circular cone takes any axis, along the bone included.
+#[test]
+fn limit_axes_are_directions_of_any_length() {
+    let mut rng = Rng(91);
+    let unit: Vec<ConstrainedFabrikChain> = (0..64).map(|_| random_limited(&mut rng, 8)).collect();
+    let scaled = |k: f32| -> Vec<ConstrainedFabrikChain> {
+        unit.iter()
+            .map(|c| {
+                let mut c = *c;
+                for j in &mut c.limits.joints {
+                    for a in &mut j.axis[..3] {
+                        *a *= k;
+                    }
+                }
+                c
+            })
+            .collect()
+    };
+    let reference = solve_cpu_on(&unit, FabrikMode::Fixed, CpuPath::Scalar);
+    for k in [1e35f32, 3.0, 1e-30] {
+        let chains = scaled(k);
+        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+            let out = solve_cpu_on(&chains, FabrikMode::Fixed, path);
+            for (i, (o, r)) in out.iter().zip(&reference).enumerate() {
+                assert_eq!(o.status[1], r.status[1], "axis × {k}, {path}, chain {i}");
+                let d = (0..12).map(|j| o.position(j).distance(r.position(j))).fold(0.0, f32::max);
+                assert!(d <= 1e-5 * length(&chains[i].chain), "axis × {k}, {path}, chain {i}: {d}");
+            }
+        }
+        if let Some(mut gpu) = solver() {
+            let mut out = vec![FabrikSolved::default(); chains.len()];
+            gpu.solve(&chains, &mut out).unwrap();
+            for (i, (o, r)) in out.iter().zip(&reference).enumerate() {
+                assert_eq!(o.status[1], r.status[1], "axis × {k}, GPU, chain {i}");
+            }
+        }
+    }
+    // A circular cone along the bone: solved, within its cone.
+    let j = [Vec3::ZERO, Vec3::Y, Vec3::Y * 2.0, Vec3::Y * 3.0];
+    let c = ConstrainedFabrikChain::new(
+        FabrikChain::new(&j, &[Quat::IDENTITY; 4], Vec3::new(1.5, 1.5, 0.0), 16),
+        ChainLimits::default().with_cone(1, Quat::IDENTITY, Vec3::Y * 1e30, [0.4, 0.4], None),
+    );
+    assert_eq!(crowd_ik::cpu::validate_constrained_fabrik(&c), Ok(()));
+    let mut s = FabrikSolved::default();
+    crowd_ik::cpu::constrained_fabrik(&c, &mut s);
+    assert_eq!(s.error(), None);
+    assert!(crowd_ik_tools::limits::violation(&c, &s, 1) <= 1e-4);
 }
 
 /// A mirrored chain is solved as its unmirrored twin, reflected back: the same limits on a

@@ -187,6 +187,9 @@ pub(crate) struct Placement {
     /// vertical velocity (the state's next `root_velocity`).
     pub jump: f32,
     pub root_velocity: f32,
+    /// How far the held snap moved the character this frame (its decay, world up): motion
+    /// the animation did not make, left out of the plant detection's foot speed.
+    pub settle: f32,
 }
 
 /// Per leg, what [`place_feet`] leaves for [`end_placement`].
@@ -231,26 +234,32 @@ pub(crate) fn begin_placement(
             follow(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
         };
     }
-    let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity, mut settle) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     if !snap {
         held = state.pelvis[2];
         root_velocity = state.root_velocity;
         // Beyond where last frame's vertical velocity carries the root (with dt = 0, any
-        // move is a jump); a snap's frame keeps that velocity (a riser crossed over two
-        // frames is two snaps, nothing of it passes).
+        // move is a jump). The velocity carried is the root's, within 0.9 of the snap speed
+        // (a frame later, a root that stops passes: no velocity sticks; a steady climb up to
+        // 1.9 times the snap speed passes at once).
+        let snap_speed = rig.blend[3];
         let moved = root.t.y - state.root[0];
         let beyond = moved - root_velocity * dt;
-        if beyond.abs() > rig.blend[3] * dt {
+        if beyond.abs() > snap_speed * dt {
             jump = beyond;
             held -= beyond;
-        } else if dt > 0.0 {
-            root_velocity = moved / dt;
+        }
+        if dt > 0.0 {
+            root_velocity = (moved / dt).max(-0.9 * snap_speed).min(0.9 * snap_speed);
         }
         start = state.pelvis[0] + held;
+        let before = held;
         (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, pelvis);
         held = held.max(-rig.params[0]).min(rig.springs[2]);
+        settle = held - before;
     }
-    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity }
+    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity, settle }
 }
 
 /// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
@@ -292,7 +301,9 @@ pub(crate) fn place_feet(
         let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
         let detected = match mode {
             PLANT_SPEED if !p.snap && dt > 0.0 => {
-                let speed = (contact_fk - v3(ls.fk)).length() / dt;
+                // The animation's own motion: without the held snap settling (the character
+                // drawn back to its root after a step is not a foot moving).
+                let speed = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle).length() / dt;
                 if was_planted {
                     speed <= leg.lock[1]
                 } else {
@@ -399,7 +410,13 @@ pub(crate) fn place_feet(
         }
         let mut fading = 0.0; // what is left of a release
         let (contact, r) = if locked {
-            (v3(ls.lock), turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
+            // The lock holds the contact point's place on the ground and its heading; its
+            // height is the unlocked solve's carried along the ground plane to it, so a lock
+            // taken while the weight still blends in neither floats nor sinks.
+            let mut c = v3(ls.lock);
+            c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
+            ls.lock[1] = c.y;
+            (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
         } else {
             fading = left;
             ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
@@ -446,7 +463,9 @@ pub(crate) fn place_feet(
             ls.heading[2] = goal;
             ls.lift[0] = lift;
             ls.lift[1] = lv;
-            target.y += lift.max(need);
+            // The lift keeps the swing target (the FK foot) clear; it fades as the weight
+            // blends the target onto the ground, so a foot that plants is on the ground.
+            target.y += (lift * (1.0 - w)).max(need);
         } else {
             // No ground: the ground springs forget it.
             ls.plane = [0.0; 4];

@@ -93,8 +93,15 @@ pub(crate) fn setup_limits(
         }
         // The bone in the joint's own frame.
         let bone = (Quat::from_array(rotations_ms[i]).conjugate() * dir_fk[i]).normalize();
-        let perp = reject(v3(j.axis), bone);
-        if kind & LIMIT_HINGE != 0 && !(perp.length_squared() > LIMIT_AXIS2) {
+        // The axis as a direction, whatever its length (scaled by its largest component
+        // first, so a huge one neither overflows nor cancels): its part off the bone. A
+        // hinge, and a cone of two different half-angles, need that part.
+        let a = v3(j.axis);
+        let m = a.abs().max_element();
+        let dir = if m > 0.0 { normalize_or(a / m, Vec3::ZERO, 0.0) } else { Vec3::ZERO };
+        let perp = reject(dir, bone);
+        let needs_axis = kind & LIMIT_HINGE != 0 || (kind & LIMIT_CONE != 0 && r[0] != r[1]);
+        if needs_axis && !(perp.length_squared() > LIMIT_AXIS2) {
             return Err(ChainError::DegenerateMidAxis);
         }
         let u = normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2);

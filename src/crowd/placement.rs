@@ -85,16 +85,15 @@ pub struct FootPlacement {
     /// Most the pelvis may sit above FK (world units): a root that snaps up a step leaves the
     /// pelvis where it was, up to this much above FK, while its spring catches up.
     pub pelvis_max_rise: f32,
-    /// A root whose vertical velocity changes by more than this in one frame (world
-    /// units/s) has snapped (a caller setting it from the ground under the hips, a step
-    /// edge, a teleport): the jump beyond the root's continuous motion is held (the
-    /// character stays where it was) and fades with the pelvis spring. Continuous root
-    /// motion passes through at once however fast: a slope, a ramp, a hill's crest (their
-    /// vertical speed changes gradually, or by less than this at a crease). The first frame
-    /// after a reset takes the root as still. A snap's frame keeps the root's last
-    /// continuous speed, so a root whose speed changes at once by more than this and stays
-    /// so (a ramp steeper than the snap speed entered without a transition) is held frame
-    /// after frame, as a series of snaps, until its speed comes back within reach.
+    /// A root that moves vertically more than this (world units/s) beyond where its last
+    /// frame's vertical velocity carries it has snapped (a caller setting it from the
+    /// ground under the hips, a step edge, a teleport): the jump is held (the character
+    /// stays where its continuous motion puts it) and fades with the pelvis spring. The
+    /// velocity carried is the root's own, within 0.9 of this speed, so continuous root
+    /// motion passes through at once: a slope, a ramp, a hill's crest (speed changing by
+    /// less than this per frame), a steady climb up to 1.9 times this speed; a faster
+    /// climb is held in part, as snaps. The first frame after a reset takes the root as
+    /// still.
     pub root_snap_speed: f32,
     /// Half-life of the springs on the ground plane (normal and height) under each foot.
     pub ground_half_life: f32,

@@ -49,8 +49,11 @@ pub struct JointLimit {
     /// The rest local rotation (relative to the parent joint's model rotation; for the
     /// chain's first joint, to [`ChainLimits::parent_ms`]): where every angle is zero.
     pub rest: [f32; 4],
-    /// `xyz` = the hinge axis or the cone's first axis, in the joint's own frame at rest
-    /// (only its part perpendicular to the bone counts). `w` unused.
+    /// `xyz` = the hinge axis or the cone's first axis, in the joint's own frame at rest:
+    /// a direction of any length (only its part perpendicular to the bone counts). A hinge,
+    /// and a cone of two different half-angles, need it more than ~1e-3 rad off the bone
+    /// (else [`ChainError::DegenerateMidAxis`](crate::ChainError::DegenerateMidAxis)); a
+    /// circular cone ignores it. `w` unused.
     pub axis: [f32; 4],
     /// Hinge: `x..y` = min, max angle. Cone: `x`, `y` = half-angles. Twist: `z..w` = min,
     /// max angle. Radians.

@@ -36,7 +36,10 @@ pub fn violation(c: &ConstrainedFabrikChain, s: &FabrikSolved, i: usize) -> f32 
     let parent = if i == 0 { Quat::from_array(c.limits.parent_ms) } else { s.rotation(i - 1) };
     let d = Quat::from_array(l.rest).conjugate() * parent.conjugate() * s.rotation(i);
     let bone = (c.chain.rotation(i).conjugate() * (c.chain.joint(i + 1) - c.chain.joint(i))).normalize();
+    // The axis as a direction (scaled first: any finite length); a circular cone, the only
+    // limit that accepts one along the bone, does not depend on it.
     let axis = Vec3::from_slice(&l.axis[..3]);
+    let axis = (axis / axis.abs().max_element()).normalize_or_zero();
     let u = (axis - bone * axis.dot(bone)).try_normalize().unwrap_or_else(|| bone.any_orthonormal_vector());
     let r = l.range;
     if kind == limit::HINGE {
