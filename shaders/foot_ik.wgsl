@@ -383,16 +383,20 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     let h = leg.knee_axis.w;
     let g = ground_query(c, l, ref_ws.x, ref_ws.z);
     // A heightfield has no overhangs: ground above the step-up window means the foot is
-    // inside the terrain, and it stands on the ground all the same (flagged).
-    let under = !(g.point.y <= ref_ws.y + step_up) && !GROUND_HITS;
+    // inside the terrain (flagged). It stands on that ground where the hip is above it;
+    // ground above the hip is a wall, and the foot keeps its FK pose.
+    let under = g.found && !(g.point.y <= ref_ws.y + step_up) && !GROUND_HITS;
+    if (under) {
+        res.status[l] = res.status[l] | FOOT_UNDER_GROUND;
+        if (!(g.point.y < to_world(root, legs_fk[l].hip).y)) {
+            return;
+        }
+    }
     if (!(g.found && (under || g.point.y <= ref_ws.y + step_up) && g.point.y >= ref_ws.y - step_down)) {
         return;
     }
     ground.hit[l] = true;
     res.status[l] = res.status[l] | FOOT_HIT;
-    if (under) {
-        res.status[l] = res.status[l] | FOOT_UNDER_GROUND;
-    }
     let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
     let toe_ws = to_world(root, legs_fk[l].toe);
     ground.point[l] = g.point;
@@ -447,7 +451,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
         let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
-        target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited);
+        target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited || keeps_roll(leg));
     }
     ground.aim[l] = target_ws;
     var need = ref_ws.y - target_ws.y;
@@ -579,7 +583,16 @@ struct FootTurn {
 // leg's max foot angle, and whether that clamped it. Made by find_ground (which places the
 // sole with it), applied by solve_legs (which flags FOOT_ANGLE_LIMITED).
 fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
-    return align_up(leg, quat_rotate(ankle, leg.foot_up.xyz), normal);
+    if ((leg.mode.y & LEG_ALIGN_FLAT) != 0u) {
+        return align_up(leg, quat_rotate(ankle, leg.foot_up.xyz), normal);
+    }
+    // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
+    return align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal);
+}
+
+// Whether the foot keeps the animation's pitch and roll (its heel measured by sole_target).
+fn keeps_roll(leg: SolverLeg) -> bool {
+    return (leg.mode.y & LEG_ALIGN_FLAT) == 0u;
 }
 
 // The model-space turn taking `up` to `normal` within the leg's max foot angle.

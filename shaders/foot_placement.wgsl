@@ -379,7 +379,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             turn = t.q;
             ground.limited[l] = t.limited;
             let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball);
+            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball || keeps_roll(leg));
         }
         // The ground height under the target: the smoothed plane carried to this frame's
         // target, then its spring toward the real ground, within the tolerance.
@@ -531,7 +531,13 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     var need = ref_fk.y - aim.y;
     if (!three) {
         free[l].reach = leg_reach(l, leg, root.s);
-        let reach = reach_drop(free[l].reach, free[l].hip, aim);
+        // A locked leg within max_reach of its reach (what keeps its lock), any other within
+        // its reach.
+        var within = free[l].reach;
+        if (locked) {
+            within = within * rig.blend.z;
+        }
+        let reach = reach_drop(within, free[l].hip, aim);
         need = max(need, reach);
         pl_cap = max(pl_cap, reach);
     }

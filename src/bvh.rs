@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::crowd::{FootRig, JointPose, KneePole, LegKind, LegRig};
+use crate::crowd::{FootAlign, FootRig, JointPose, KneePole, LegKind, LegRig};
 use crate::IkError;
 
 /// One animated channel of a joint.
@@ -354,6 +354,7 @@ impl FootRig {
                 max_foot_angle: s.max_foot_angle,
                 foot_up: rest[joints[2]].rotation().conjugate() * s.up,
                 knee_pole: KneePole::FkKnee,
+                align: FootAlign::default(),
             });
         }
         let rig = Self {

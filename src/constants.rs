@@ -30,6 +30,9 @@ shared_constants! {
 
     /// `records::option::KNEE_LIMITS`.
     OPT_KNEE_LIMITS: u32 = 1;
+    /// `SolverLeg::mode[1]`: the foot aligns its sole flat to the ground
+    /// (`crowd::FootAlign::Flat`); without it the ground's tilt turns the animated foot.
+    LEG_ALIGN_FLAT: u32 = 32;
     /// `records::option::KEEP_END_ROTATION`.
     OPT_KEEP_END_ROTATION: u32 = 2;
     /// `records::option::COPY_MID_ROTATION`.

@@ -601,7 +601,7 @@ fn feet_on_slopes_steeper_than_they_can_tilt_rest_on_their_lowest_sole_point() {
                 // from its FK orientation); its end rises by at most the sole's length times
                 // the sine of that tilt, along the normal (÷ n.y measured vertically).
                 let n = hf.sample(ankle.x, ankle.z).unwrap().1;
-                let allowed = (heel - ball).length() * up.angle_between(n).sin() / n.y + 1e-5;
+                let allowed = (heel - ball).length() * up.angle_between(n).sin() / n.y + 1e-5 + ulps;
                 worst_excess = worst_excess.max(a.max(b) - allowed);
             }
         }

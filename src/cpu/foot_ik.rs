@@ -20,7 +20,9 @@ use super::math::{
     any_orthonormal, finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or,
     quat_from_axis_cos_sin, reject, rotation_arc,
 };
-use crate::constants::{MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2};
+use crate::constants::{
+    LEG_ALIGN_FLAT, MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2,
+};
 use crate::crowd::{
     foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit,
     JointPose, SolverLeg, SolverRig, MAX_LEGS, NONE,
@@ -317,13 +319,20 @@ fn find_ground(
         let h = leg.knee_axis[3];
         let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
         // A heightfield has no overhangs: ground above the step-up window means the foot is
-        // inside the terrain, and it stands on the ground all the same (flagged).
+        // inside the terrain (flagged). It stands on that ground where the hip is above it;
+        // ground above the hip is a wall, and the foot keeps its FK pose.
         let under = !(gp.y <= ref_ws.y + step_up) && rig.header[3] == 0;
+        if under {
+            res.status[l] |= foot::UNDER_GROUND;
+            if !(gp.y < root.to_world(pose_in[leg.joints[0] as usize].position()).y) {
+                continue;
+            }
+        }
         if !((under || gp.y <= ref_ws.y + step_up) && gp.y >= ref_ws.y - step_down) {
             continue;
         }
         out.hit[l] = true;
-        res.status[l] |= if under { foot::HIT | foot::UNDER_GROUND } else { foot::HIT };
+        res.status[l] |= foot::HIT;
         let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_ws = root.to_world(toe.position());
@@ -391,7 +400,7 @@ fn find_ground(
             let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
             (out.turn[l], out.limited[l]) = (turn, limited);
             let toe_off = toe.position() - ankle.position();
-            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h, limited);
+            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h, limited || keeps_roll(leg));
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -527,7 +536,18 @@ fn solve_legs(
 /// clamped it. Made by [`find_ground`] (which places the sole with it), applied by
 /// [`solve_legs`] (which flags `ANGLE_LIMITED`).
 pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
-    align_up(leg, ankle * v3(leg.foot_up), normal)
+    if leg.mode[1] & LEG_ALIGN_FLAT != 0 {
+        align_up(leg, ankle * v3(leg.foot_up), normal)
+    } else {
+        // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
+        align_up(leg, Vec3::Y, normal)
+    }
+}
+
+/// Whether the foot keeps the animation's pitch and roll (so its heel is not where an
+/// aligned sole's would be, and [`sole_target`] measures it).
+pub(crate) fn keeps_roll(leg: &SolverLeg) -> bool {
+    leg.mode[1] & LEG_ALIGN_FLAT == 0
 }
 
 /// The model-space turn taking `up` to `normal` within the leg's max foot angle, and whether

@@ -16,8 +16,8 @@
 use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ik::{
-    align_foot, align_up, ground_height, leg_reach, reach_drop, reference_joint, sole_height, sole_target, FeetGround,
-    GroundData, Root,
+    align_foot, align_up, ground_height, keeps_roll, leg_reach, reach_drop, reference_joint, sole_height, sole_target,
+    FeetGround, GroundData, Root,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
 use crate::constants::{
@@ -344,7 +344,7 @@ pub(crate) fn place_feet(
                 };
                 (turn, ground.limited[l]) = (t, limited);
                 let up_ms = ankle.rotation() * v3(leg.foot_up);
-                sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot)
+                sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot || keeps_roll(leg))
             };
             // The ground height under the target: the smoothed plane carried to this frame's
             // target (exact on a plane however far the foot moves), then its spring toward the
@@ -489,7 +489,10 @@ pub(crate) fn place_feet(
         let mut need = ref_fk.y - target.y;
         if !three {
             free[l].reach = leg_reach(pose_in, leg, root.s);
-            let reach = reach_drop(free[l].reach, free[l].hip, target);
+            // A locked leg within `max_reach` of its reach (what keeps its lock), any other
+            // within its reach.
+            let within = if locked { free[l].reach * rig.blend[2] } else { free[l].reach };
+            let reach = reach_drop(within, free[l].hip, target);
             need = need.max(reach);
             cap = cap.max(reach);
         }

@@ -22,7 +22,7 @@ pub use placement::{
     PlantDetection,
 };
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
-pub use rig::{FootRig, KneePole, LegKind, LegRig};
+pub use rig::{FootAlign, FootRig, KneePole, LegKind, LegRig};
 
 /// Most legs per rig.
 pub const MAX_LEGS: usize = crate::constants::MAX_LEGS as usize;

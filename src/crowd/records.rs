@@ -176,8 +176,9 @@ pub mod foot {
     /// speed. Set on every leg (a character-wide condition).
     pub const PELVIS_FAST: u32 = crate::constants::FOOT_PELVIS_FAST;
     /// The FK foot was under a heightfield by more than `max_step_up`: a heightfield has no
-    /// overhangs, so the ground above the foot is where it stands (the foot is placed on
-    /// it, never left inside the terrain). Caller hits keep the step-up window.
+    /// overhangs, so the foot is inside the terrain. Where that ground is below the hip the
+    /// foot stands on it ([`HIT`] set); ground above the hip is a wall, and the foot keeps
+    /// its FK pose (no [`HIT`]). Caller hits keep the step-up window.
     pub const UNDER_GROUND: u32 = crate::constants::FOOT_UNDER_GROUND;
 }
 

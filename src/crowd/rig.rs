@@ -51,12 +51,31 @@ pub struct LegRig {
     pub knee_axis: Vec3,
     /// Knee inner-angle limits `[min, max]` radians, if any.
     pub knee_limits: Option<(f32, f32)>,
-    /// Most the foot may turn to align with the ground normal (radians).
+    /// Most the foot may turn to align with the ground (radians): the ground's tilt
+    /// ([`FootAlign::KeepRoll`]) or the sole's turn to the normal ([`FootAlign::Flat`]).
     pub max_foot_angle: f32,
-    /// The foot's up axis in the ankle's local space (two-bone legs).
+    /// The foot's up axis in the ankle's local space (two-bone legs): the normal of the
+    /// sole as the character stands (see [`FootAlign`]).
     pub foot_up: Vec3,
     /// How the knee pole is chosen.
     pub knee_pole: KneePole,
+    /// How a two-bone foot meets the ground.
+    pub align: FootAlign,
+}
+
+/// How a two-bone foot meets sloped ground.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FootAlign {
+    /// The animated foot turned by the ground's tilt (the turn taking the character's up to
+    /// the ground normal): the animation's own pitch and roll are kept relative to the
+    /// ground, so a foot in heel strike or toe off keeps it on a slope, and a foot flat as
+    /// the character stands (its sole normal `foot_up` along the character's up) lands flat.
+    /// Then the foot is moved so the lower of heel and ball touches the ground under it.
+    #[default]
+    KeepRoll,
+    /// The sole laid flat on the ground: the foot's up axis (`foot_up`) turned onto the
+    /// ground normal, whatever the animation's pitch and roll.
+    Flat,
 }
 
 /// Which joints form the legs and pelvis of a skeleton, and the foot-IK settings.
@@ -218,10 +237,13 @@ impl FootRig {
                 LegKind::TwoBone => (0, 1.0),
                 LegKind::PseudoThreeBone { blend } => (1, blend),
             };
-            let (limits, cos_min, cos_max) = match leg.knee_limits {
+            let (mut limits, cos_min, cos_max) = match leg.knee_limits {
                 Some((lo, hi)) => (crate::records::option::KNEE_LIMITS, lo.cos(), hi.cos()),
                 None => (0, 1.0, -1.0),
             };
+            if leg.align == FootAlign::Flat {
+                limits |= crate::constants::LEG_ALIGN_FLAT;
+            }
             let j = leg.joints.map(|j| j as u32);
             let (pole_rule, pole) = match leg.knee_pole {
                 KneePole::FkKnee => (0, Vec3::ZERO),

@@ -43,6 +43,7 @@ pub fn biped_rig() -> FootRig {
         max_foot_angle: 30f32.to_radians(),
         foot_up: Vec3::Y,
         knee_pole: KneePole::FkKnee,
+        align: FootAlign::default(),
     };
     FootRig {
         parents: biped_parents(),
@@ -141,6 +142,7 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
             max_foot_angle: 0.5,
             foot_up: Vec3::Y,
             knee_pole: KneePole::FkKnee,
+            align: FootAlign::default(),
         });
     }
     let rig = FootRig {

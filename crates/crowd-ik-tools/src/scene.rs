@@ -4,7 +4,7 @@
 use crowd_ik::glam::{Quat, Vec2, Vec3};
 
 use crate::workload::Rng;
-use crowd_ik::crowd::{CharacterInput, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};
+use crowd_ik::crowd::{CharacterInput, FootAlign, FootRig, Heightfield, JointPose, KneePole, LegKind, LegRig};
 
 /// Joint names of [`biped_parents`].
 pub const BIPED_JOINTS: [&str; 12] =
@@ -35,6 +35,7 @@ pub fn biped_rig() -> FootRig {
         max_foot_angle: 35f32.to_radians(),
         foot_up: Vec3::Y,
         knee_pole: KneePole::FkKnee,
+        align: FootAlign::default(),
     };
     FootRig {
         parents: biped_parents(),
