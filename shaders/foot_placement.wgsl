@@ -365,6 +365,10 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             nv = vec3<f32>(0.0);
             nf = gn;
         }
+        // roll: how much higher the foot's own pitch and roll put the target than a flat
+        // foot's (KeepRoll); the ground spring smooths the flat foot's height, the roll is
+        // added after (src/cpu/foot_placement.rs).
+        var roll = 0.0;
         var raw: vec3<f32>;
         if (three) {
             raw = gp + nf * h;
@@ -380,10 +384,14 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             ground.limited[l] = t.limited;
             let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
             raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball || keeps_roll(leg));
+            if (keeps_roll(leg) && !ball) {
+                let flat = align_up(leg, up_ms, normal_ms);
+                roll = raw.y - sole_target(root, gp, nf, flat.q, up_ms, toe_off, h, flat.limited).y;
+            }
         }
         // The ground height under the target: the smoothed plane carried to this frame's
         // target, then its spring toward the real ground, within the tolerance.
-        var y = raw.y;
+        var y = raw.y - roll;
         var yv = 0.0;
         if (!fresh) {
             let dx = raw.x - st.legs[l].lift.z;
@@ -391,15 +399,15 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             let carry = (nf.x * dx + nf.z * dz) / nf.y;
             let carried = st.legs[l].plane.w - carry;
             let goal0 = st.legs[l].plane_goal.w - carry;
-            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y, pl_rates.y, frame.ground_decay, dt);
+            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y - roll, pl_rates.y, frame.ground_decay, dt);
             y = sy.x;
             yv = sy.y;
         }
         st.legs[l].plane = vec4<f32>(n, y);
         st.legs[l].plane_velocity = vec4<f32>(nv, yv);
         // The spring runs free; the output stays within the tolerance of the ground.
-        y = max(y, raw.y - tolerance);
-        st.legs[l].plane_goal = vec4<f32>(gn, raw.y);
+        y = max(y, raw.y - roll - tolerance) + roll;
+        st.legs[l].plane_goal = vec4<f32>(gn, raw.y - roll);
         st.legs[l].lift.z = raw.x;
         st.legs[l].lift.w = raw.z;
         // From the swing target (the FK foot, where a root snap left it) to the ground.

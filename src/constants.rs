@@ -78,8 +78,10 @@ shared_constants! {
     LIMIT_CONE: u32 = 2;
     /// Kind bit: twist range.
     LIMIT_TWIST: u32 = 4;
-    /// Least squared length of a limit axis's part perpendicular to the bone.
-    LIMIT_AXIS2: f32 = 1e-6;
+    /// Least squared length of a (unit) limit axis's part perpendicular to the bone: the
+    /// axis at least 0.01 rad (0.57°) off the bone. Closer, f32 rounding moves the hinge's
+    /// or the elliptical cone's frame by more than the limits' 1e-4 rad contract.
+    LIMIT_AXIS2: f32 = 1e-4;
     /// π (angle ranges are within `[−π, π]`).
     PI: f32 = std::f32::consts::PI;
 

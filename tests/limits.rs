@@ -457,6 +457,9 @@ fn bad_limits_are_reported() {
         // An elliptical cone needs an axis off the bone, whatever its length (a huge axis
         // nearly along the bone once left each path its own rounding of the cancellation).
         (ok.with_cone(1, Quat::IDENTITY, Vec3::Y, [0.8, 0.5], None), ChainError::DegenerateMidAxis),
+        // A hinge axis 0.12° off its bone: f32 rounding alone moves its frame past the 1e-4
+        // rad contract (found by the constrained_fabrik fuzz target).
+        (ok.with_hinge(1, Quat::IDENTITY, Vec3::new(2e-3, 1.0, 0.0), -1.2, 1.2), ChainError::DegenerateMidAxis),
         (
             ok.with_cone(1, Quat::IDENTITY, Vec3::new(1.0, 1.66e35, 0.0), [0.8, 0.5], Some([0.5, 0.5])),
             ChainError::DegenerateMidAxis,

@@ -443,3 +443,111 @@ fn feet_under_a_heightfield_are_placed_on_it() {
         }
     }
 }
+
+/// Heel and ball of leg `l`'s foot in a model pose, with the rig's sole (`foot_up`,
+/// `foot_height`), in the pose's space.
+fn heel_and_ball(rig: &FootRig, pose: &[JointPose], l: usize) -> (Vec3, Vec3) {
+    let leg = &rig.legs[l];
+    let (ankle, toe) = (pose[leg.joints[2]], pose[leg.joints[3]]);
+    let up = ankle.rotation() * leg.foot_up.normalize();
+    let heel = ankle.position() - up * leg.foot_height;
+    let off = toe.position() - ankle.position();
+    (heel, heel + off - up * off.dot(up))
+}
+
+/// `FootRig::calibrate_soles` on the CMU clips: in the frames where a foot stands still on
+/// the floor, the bind pose's sole leaves the heel 9–12 mm above the ball (median); the
+/// calibrated sole is level (median within 1 mm), and solved with `FootAlign::KeepRoll` on flat ground
+/// a standing foot has heel and ball on the ground (p99 within 2e-3 × leg length).
+#[test]
+fn soles_calibrated_from_how_the_character_stands_land_flat() {
+    for path in ["/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh"] {
+        let Some(m) = Mocap::load(path) else { return };
+        let dt = m.clip.frame_time;
+        let poses: Vec<Vec<JointPose>> = (0..m.clip.frames()).map(|f| m.clip.model_pose(f, CMU_SCALE)).collect();
+        let mut rig = m.rig.clone();
+        let used = rig.calibrate_soles(&poses, dt, 1.0, Vec3::Y);
+        assert!(used.iter().all(|&n| n > 20), "{path}: {used:?}");
+        // Still, planted frames (as the calibration picks them).
+        let floor: Vec<f32> = (0..2)
+            .map(|l| {
+                let mut h: Vec<f32> = poses.iter().map(|p| p[rig.legs[l].joints[2]].position().y).collect();
+                h.sort_by(f32::total_cmp);
+                h[h.len() / 10]
+            })
+            .collect();
+        let standing = |l: usize, f: usize| {
+            let a = |f: usize| poses[f][rig.legs[l].joints[2]].position();
+            f > 0 && a(f).y - floor[l] <= 0.01 && (a(f) - a(f - 1)).length() / dt < 0.1
+        };
+        let level = |r: &FootRig| {
+            let mut d: Vec<f32> = (0..2)
+                .flat_map(|l| (0..poses.len()).filter(move |&f| standing(l, f)).map(move |f| (l, f)))
+                .map(|(l, f)| {
+                    let (heel, ball) = heel_and_ball(r, &poses[f], l);
+                    heel.y - ball.y
+                })
+                .collect();
+            d.sort_by(f32::total_cmp);
+            d[d.len() / 2]
+        };
+        let (before, after) = (level(&m.rig), level(&rig));
+        eprintln!(
+            "{path}: standing heel above ball, median: bind-pose sole {:.1} mm, calibrated {:.2} mm",
+            before * 1e3,
+            after * 1e3
+        );
+        assert!(before > 5e-3 && after.abs() < 1e-3, "{before} {after}");
+
+        // Solved on flat ground, with placement, 60 Hz.
+        let leg_length = {
+            let p = &poses[0];
+            let j = rig.legs[0].joints;
+            (p[j[1]].position() - p[j[0]].position()).length() + (p[j[2]].position() - p[j[1]].position()).length()
+        };
+        let solved = rig.clone().with_placement(Some(speed_placement()));
+        let ground = Ground::Heightfield(flat());
+        let mut state = [CharacterState::default()];
+        // Standing, locked foot-frames: feet the animation holds flat as the character stands
+        // (calibrated heel and ball level within 1e-3 × leg) must have both on the ground;
+        // every foot keeps the animation's heel-above-ball height.
+        let (mut flat_off, mut roll_kept) = (Vec::new(), Vec::new());
+        for f in 0..poses.len() {
+            let (root, pose, w) = m.frame(f as f32 * dt);
+            let ch = CharacterInput::new(root, Quat::IDENTITY).with_foot_weights([w[0], w[1], 0.0, 0.0]);
+            let mut out = vec![JointPose::default(); pose.len()];
+            let mut res = [FootResult::default()];
+            FootIkJob::new(&solved, &ground, &[ch], &pose, &mut out, &mut res).run_frame(&mut state, dt).unwrap();
+            for l in 0..2 {
+                if standing(l, f) && res[0].status[l] & foot::LOCKED != 0 {
+                    let (heel, ball) = heel_and_ball(&solved, &out, l);
+                    let (heel, ball) = (ch.to_world(heel), ch.to_world(ball));
+                    let (fk_heel, fk_ball) = heel_and_ball(&solved, &pose, l);
+                    let fk_roll = fk_heel.y - fk_ball.y;
+                    roll_kept.push(((heel.y - ball.y) - fk_roll).abs());
+                    if fk_roll.abs() <= 1e-3 * leg_length {
+                        flat_off.push(heel.y.abs().max(ball.y.abs()));
+                    }
+                }
+            }
+        }
+        let pct = |v: &mut Vec<f32>| {
+            v.sort_by(f32::total_cmp);
+            (v[v.len() * 99 / 100], v[v.len() - 1])
+        };
+        let (p99, max) = pct(&mut flat_off);
+        let (roll99, roll_max) = pct(&mut roll_kept);
+        eprintln!(
+            "{path}: flat ground, {} standing locked foot-frames held flat by the animation: heel and ball off the ground p99 {:.2} mm, max {:.2} mm (leg {:.2} m); all {} standing locked foot-frames keep the animation's heel-above-ball height within p99 {:.2} mm, max {:.2} mm",
+            flat_off.len(),
+            p99 * 1e3,
+            max * 1e3,
+            leg_length,
+            roll_kept.len(),
+            roll99 * 1e3,
+            roll_max * 1e3
+        );
+        assert!(flat_off.len() > 50 && p99 <= 2e-3 * leg_length && max <= 5e-3 * leg_length, "{p99} {max}");
+        assert!(roll99 <= 5e-3, "{roll99} {roll_max}");
+    }
+}

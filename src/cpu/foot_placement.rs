@@ -333,6 +333,10 @@ pub(crate) fn place_feet(
             if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
                 (n, nv, nf) = (gn, Vec3::ZERO, gn);
             }
+            // `roll`: how much higher the foot's own pitch and roll put the target than a foot
+            // laid flat would be (`FootAlign::KeepRoll`): the ground spring smooths the flat
+            // foot's height (the ground), and the roll is added after, unsmoothed.
+            let mut roll = 0.0;
             let raw = if three {
                 gp + nf * h
             } else {
@@ -344,25 +348,31 @@ pub(crate) fn place_feet(
                 };
                 (turn, ground.limited[l]) = (t, limited);
                 let up_ms = ankle.rotation() * v3(leg.foot_up);
-                sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot || keeps_roll(leg))
+                let raw =
+                    sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot || keeps_roll(leg));
+                if keeps_roll(leg) && !ball_pivot {
+                    let (flat, flat_limited) = align_up(leg, up_ms, normal_ms);
+                    roll = raw.y - sole_target(rig, g, root, gp, nf, flat, up_ms, toe_off, h, flat_limited).y;
+                }
+                raw
             };
             // The ground height under the target: the smoothed plane carried to this frame's
             // target (exact on a plane however far the foot moves), then its spring toward the
             // real ground, never more than the tolerance below it.
-            let (mut y, mut yv) = (raw.y, 0.0);
+            let (mut y, mut yv) = (raw.y - roll, 0.0);
             if !fresh {
                 let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
                 let carry = (nf.x * dx + nf.z * dz) / nf.y;
                 let (carried, from) = (ls.plane[3] - carry, ls.plane_goal[3] - carry);
-                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y, p.ground);
+                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y - roll, p.ground);
             }
             ls.plane = n.extend(y).to_array();
             ls.plane_velocity = nv.extend(yv).to_array();
             // The spring runs free; what the foot stands on is never more than the tolerance
             // below the real ground (a limit on the output, not the state, so frame rates
             // agree).
-            y = y.max(raw.y - tolerance);
-            ls.plane_goal = gn.extend(raw.y).to_array();
+            y = y.max(raw.y - roll - tolerance) + roll;
+            ls.plane_goal = gn.extend(raw.y - roll).to_array();
             ls.lift[2] = raw.x;
             ls.lift[3] = raw.z;
             // From the swing target (the FK foot, where a root snap left it) to the ground.

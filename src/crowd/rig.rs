@@ -5,7 +5,7 @@ use glam::Vec3;
 
 use super::ground::Ground;
 use super::placement::FootPlacement;
-use super::records::{SolverLeg, SolverRig};
+use super::records::{JointPose, SolverLeg, SolverRig};
 use super::{MAX_LEGS, MAX_SKELETON_JOINTS, NONE};
 use crate::IkError;
 
@@ -213,6 +213,63 @@ impl FootRig {
             }
         }
         t
+    }
+
+    /// Sets each two-bone leg's sole (`foot_up`) from how the character stands in a clip
+    /// rather than from its bind pose: over `poses` (the clip's model-space FK poses, one
+    /// every `dt` seconds), the frames where that foot is still and planted — its ankle
+    /// at most 1 cm (model units × `scale`) above its floor level (the 10th percentile of
+    /// its heights over the clip along `up`, the model's up axis) and moving slower than
+    /// 0.1 m/s — give the ankle rotations a
+    /// standing foot has, and `foot_up` becomes the model up seen from the ankle, averaged
+    /// over the half of them closest to their mean (so heel strikes and toe offs, low and
+    /// slow too, do not tilt it). With [`FootAlign::KeepRoll`] a foot posed as it stands then lands flat
+    /// (heel and ball on flat ground alike), while heel strikes and toe offs keep their
+    /// roll. Returns, per leg, how many frames were used (a leg with none keeps its
+    /// `foot_up`; pseudo three-bone legs have no sole and are skipped).
+    pub fn calibrate_soles(&mut self, poses: &[Vec<JointPose>], dt: f32, scale: f32, up: Vec3) -> Vec<usize> {
+        let up = up.normalize_or(Vec3::Y);
+        let mut used = vec![0; self.legs.len()];
+        for (l, leg) in self.legs.iter_mut().enumerate() {
+            if leg.kind != LegKind::TwoBone {
+                continue;
+            }
+            let ankle = leg.joints[2];
+            let valid = |p: &Vec<JointPose>| p.len() > ankle && p[ankle].position().is_finite();
+            // The floor level of the ankle: a low percentile of its heights (the lowest is
+            // often an outlier: a bind pose in the first frame, a stumble).
+            let mut heights: Vec<f32> =
+                poses.iter().filter(|p| valid(p)).map(|p| p[ankle].position().dot(up)).collect();
+            if heights.is_empty() {
+                continue;
+            }
+            heights.sort_by(f32::total_cmp);
+            let lowest = heights[heights.len() / 10];
+            let mut ups = Vec::new();
+            for w in poses.windows(2) {
+                if !(valid(&w[0]) && valid(&w[1])) {
+                    continue;
+                }
+                let (a, b) = (w[0][ankle], w[1][ankle]);
+                let low = (b.position().dot(up) - lowest) * scale <= 0.01;
+                let still = dt > 0.0 && (b.position() - a.position()).length() * scale / dt < 0.1;
+                let q = b.rotation();
+                if low && still && q.is_finite() && q.is_normalized() {
+                    ups.push(q.conjugate() * up);
+                }
+            }
+            // The standing sole: the mean of the half of those frames closest to their mean
+            // (a low, slow ankle also comes with heel strikes and toe offs, which would tilt
+            // a plain mean).
+            let Some(mean) = ups.iter().sum::<Vec3>().try_normalize() else { continue };
+            ups.sort_by(|a, b| b.dot(mean).total_cmp(&a.dot(mean)));
+            ups.truncate(ups.len().div_ceil(2));
+            used[l] = ups.len();
+            if let Some(foot_up) = ups.iter().sum::<Vec3>().try_normalize() {
+                leg.foot_up = foot_up;
+            }
+        }
+        used
     }
 
     /// The packed rig both foot-IK twins read, for this rig and ground.

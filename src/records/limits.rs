@@ -51,7 +51,7 @@ pub struct JointLimit {
     pub rest: [f32; 4],
     /// `xyz` = the hinge axis or the cone's first axis, in the joint's own frame at rest:
     /// a direction of any length (only its part perpendicular to the bone counts). A hinge,
-    /// and a cone of two different half-angles, need it more than ~1e-3 rad off the bone
+    /// and a cone of two different half-angles, need it at least 0.01 rad (0.57°) off the bone
     /// (else [`ChainError::DegenerateMidAxis`](crate::ChainError::DegenerateMidAxis)); a
     /// circular cone ignores it. `w` unused.
     pub axis: [f32; 4],
