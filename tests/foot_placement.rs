@@ -4,7 +4,7 @@
 
 mod common;
 
-use crowd_ik::bvh::{BipedSettings, Clip};
+use common::crowd::CMU_SCALE;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::glam::{Quat, Vec2, Vec3};
@@ -258,7 +258,6 @@ fn locked_feet_stay_where_they_planted_while_the_animation_slides() {
 }
 
 const CMU: &str = "/usr/share/assimp/models/BVH/01_01.bvh";
-const CMU_SCALE: f32 = 0.0254 / 0.45; // CMU units → metres
 
 /// Debian's CMU clips with their root motion, the root kept on the ground under the hips:
 /// per foot, (locked, solved ankle, FK ankle) every frame.
@@ -270,30 +269,8 @@ fn cmu_tracks(
     placement: FootPlacement,
     toes: bool,
 ) -> Option<Vec<Vec<(bool, Vec3, Vec3)>>> {
-    let Ok(clip) = Clip::load(path) else {
-        assert!(!common::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
-        eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
-        return None;
-    };
-    let rig = FootRig::biped(
-        &clip.skeleton,
-        "Hips",
-        &[["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"], ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"]],
-        CMU_SCALE,
-        BipedSettings::default(),
-    )
-    .unwrap()
-    .with_placement(Some(placement));
-    // The clip's floor: a low percentile of the sole heights.
-    let mut soles: Vec<f32> = (0..clip.frames())
-        .step_by(10)
-        .flat_map(|f| {
-            let p = clip.model_pose(f, CMU_SCALE);
-            rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
-        })
-        .collect();
-    soles.sort_by(f32::total_cmp);
-    let floor = soles[soles.len() / 10];
+    let (clip, rig, floor) = common::crowd::cmu_biped(path)?;
+    let rig = rig.with_placement(Some(placement));
     let seconds = clip.frames() as f32 / 120.0;
     let frames = (seconds * hz) as usize;
     let mut sim = Sim::new(rig.clone(), Ground::Heightfield(hf.clone()), 1);

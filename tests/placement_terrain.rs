@@ -14,7 +14,8 @@
 
 mod common;
 
-use crowd_ik::bvh::{BipedSettings, Clip};
+use common::crowd::CMU_SCALE;
+use crowd_ik::bvh::Clip;
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::glam::{Quat, Vec2, Vec3};
@@ -101,35 +102,9 @@ struct Mocap {
     floor: f32,
 }
 
-const CMU_SCALE: f32 = 0.0254 / 0.45;
-
 impl Mocap {
     fn load(path: &str) -> Option<Self> {
-        let Ok(clip) = Clip::load(path) else {
-            assert!(!common::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
-            eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
-            return None;
-        };
-        let rig = FootRig::biped(
-            &clip.skeleton,
-            "Hips",
-            &[
-                ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
-                ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
-            ],
-            CMU_SCALE,
-            BipedSettings::default(),
-        )
-        .unwrap();
-        let mut soles: Vec<f32> = (0..clip.frames())
-            .step_by(10)
-            .flat_map(|f| {
-                let p = clip.model_pose(f, CMU_SCALE);
-                rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
-            })
-            .collect();
-        soles.sort_by(f32::total_cmp);
-        let floor = soles[soles.len() / 10];
+        let (clip, rig, floor) = common::crowd::cmu_biped(path)?;
         Some(Mocap { clip, rig, floor })
     }
 }

@@ -25,18 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let count = 1 + usize::from(head & 3);
     let use_hits = head & 4 != 0;
     let frames = 1 + usize::from((head >> 3) & 3);
-    let mut placement = FootPlacement::default();
-    for leg in &mut placement.legs {
-        leg.plant =
-            if head & 32 != 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
-        if head & 64 != 0 {
-            leg.pivot = LockPivot::Ball;
-        }
-    }
-    if head & 128 != 0 {
-        placement.pelvis_half_life = 1e-4; // the shortest accepted
-        placement.ground_half_life = 1e-4;
-    }
+    let placement = hostile::fuzz_placement(head);
     let rig = scene::biped_rig().with_placement(Some(placement));
     let (rest, _) = scene::walk_pose(0.0);
     let mut states = vec![CharacterState::default(); count];

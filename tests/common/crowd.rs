@@ -187,3 +187,36 @@ pub fn slope(degrees: f32) -> Heightfield {
         .collect();
     Heightfield::new(origin, cell, nx, nz, heights).expect("valid slope")
 }
+
+/// CMU units to metres.
+pub const CMU_SCALE: f32 = 0.0254 / 0.45;
+
+/// A CMU clip (Debian's assimp-testmodels) with its biped rig (hips, and the legs down to
+/// the toe bases) and its floor: a low percentile (10 %) of the sole heights, model space.
+/// `None` (a loud skip) when the clip is not installed, a failure in CI.
+pub fn cmu_biped(path: &str) -> Option<(crowd_ik::bvh::Clip, FootRig, f32)> {
+    use crowd_ik::bvh::{BipedSettings, Clip};
+    let Ok(clip) = Clip::load(path) else {
+        assert!(!super::gpu::in_ci(), "CI=true but {path} is missing: install assimp-testmodels");
+        eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
+        return None;
+    };
+    let rig = FootRig::biped(
+        &clip.skeleton,
+        "Hips",
+        &[["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"], ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"]],
+        CMU_SCALE,
+        BipedSettings::default(),
+    )
+    .unwrap();
+    let mut soles: Vec<f32> = (0..clip.frames())
+        .step_by(10)
+        .flat_map(|f| {
+            let p = clip.model_pose(f, CMU_SCALE);
+            rig.legs.iter().map(move |l| p[l.joints[2]].position().y - l.foot_height).collect::<Vec<_>>()
+        })
+        .collect();
+    soles.sort_by(f32::total_cmp);
+    let floor = soles[soles.len() / 10];
+    Some((clip, rig, floor))
+}

@@ -54,17 +54,10 @@ fn limited(seed: u64) -> Vec<ConstrainedFabrikChain> {
 /// fuzzer starts from states the crate writes.
 fn placement_seed(head: u8, phase: f32, selectors: [u8; 4]) -> Vec<u8> {
     use crowd_ik::cpu::foot_ik::FootIkJob;
-    use crowd_ik::crowd::{FootPlacement, FootResult, LockPivot, PlantDetection};
+    use crowd_ik::crowd::FootResult;
     let count = 1 + usize::from(head & 3);
     let use_hits = head & 4 != 0;
-    let mut placement = FootPlacement::default();
-    for leg in &mut placement.legs {
-        leg.plant =
-            if head & 32 != 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
-        if head & 64 != 0 {
-            leg.pivot = LockPivot::Ball;
-        }
-    }
+    let placement = crowd_ik_tools::hostile::fuzz_placement(head);
     let rig = scene::biped_rig().with_placement(Some(placement));
     let ground = Ground::Heightfield(terrain::hills(Vec2::new(-4.0, -4.0), 0.5, 17, 17, 0.2));
     let mut states = vec![CharacterState::default(); count];

@@ -4,7 +4,10 @@
 //! made from arbitrary bytes.
 
 use crowd_ik::cpu::foot_ik::FootIkJob;
-use crowd_ik::crowd::{CharacterInput, CharacterState, FootResult, FootRig, Ground, GroundHit, JointPose, MAX_LEGS};
+use crowd_ik::crowd::{
+    CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, JointPose, LockPivot,
+    PlantDetection, MAX_LEGS,
+};
 
 /// One frame of inputs.
 pub struct Frame<'a> {
@@ -109,4 +112,25 @@ pub fn frame_time(selector: u8) -> f32 {
         12 => -0.01,
         _ => f32::from_bits(u32::from(selector).wrapping_mul(0x0101_0101) ^ 0x3c00_0000),
     }
+}
+
+/// The foot-placement settings a `foot_placement` fuzz input's head byte selects: plants
+/// detected by weights (bit 5) or by speed (0.5 / 0.8 m/s), locks about the ball (bit 6),
+/// the shortest accepted half-lives (bit 7). Shared by the fuzz target and the seed
+/// generator (`examples/fuzz_seeds.rs`), so seeds mean what the target reads.
+#[must_use]
+pub fn fuzz_placement(head: u8) -> FootPlacement {
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.plant =
+            if head & 32 != 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
+        if head & 64 != 0 {
+            leg.pivot = LockPivot::Ball;
+        }
+    }
+    if head & 128 != 0 {
+        placement.pelvis_half_life = 1e-4; // the shortest accepted
+        placement.ground_half_life = 1e-4;
+    }
+    placement
 }
