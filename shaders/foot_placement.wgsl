@@ -564,18 +564,14 @@ fn spring_pelvis(root: Root) -> vec3<f32> {
     let goal = -clamp(ground.drop, 0.0, max_drop);
     let lo = -max_drop - pl_held.x;
     let hi = max(min(max_rise - pl_held.x, -pl_cap), lo);
-    var x = goal;
+    let step = max_speed * dt;
+    var o = goal;
     var v = 0.0;
     if (!pl_snap) {
         let sx = spring(st.pelvis.x, st.pelvis.y, st.root.y, goal, pl_rates.x, frame.pelvis_decay, dt);
-        x = sx.x;
         v = clamp(sx.y, -max_speed, max_speed);
-    }
-    var o = x;
-    let step = max_speed * dt;
-    if (!pl_snap) {
         // The whole offset (spring and held snap) moves at most max_speed.
-        o = clamp(x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
+        o = clamp(sx.x + pl_held.x, pl_start - step, pl_start + step) - pl_held.x;
     }
     // The bounds win: a leg reaches its target (flagged where that is faster).
     let bounded = clamp(o, lo, hi);

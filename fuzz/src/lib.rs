@@ -27,24 +27,31 @@ pub fn paths() -> Vec<CpuPath> {
     CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect()
 }
 
-/// Runs `solve(chains, path, out)` on every path and checks the contract above.
-pub fn check<C: Copy, const N: usize>(chains: &[C], solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>])) {
-    check_paths(chains, solve, false);
+/// Runs `solve(chains, path, out)` on every path and checks the contract above; returns the
+/// scalar path's outputs.
+pub fn check<C: Copy, const N: usize>(
+    chains: &[C],
+    solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>]),
+) -> Vec<SolvedChain<N>> {
+    check_paths(chains, solve, false)
 }
 
 /// [`check`], plus: every SIMD path's output equal to the scalar path's bit for bit (the
 /// solvers whose CPU jobs run in SIMD lanes promise it for every record).
-pub fn check_bit_exact<C: Copy, const N: usize>(chains: &[C], solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>])) {
-    check_paths(chains, solve, true);
+pub fn check_bit_exact<C: Copy, const N: usize>(
+    chains: &[C],
+    solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>]),
+) -> Vec<SolvedChain<N>> {
+    check_paths(chains, solve, true)
 }
 
 fn check_paths<C: Copy, const N: usize>(
     chains: &[C],
     solve: impl Fn(&[C], CpuPath, &mut [SolvedChain<N>]),
     bit_exact: bool,
-) {
+) -> Vec<SolvedChain<N>> {
     if chains.is_empty() {
-        return;
+        return Vec::new();
     }
     let mut scalar = vec![SolvedChain::<N>::default(); chains.len()];
     solve(chains, CpuPath::Scalar, &mut scalar);
@@ -69,6 +76,32 @@ fn check_paths<C: Copy, const N: usize>(
                 bytemuck::bytes_of(o),
                 "{path}: chain {i} depends on its neighbours"
             );
+        }
+    }
+    scalar
+}
+
+/// `validate(record)` gives the solver's verdict (`status[1]`) for every record.
+pub fn check_verdicts<C, const N: usize>(
+    records: &[C],
+    solved: &[SolvedChain<N>],
+    validate: impl Fn(&C) -> Result<(), crowd_ik::ChainError>,
+) {
+    for (i, (r, s)) in records.iter().zip(solved).enumerate() {
+        assert_eq!(code(validate(r)), s.status[1], "record {i}: validate() is not the solver's verdict");
+    }
+}
+
+/// At weight 1 every joint of every solved, unmirrored limited chain is within 1e-4 rad of
+/// its limit (`crowd_ik_tools::limits::violation`), whatever the iteration count.
+pub fn check_limits(chains: &[crowd_ik::ConstrainedFabrikChain], solved: &[crowd_ik::FabrikSolved]) {
+    use crowd_ik::records::option;
+    for (i, (c, s)) in chains.iter().zip(solved).enumerate() {
+        if s.status[1] == 0 && c.chain.target_ms[3] >= 1.0 && c.chain.mode[2] & option::MIRRORED == 0 {
+            for k in 0..c.chain.joint_count() - 1 {
+                let v = crowd_ik_tools::limits::violation(c, s, k);
+                assert!(v <= 1e-4, "chain {i}, joint {k}: {v} rad outside its limit");
+            }
         }
     }
 }

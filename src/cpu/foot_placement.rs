@@ -570,22 +570,18 @@ pub(crate) fn spring_pelvis(
     let goal = -goal_drop.clamp(0.0, max_drop);
     let lo = -max_drop - p.held;
     let hi = (max_rise - p.held).min(-cap).max(lo);
-    let (mut x, mut v) = (goal, 0.0);
+    let step = max_speed * p.dt;
+    let (mut o, mut v) = (goal, 0.0);
     if !p.snap {
-        (x, v) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
-        v = v.max(-max_speed).min(max_speed);
-    }
-    let mut o = x;
-    if !p.snap {
+        let (x, xv) = spring(state.pelvis[0], state.pelvis[1], state.root[1], goal, p.pelvis);
+        v = xv.max(-max_speed).min(max_speed);
         // The whole offset (spring and held snap) moves at most max_speed (max then min, as
         // WGSL's clamp: no panic whatever the bounds).
-        let step = max_speed * p.dt;
         o = (x + p.held).max(p.start - step).min(p.start + step) - p.held;
     }
     // The bounds win: a leg reaches its target (flagged where that is faster).
     let bounded = o.max(lo).min(hi);
     let offset = bounded + p.held;
-    let step = max_speed * p.dt;
     if !p.snap && bounded != o && !(offset >= p.start - step && offset <= p.start + step) {
         for status in &mut res.status[..rig.header[2] as usize] {
             *status |= foot::PELVIS_FAST;
