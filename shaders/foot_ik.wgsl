@@ -144,14 +144,188 @@ fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
     return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
 }
 
-// Height above the ground of a two-bone foot's sole: of its lowest contact point, the heel
-// (under the ankle) or the ball (the toe joint brought down to the sole plane).
+// Height above the ground of a two-bone foot's sole: of its lowest point from the heel
+// (under the ankle) to the ball (the toe joint brought down to the sole plane).
 fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32) -> f32 {
     let heel = ankle - up * h;
     let ball = heel + reject(toe - ankle, up);
+    return sole_gap(point, normal, heel, ball);
+}
+
+// Where a sole is measured between heel and ball on a heightfield (src/cpu/foot_ik.rs,
+// SolePoints): where it crosses the grid's lines, or SOLE_POINTS evenly spaced when it
+// crosses more; none on caller hits.
+struct SolePoints {
+    u: vec2<f32>,
+    v: vec2<f32>,
+    lo: vec2<f32>,
+    cu: u32,
+    count: u32,
+    even: bool,
+}
+
+fn sole_points(heel: vec3<f32>, ball: vec3<f32>) -> SolePoints {
+    let cell = rig.ground.z;
+    let u = vec2<f32>((heel.x - rig.ground.x) / cell, (ball.x - rig.ground.x) / cell);
+    let v = vec2<f32>((heel.z - rig.ground.y) / cell, (ball.z - rig.ground.y) / cell);
+    let lo = vec2<f32>(floor(min(u.x, u.y)), floor(min(v.x, v.y)));
+    let cu = floor(max(u.x, u.y)) - lo.x;
+    let cv = floor(max(v.x, v.y)) - lo.y;
+    var out = SolePoints(u, v, lo, 0u, 0u, false);
+    if (GROUND_HITS) {
+        return out;
+    }
+    if (!(cu + cv <= f32(SOLE_POINTS))) {
+        out.count = SOLE_POINTS;
+        out.even = true;
+    } else {
+        out.cu = u32(cu);
+        out.count = u32(cu + cv);
+    }
+    return out;
+}
+
+// Point k (< count) of a sole, as the fraction of the way from heel to ball.
+fn sole_point(p: SolePoints, k: u32) -> f32 {
+    if (p.even) {
+        return f32(k + 1u) / f32(SOLE_POINTS + 1u);
+    }
+    if (k < p.cu) {
+        return (p.lo.x + f32(k + 1u) - p.u.x) / (p.u.y - p.u.x);
+    }
+    return (p.lo.y + f32(k - p.cu + 1u) - p.v.x) / (p.v.y - p.v.x);
+}
+
+// Height above the ground of the lowest point of a straight sole from heel to ball (world):
+// heel, ball and the sole points between them.
+fn sole_gap(point: vec3<f32>, normal: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) -> f32 {
     let heel_above = heel.y - ground_height(point, normal, heel.x, heel.z);
     let ball_above = ball.y - ground_height(point, normal, ball.x, ball.z);
-    return min(heel_above, ball_above);
+    var gap = min(heel_above, ball_above);
+    let points = sole_points(heel, ball);
+    for (var k = 0u; k < points.count; k++) {
+        let p = heel + (ball - heel) * sole_point(points, k);
+        gap = min(gap, p.y - ground_height(point, normal, p.x, p.z));
+    }
+    return gap;
+}
+
+// What sole_ground finds: the sole's lowest point above the ground, the normal to align to.
+struct SoleGround {
+    gap: f32,
+    normal: vec3<f32>,
+}
+
+// The ground under a two-bone foot whose sole runs from heel to ball on a heightfield
+// (src/cpu/foot_ik.rs): the normals under ankle, heel and ball averaged as slopes weighted
+// by n.y^8, the slope along the foot replaced by the chord's from heel to ball on gentle
+// ground (both touch) and by the ground's upper hull's where a step rises under the sole.
+fn flat_weight(n: vec3<f32>) -> f32 {
+    let y2 = n.y * n.y;
+    let y4 = y2 * y2;
+    return y4 * y4;
+}
+
+fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) -> SoleGround {
+    let points = sole_points(heel, ball);
+    let count = points.count + 2u;
+    let d = vec3<f32>(ball.x - heel.x, 0.0, ball.z - heel.z);
+    let len = length(d);
+    var sum_w = flat_weight(n);
+    var sum_x = 0.0 + sum_w * (-n.x / n.y);
+    var sum_z = 0.0 + sum_w * (-n.z / n.y);
+    // Heel (0), ball (1) and the points between (SOLE_POINTS + 2 = 6 at most): distance
+    // along the foot and ground height; the loops are unrolled so the arrays stay in
+    // registers.
+    var s: array<f32, 6>;
+    var y: array<f32, 6>;
+    var found = true;
+    var gap = 3.40282347e38;
+    // unroll
+    for (var k = 0u; k < 6u; k++) {
+        if (k < count) {
+            var t = 0.0;
+            if (k == 1u) {
+                t = 1.0;
+            } else if (k >= 2u) {
+                t = sole_point(points, max(k, 2u) - 2u);
+            }
+            let p = heel + (ball - heel) * t;
+            let sample = sample_heightfield(p.x, p.z);
+            var ground_y = sample.height;
+            if (sample.found) {
+                if (k < 2u) {
+                    let w = flat_weight(sample.normal);
+                    sum_w += w;
+                    sum_x += w * (-sample.normal.x / sample.normal.y);
+                    sum_z += w * (-sample.normal.z / sample.normal.y);
+                }
+            } else {
+                found = false;
+                ground_y = ground_height(gp, n, p.x, p.z);
+            }
+            gap = min(gap, p.y - ground_y);
+            s[k] = t * len;
+            y[k] = ground_y;
+        }
+    }
+    let gx = sum_x / sum_w;
+    let gz = sum_z / sum_w;
+    let reference = normalize(vec3<f32>(-gx, 1.0, -gz));
+    if (!(found && len > 1e-6)) {
+        return SoleGround(gap, reference);
+    }
+    let u = d / len;
+    let slope = gx * u.x + gz * u.z;
+    // The chord's slope (heel to ball) and how far the ground bulges above the chord.
+    let chord = (y[1] - y[0]) / len;
+    var bump = 0.0;
+    // unroll
+    for (var k = 2u; k < 6u; k++) {
+        if (k < count) {
+            bump = max(bump, y[k] - (y[0] + chord * s[k]));
+        }
+    }
+    // The hull's slope from the point a line of the reference slope touches from above:
+    // the reference between heel and ball, the upper hull edge from an end.
+    var best = y[0] - slope * s[0];
+    var v = 0u;
+    // unroll
+    for (var k = 1u; k < 6u; k++) {
+        if (k < count) {
+            let e = y[k] - slope * s[k];
+            if (e > best) {
+                best = e;
+                v = k;
+            }
+        }
+    }
+    let near = 0.01 * len;
+    var hull = slope;
+    var picked = false;
+    // unroll
+    for (var k = 0u; k < 6u; k++) {
+        if (k < count) {
+            if (v == 0u && s[k] > near) {
+                let edge = (y[k] - y[0]) / s[k];
+                if (!picked || edge > hull) {
+                    hull = edge;
+                }
+                picked = true;
+            } else if (v == 1u && s[k] < len - near) {
+                let edge = (y[1] - y[k]) / (len - s[k]);
+                if (!picked || edge < hull) {
+                    hull = edge;
+                }
+                picked = true;
+            }
+        }
+    }
+    // Gentle ground: the chord's slope; a step under the sole: the hull's; blended.
+    let b = clamp((bump / len - SOLE_BUMP_LOW) / (SOLE_BUMP_HIGH - SOLE_BUMP_LOW), 0.0, 1.0);
+    let pick = chord + (hull - chord) * (b * b * (3.0 - 2.0 * b));
+    let change = pick - slope;
+    return SoleGround(gap, normalize(vec3<f32>(-(gx + change * u.x), 1.0, -(gz + change * u.z))));
 }
 
 // A leg's reach: sqrt(a² + b² − 2ab·cos θmax) (or a + b without knee limits), world units.
@@ -400,58 +574,42 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
     let toe_ws = to_world(root, legs_fk[l].toe);
     ground.point[l] = g.point;
-    if (temporal && !GROUND_HITS && !three) {
-        // The heel and ball sampled once for both the FK sole height and the flattest
-        // normal under the foot (src/cpu/foot_ik.rs).
+    var gn = g.normal;
+    if (!GROUND_HITS && !three) {
+        // The heel and ball (and the sole between them) sampled once for both the FK sole
+        // height and the normal the foot aligns to (sole_ground).
         let up = dir_to_world(root, up_ms);
         let heel = ref_ws - up * h;
         let ball = heel + reject(toe_ws - ref_ws, up);
-        var above = 3.40282347e38;
-        var flattest = g.normal;
-        for (var e = 0u; e < 2u; e++) {
-            let p = select(ball, heel, e == 0u);
-            let s = sample_heightfield(p.x, p.z);
-            var ground_y: f32;
-            if (s.found) {
-                if (s.normal.y > flattest.y) {
-                    flattest = s.normal;
-                }
-                ground_y = s.height;
-            } else {
-                ground_y = ground_height(g.point, g.normal, p.x, p.z);
-            }
-            above = min(above, p.y - ground_y);
-        }
-        res.sole_before[l] = above;
-        ground.normal[l] = flattest;
-        return;
-    }
-    if (three) {
+        let sole = sole_ground(g.point, g.normal, heel, ball);
+        res.sole_before[l] = sole.gap;
+        gn = sole.normal;
+    } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
         res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
     } else {
         res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
     }
+    ground.normal[l] = gn;
     if (temporal) {
-        ground.normal[l] = g.normal;
         return;
     }
-    ground.normal[l] = g.normal;
     // A lifted foot (weight <= 0) keeps its FK pose and asks nothing of the pelvis.
     let w = ch.foot_weights[l];
     if (!(w > 0.0)) {
         return;
     }
     ground.aimed[l] = true;
-    var target_ws = g.point + g.normal * h;
+    var target_ws = g.point + gn * h;
     if (!three) {
-        // The whole sole on the ground: the lower of heel and ball, of the foot turned as
-        // align_foot will turn it, touches the ground under it (see src/cpu/foot_ik.rs).
-        let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, g.normal)));
+        // The whole sole on the ground: the lowest point of the sole, of the foot turned as
+        // align_foot will turn it to the sole's normal, touches the ground under it (see
+        // src/cpu/foot_ik.rs).
+        let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, gn)));
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
         let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
-        target_ws = sole_target(root, g.point, g.normal, turn.q, up_ms, toe_off, h, turn.limited || keeps_roll(leg));
+        target_ws = sole_target(root, g.point, gn, turn.q, up_ms, toe_off, h);
     }
     ground.aim[l] = target_ws;
     var need = ref_ws.y - target_ws.y;
@@ -463,24 +621,18 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
 }
 
 // Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal
-// above the ground point, then moved vertically so the lower of ball and (when `heel`) heel
-// of the foot turned by `turn` touches the ground under each (src/cpu/foot_ik.rs).
-fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, heel: bool) -> vec3<f32> {
+// above the ground point, then moved vertically so the lowest point of the sole (sole_gap)
+// of the foot turned by `turn` touches the ground under it (src/cpu/foot_ik.rs).
+fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32) -> vec3<f32> {
     var target_ws = gp + normal * h;
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
     let heel_ws = target_ws - up * h;
     let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
     let ball = heel_ws + reject(toe_off, up);
-    var heel_gap = 0.0; // an aligned foot's heel is the ground point itself
-    if (heel) {
-        heel_gap = heel_ws.y - ground_height(gp, normal, heel_ws.x, heel_ws.z);
-    }
-    let ball_gap = ball.y - ground_height(gp, normal, ball.x, ball.z);
-    target_ws.y -= min(heel_gap, ball_gap);
+    target_ws.y -= sole_gap(gp, normal, heel_ws, ball);
     return target_ws;
 }
 
-// Pelvis: the drop clamped to [0, max] (never above FK), as a model-space offset.
 fn drop_pelvis(root: Root) -> vec3<f32> {
     let drop = clamp(ground.drop, 0.0, rig.params.x);
     res.pelvis.x = drop;

@@ -383,10 +383,10 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             turn = t.q;
             ground.limited[l] = t.limited;
             let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, t.limited || ball || keeps_roll(leg));
+            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h);
             if (keeps_roll(leg) && !ball) {
                 let flat = align_up(leg, up_ms, normal_ms);
-                roll = raw.y - sole_target(root, gp, nf, flat.q, up_ms, toe_off, h, flat.limited).y;
+                roll = raw.y - sole_target(root, gp, nf, flat.q, up_ms, toe_off, h).y;
             }
         }
         // The ground height under the target: the smoothed plane carried to this frame's

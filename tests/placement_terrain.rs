@@ -526,3 +526,211 @@ fn soles_calibrated_from_how_the_character_stands_land_flat() {
         assert!(roll99 <= 5e-3, "{roll99} {roll_max}");
     }
 }
+
+/// Sole heights above `hf` along a sole from `heel` to `ball` (world), 33 points: heel
+/// first, ball last.
+fn sole_profile(hf: &Heightfield, heel: Vec3, ball: Vec3) -> Option<Vec<f32>> {
+    (0..=32)
+        .map(|k| {
+            let p = heel.lerp(ball, k as f32 / 32.0);
+            hf.sample(p.x, p.z).map(|(y, _)| p.y - y)
+        })
+        .collect()
+}
+
+/// Percentile `q` (0..=1) and maximum of `v` (sorted here).
+fn spread(v: &mut [f32]) -> (f32, f32) {
+    v.sort_by(f32::total_cmp);
+    (v[((v.len() - 1) as f32 * 0.99) as usize], v[v.len() - 1])
+}
+
+/// What a crowd of CMU characters measured over a terrain: per locked foot-frame.
+#[derive(Default)]
+struct Soles {
+    /// Feet the animation holds flat (calibrated heel and ball level within 1e-3 × leg)
+    /// and not angle-limited: the larger of heel's and ball's distance to the ground.
+    flat_off: Vec<f32>,
+    /// The same, for feet whose ground turns more than 10° between heel and ball.
+    crease_off: Vec<f32>,
+    /// Every locked foot: the lowest of 33 points from heel to ball above the ground.
+    lowest: Vec<f32>,
+    /// Every locked foot: |heel-above-ball height along the ground normal − the animation's|.
+    roll: Vec<f32>,
+    limited: usize,
+    /// Locked foot-frames whose leg could not reach its target (not measured).
+    unreached: usize,
+}
+
+/// 24 characters per CMU clip (calibrated soles, `FootAlign::KeepRoll`, locks by speed)
+/// at random places and headings over `hf`, their roots at the ground under the hips, 4 s
+/// at 60 Hz from random clip times.
+fn crowd_soles(hf: &Heightfield, spread_m: f32, seed: u64) -> Option<(Soles, f32)> {
+    let ground = Ground::Heightfield(hf.clone());
+    let mut out = Soles::default();
+    let mut rng = common::Rng(seed);
+    let mut leg_length = 0.0;
+    for path in ["/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh"] {
+        let m = Mocap::load(path)?;
+        let dt = 1.0 / 60.0;
+        let poses: Vec<Vec<JointPose>> = (0..m.clip.frames()).map(|f| m.clip.model_pose(f, CMU_SCALE)).collect();
+        let mut rig = m.rig.clone();
+        rig.calibrate_soles(&poses, m.clip.frame_time, 1.0, Vec3::Y);
+        let j = rig.legs[0].joints;
+        let p = &poses[0];
+        leg_length =
+            (p[j[1]].position() - p[j[0]].position()).length() + (p[j[2]].position() - p[j[1]].position()).length();
+        let stateless = std::env::var("STATELESS").is_ok();
+        let rig = if stateless { rig } else { rig.with_placement(Some(speed_placement())) };
+        let n = rig.joint_count();
+        let count = 24;
+        let starts: Vec<(Vec3, Quat, f32)> = (0..count)
+            .map(|_| {
+                let at = Vec3::new(rng.range(-spread_m, spread_m), 0.0, rng.range(-spread_m, spread_m));
+                let heading = Quat::from_rotation_y(rng.range(-3.14, 3.14));
+                (at, heading, rng.range(0.0, (m.seconds() - 4.0).max(0.0)))
+            })
+            .collect();
+        let mut states = vec![CharacterState::default(); count];
+        // Frames each foot's weight has been 1: a foot counts once its blend (0.15 s) is done.
+        let mut held = vec![[0usize; 2]; count];
+        for f in 0..240 {
+            let (mut chars, mut all) = (Vec::new(), Vec::new());
+            let mut fk = Vec::new();
+            for &(at, heading, t0) in &starts {
+                let (root, pose, w) = m.frame(t0 + f as f32 * dt);
+                let base = at + heading * root;
+                let hips = base + heading * pose[rig.pelvis].position();
+                let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
+                chars.push(CharacterInput::new(base + Vec3::Y * y, heading).with_foot_weights([w[0], w[1], 0.0, 0.0]));
+                let c = chars.len() - 1;
+                for l in 0..2 {
+                    held[c][l] = if w[l] >= 1.0 { held[c][l] + 1 } else { 0 };
+                }
+                fk.push(pose.clone());
+                all.extend(pose);
+            }
+            let mut solved = vec![JointPose::default(); all.len()];
+            let mut res = vec![FootResult::default(); count];
+            if stateless {
+                FootIkJob::new(&rig, &ground, &chars, &all, &mut solved, &mut res).run().unwrap();
+                for r in &mut res {
+                    for l in 0..2 {
+                        if r.status[l] & foot::SOLVED != 0 {
+                            r.status[l] |= foot::LOCKED;
+                        }
+                    }
+                }
+            } else {
+                FootIkJob::new(&rig, &ground, &chars, &all, &mut solved, &mut res).run_frame(&mut states, dt).unwrap();
+            }
+            for (c, ch) in chars.iter().enumerate() {
+                let pose = &solved[c * n..(c + 1) * n];
+                for l in 0..2 {
+                    let status = res[c].status[l];
+                    if status & foot::LOCKED == 0 || status & foot::HIT == 0 || held[c][l] < 10 {
+                        continue;
+                    }
+                    if status & foot::REACHED == 0 {
+                        out.unreached += 1;
+                        continue;
+                    }
+                    let (heel, ball) = heel_and_ball(&rig, pose, l);
+                    let (heel, ball) = (ch.to_world(heel), ch.to_world(ball));
+                    let Some(profile) = sole_profile(hf, heel, ball) else { continue };
+                    out.lowest.push(profile.iter().copied().fold(f32::INFINITY, f32::min));
+                    if std::env::var("DEBUGP").is_ok() && *out.lowest.last().unwrap() < -1e-3 {
+                        let pr: Vec<String> = profile.iter().map(|g| format!("{:.1}", g * 1e3)).collect();
+                        eprintln!("DBGLOW heel {heel:?} ball {ball:?} st {status:x}: {}", pr.join(" "));
+                    }
+                    let (fk_heel, fk_ball) = heel_and_ball(&rig, &fk[c], l);
+                    let fk_roll = fk_heel.y - fk_ball.y;
+                    let normal = hf.sample(heel.x, heel.z).unwrap().1;
+                    out.roll.push(((heel - ball).dot(normal) - fk_roll).abs());
+                    if status & foot::ANGLE_LIMITED != 0 {
+                        out.limited += 1;
+                        continue;
+                    }
+                    if fk_roll.abs() <= 1e-3 * leg_length {
+                        let off = profile[0].abs().max(profile[32].abs());
+                        if std::env::var("DEBUGP").is_ok() && off > 2e-2 {
+                            let pr: Vec<String> =
+                                profile.iter().step_by(2).map(|g| format!("{:.1}", g * 1e3)).collect();
+                            eprintln!(
+                                "DBG off {:.1} mm heel {heel:?} ball {ball:?} fkroll {:.2} mm: {}",
+                                off * 1e3,
+                                fk_roll * 1e3,
+                                pr.join(" ")
+                            );
+                        }
+                        out.flat_off.push(off);
+                        let turn = normal.angle_between(hf.sample(ball.x, ball.z).unwrap().1);
+                        if turn > 10f32.to_radians() {
+                            out.crease_off.push(off);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some((out, leg_length))
+}
+
+/// The whole sole on real terrain (a third-party terrain laid on 0.29 m bilinear cells:
+/// creases under the feet), relief 1.5, 4 and 12 m, CMU clips with calibrated soles: feet
+/// the animation holds flat have heel and ball on the ground (p99 within 2e-3 × leg, max
+/// 5e-3 × leg) wherever the foot can tilt that far, across creases too; no point of a
+/// locked sole more than 1e-3 × leg below the ground, and its lowest point within
+/// 1e-3 × leg of it. On a 10° plane every locked foot keeps the animation's roll relative
+/// to the ground (heel-above-ball height along the normal within 5 mm).
+#[test]
+fn whole_soles_rest_on_creased_real_terrain() {
+    let mut scenes: Vec<(String, Heightfield)> = Vec::new();
+    scenes.push(("flat".into(), flat()));
+    for relief in [1.5, 4.0, 12.0] {
+        let Some(hf) = common::crowd::real_terrain(relief) else { return };
+        scenes.push((format!("real terrain, {relief} m relief"), hf));
+    }
+    // A 10° plane along a diagonal.
+    let k = 10f32.to_radians().tan() / std::f32::consts::SQRT_2;
+    let (cell, nx) = (0.5, 161);
+    let origin = Vec2::new(-40.0, -40.0);
+    let heights = (0..nx * nx)
+        .map(|i| k * (origin.x + (i % nx) as f32 * cell) + k * (origin.y + (i / nx) as f32 * cell))
+        .collect();
+    scenes.push(("10° plane".into(), Heightfield::new(origin, cell, nx, nx, heights).unwrap()));
+    for (s, (name, hf)) in scenes.iter().enumerate() {
+        let Some((mut soles, leg)) = crowd_soles(hf, 30.0, 91 + s as u64) else { return };
+        let (flat99, flat_max) = spread(&mut soles.flat_off);
+        let (crease99, crease_max) =
+            if soles.crease_off.is_empty() { (0.0, 0.0) } else { spread(&mut soles.crease_off) };
+        let deepest = soles.lowest.iter().copied().fold(f32::INFINITY, f32::min);
+        let highest = soles.lowest.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (roll99, roll_max) = spread(&mut soles.roll);
+        eprintln!(
+            "{name}: {} locked foot-frames ({} angle-limited, {} more out of the leg's reach); {} held flat by the animation: heel and ball off the ground p99 {:.2} mm, max {:.2} mm ({} across creases of > 10°: p99 {:.2} mm, max {:.2} mm); lowest sole point {:.2} … {:.2} mm; roll along the normal kept within p99 {:.2} mm, max {:.2} mm (leg {leg:.2} m)",
+            soles.lowest.len(),
+            soles.limited,
+            soles.unreached,
+            soles.flat_off.len(),
+            flat99 * 1e3,
+            flat_max * 1e3,
+            soles.crease_off.len(),
+            crease99 * 1e3,
+            crease_max * 1e3,
+            deepest * 1e3,
+            highest * 1e3,
+            roll99 * 1e3,
+            roll_max * 1e3
+        );
+        if std::env::var("NOASSERT").is_ok() {
+            continue;
+        }
+        assert!(soles.flat_off.len() > 500, "{name}: the crowd stands flat often");
+        assert!(flat99 <= 2e-3 * leg && flat_max <= 5e-3 * leg, "{name}: flat feet {flat99} {flat_max}");
+        assert!(deepest >= -1e-3 * leg, "{name}: a locked sole {deepest} m below the ground");
+        assert!(highest <= 1e-3 * leg, "{name}: a locked sole's lowest point {highest} m above the ground");
+        if name.contains("plane") {
+            assert!(roll_max <= 5e-3, "{name}: roll {roll99} {roll_max}");
+        }
+    }
+}

@@ -21,7 +21,8 @@ use super::math::{
     quat_from_axis_cos_sin, reject, rotation_arc,
 };
 use crate::constants::{
-    LEG_ALIGN_FLAT, MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2,
+    LEG_ALIGN_FLAT, MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2, SOLE_BUMP_HIGH,
+    SOLE_BUMP_LOW, SOLE_POINTS,
 };
 use crate::crowd::{
     foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit,
@@ -92,9 +93,9 @@ pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal
     point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y
 }
 
-/// Height above the ground of a two-bone foot's sole: of its lowest contact point, the heel
-/// (under the ankle, `h` down the foot's world up axis `up`) or the ball (the toe joint
-/// brought down to the sole plane), each against the ground under it.
+/// Height above the ground of a two-bone foot's sole: of its lowest point from the heel
+/// (under the ankle, `h` down the foot's world up axis `up`) to the ball (the toe joint
+/// brought down to the sole plane), each against the ground under it ([`sole_gap`]).
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 pub(crate) fn sole_height(
     rig: &SolverRig,
@@ -108,8 +109,171 @@ pub(crate) fn sole_height(
 ) -> f32 {
     let heel = ankle - up * h;
     let ball = heel + reject(toe - ankle, up);
+    sole_gap(rig, g, point, normal, heel, ball)
+}
+
+/// Where a sole is measured between heel and ball on a heightfield: the fractions of the
+/// way from heel to ball ([`SolePoints::t`]) where the segment crosses the grid's lines
+/// (where bilinear ground can bend, so a crease or ridge under the foot is found exactly),
+/// or [`SOLE_POINTS`] evenly spaced when it crosses more. None on caller hits (a plane).
+pub(crate) struct SolePoints {
+    /// Heel and ball in grid units along x (`u`) and z (`v`).
+    u: [f32; 2],
+    v: [f32; 2],
+    /// The grid line at or below the lower end, along x and z.
+    lo: [f32; 2],
+    /// Lines crossed along x (the first `cu` points), then along z.
+    cu: u32,
+    /// How many points.
+    pub count: u32,
+    even: bool,
+}
+
+impl SolePoints {
+    pub(crate) fn new(rig: &SolverRig, heel: Vec3, ball: Vec3) -> Self {
+        let cell = rig.ground[2];
+        let u = [(heel.x - rig.ground[0]) / cell, (ball.x - rig.ground[0]) / cell];
+        let v = [(heel.z - rig.ground[1]) / cell, (ball.z - rig.ground[1]) / cell];
+        let lo = [u[0].min(u[1]).floor(), v[0].min(v[1]).floor()];
+        let (cu, cv) = (u[0].max(u[1]).floor() - lo[0], v[0].max(v[1]).floor() - lo[1]);
+        let mut out = SolePoints { u, v, lo, cu: 0, count: 0, even: false };
+        if rig.header[3] != 0 {
+            return out;
+        }
+        if !(cu + cv <= SOLE_POINTS as f32) {
+            (out.count, out.even) = (SOLE_POINTS, true);
+        } else {
+            (out.cu, out.count) = (cu as u32, (cu + cv) as u32);
+        }
+        out
+    }
+
+    /// Point `k` (< `count`), as the fraction of the way from heel to ball. A line crossed
+    /// lies strictly between the ends' grid coordinates, so they differ.
+    pub(crate) fn t(&self, k: u32) -> f32 {
+        if self.even {
+            (k + 1) as f32 / (SOLE_POINTS + 1) as f32
+        } else if k < self.cu {
+            (self.lo[0] + (k + 1) as f32 - self.u[0]) / (self.u[1] - self.u[0])
+        } else {
+            (self.lo[1] + (k - self.cu + 1) as f32 - self.v[0]) / (self.v[1] - self.v[0])
+        }
+    }
+}
+
+/// Height above the ground of the lowest point of a straight sole from `heel` to `ball`
+/// (world): heel, ball and the [`SolePoints`] between them, each
+/// against the ground under it ([`ground_height`]).
+pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, heel: Vec3, ball: Vec3) -> f32 {
     let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
-    above(heel).min(above(ball))
+    let mut gap = above(heel).min(above(ball));
+    let points = SolePoints::new(rig, heel, ball);
+    for k in 0..points.count {
+        gap = gap.min(above(heel + (ball - heel) * points.t(k)));
+    }
+    gap
+}
+
+/// The ground under a two-bone foot whose sole runs from `heel` to `ball` (world) on a
+/// heightfield: the height of the sole's lowest point above it, and the normal the foot
+/// aligns to. The reference is the normals under the ankle (`n`), heel and ball averaged as
+/// slopes, each weighted by `n.y⁸` (continuous, and a riser between two steps' samples
+/// weighs nothing beside the steps). Its slope along the foot is then replaced: on gentle
+/// ground by the chord's from the ground under the heel to the ground under the ball (heel
+/// and ball both touch in a valley or across a crease; over a low ridge both stand as high
+/// as it makes them), and where a step rises under the sole by the slope of the ground's
+/// upper hull from the end a sole of the reference slope would touch (a foot over a step
+/// edge stands flat on the step). The reference where a point is off the grid or the foot
+/// has no length along the ground.
+pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, heel: Vec3, ball: Vec3) -> (f32, Vec3) {
+    const K: usize = SOLE_POINTS as usize + 2;
+    let points = SolePoints::new(rig, heel, ball);
+    let count = points.count as usize + 2;
+    let grid = ([rig.grid[0], rig.grid[1]], [rig.ground[0], rig.ground[1], rig.ground[2]]);
+    let d = Vec3::new(ball.x - heel.x, 0.0, ball.z - heel.z);
+    let len = d.length();
+    // The reference slope (world x, z) and its weight so far.
+    let flat_weight = |n: Vec3| {
+        let y2 = n.y * n.y;
+        let y4 = y2 * y2;
+        y4 * y4
+    };
+    let (mut sum_w, mut sum_x, mut sum_z) = (flat_weight(n), 0.0f32, 0.0f32);
+    (sum_x, sum_z) = (sum_x + sum_w * (-n.x / n.y), sum_z + sum_w * (-n.z / n.y));
+    // Heel (0), ball (1) and the points between: distance along the foot and ground height.
+    let (mut s, mut y) = ([0.0f32; K], [0.0f32; K]);
+    let mut found = true;
+    let mut gap = f32::INFINITY;
+    for k in 0..count {
+        let t = match k {
+            0 => 0.0,
+            1 => 1.0,
+            _ => points.t(k as u32 - 2),
+        };
+        let p = heel + (ball - heel) * t;
+        let ground_y = if k < 2 {
+            sample_heightfield(g.heights, grid.0, grid.1, p.x, p.z).map(|(h, hn)| {
+                let w = flat_weight(hn);
+                sum_w += w;
+                sum_x += w * (-hn.x / hn.y);
+                sum_z += w * (-hn.z / hn.y);
+                h
+            })
+        } else {
+            heightfield_height(g.heights, grid.0, grid.1, p.x, p.z)
+        };
+        let ground_y = ground_y.unwrap_or_else(|| {
+            found = false;
+            ground_height(rig, g, gp, n, p.x, p.z)
+        });
+        gap = gap.min(p.y - ground_y);
+        (s[k], y[k]) = (t * len, ground_y);
+    }
+    let (gx, gz) = (sum_x / sum_w, sum_z / sum_w);
+    let reference = Vec3::new(-gx, 1.0, -gz).normalize();
+    if !(found && len > 1e-6) {
+        return (gap, reference);
+    }
+    let u = d / len;
+    let slope = gx * u.x + gz * u.z;
+    // The chord's slope (heel to ball) and how far the ground bulges above the chord.
+    let chord = (y[1] - y[0]) / len;
+    let mut bump = 0.0f32;
+    for k in 2..count {
+        bump = bump.max(y[k] - (y[0] + chord * s[k]));
+    }
+    // The hull's slope: the point a line of the reference slope touches from above.
+    // Between heel and ball (a hilltop, a step's edge) the reference stands; at an end the
+    // sole turns about that end to the ground's upper hull edge from it (over points at
+    // least 1 % of the foot away, so height rounding stays small in a slope). Continuous:
+    // where the touching point leaves an end, that edge's slope is the reference slope.
+    let (mut best, mut v) = (y[0] - slope * s[0], 0);
+    for k in 1..count {
+        let e = y[k] - slope * s[k];
+        if e > best {
+            (best, v) = (e, k);
+        }
+    }
+    let near = 0.01 * len;
+    let mut hull = None::<f32>;
+    for k in 0..count {
+        if v == 0 && s[k] > near {
+            let edge = (y[k] - y[0]) / s[k];
+            hull = Some(hull.map_or(edge, |p| p.max(edge)));
+        } else if v == 1 && s[k] < len - near {
+            let edge = (y[1] - y[k]) / (len - s[k]);
+            hull = Some(hull.map_or(edge, |p| p.min(edge)));
+        }
+    }
+    let hull = hull.unwrap_or(slope);
+    // Gentle ground (the ground within `SOLE_BUMP_LOW` × the foot's length of the chord):
+    // the chord's slope, so heel and ball both touch (in a valley or across a crease) or
+    // stand equally high over a low ridge. A step under the sole (past `SOLE_BUMP_HIGH`):
+    // the hull's slope, the foot flat on the step. Blended smoothly between.
+    let k = ((bump / len - SOLE_BUMP_LOW) / (SOLE_BUMP_HIGH - SOLE_BUMP_LOW)).clamp(0.0, 1.0);
+    let pick = chord + (hull - chord) * (k * k * (3.0 - 2.0 * k));
+    let change = pick - slope;
+    (gap, Vec3::new(-(gx + change * u.x), 1.0, -(gz + change * u.z)).normalize())
 }
 
 /// A leg's reach: `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b` without knee limits),
@@ -287,9 +451,9 @@ pub(crate) fn foot_ik(
 /// Ground: the ground under each FK foot inside the step window, the FK sole height above
 /// it, and (stateless) the drop each foot needs: down to its target and (two-bone) enough
 /// for the target to come within the leg's knee-limited reach, weighted by the foot's
-/// weight. With foot placement (`temporal`) the targets are left to `place_feet`, and on a
-/// heightfield a two-bone foot takes the flattest normal under its heel, ankle and ball, so
-/// a foot over a step edge stands on the step rather than on the riser between samples.
+/// weight. With foot placement (`temporal`) the targets are left to `place_feet`. On a
+/// heightfield a two-bone foot's normal is [`sole_ground`]'s: the sole's own slope over the
+/// ground under it, so it rests on both sides of a crease and on the step over a step edge.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 fn find_ground(
     rig: &SolverRig,
@@ -317,7 +481,7 @@ fn find_ground(
         let three = leg.mode[0] == 1;
         let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
         let h = leg.knee_axis[3];
-        let Some((gp, gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
+        let Some((gp, mut gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
         // A heightfield has no overhangs: ground above the step-up window means the foot is
         // inside the terrain (flagged). It stands on that ground where the hip is above it;
         // ground above the hip is a wall, and the foot keeps its FK pose.
@@ -336,52 +500,26 @@ fn find_ground(
         let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_ws = root.to_world(toe.position());
-        if temporal && rig.header[3] == 0 && !three {
-            // The heel and ball sampled once for both the FK sole height and the flattest
-            // normal under the foot (so a foot over a step edge stands on the step, not on the
-            // riser between two samples).
+        if rig.header[3] == 0 && !three {
+            // The heel and ball (and the sole between them) sampled once for both the FK
+            // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
             let heel = ref_ws - up * h;
             let ball = heel + reject(toe_ws - ref_ws, up);
-            let mut above = f32::INFINITY;
-            let mut flattest = gn;
-            for p in [heel, ball] {
-                let s = sample_heightfield(
-                    g.heights,
-                    [rig.grid[0], rig.grid[1]],
-                    [rig.ground[0], rig.ground[1], rig.ground[2]],
-                    p.x,
-                    p.z,
-                );
-                let ground_y = match s {
-                    Some((y, n)) => {
-                        if n.y > flattest.y {
-                            flattest = n;
-                        }
-                        y
-                    }
-                    None => ground_height(rig, g, gp, gn, p.x, p.z),
-                };
-                above = above.min(p.y - ground_y);
-            }
-            res.sole_before[l] = above;
-            out.point[l] = gp;
-            out.normal[l] = flattest;
-            continue;
-        }
-        res.sole_before[l] = if three {
-            let sole = ref_ws - Vec3::Y * h;
-            sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
+            (res.sole_before[l], gn) = sole_ground(rig, g, gp, gn, heel, ball);
         } else {
-            sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h)
-        };
-        if temporal {
-            out.point[l] = gp;
-            out.normal[l] = gn;
-            continue;
+            res.sole_before[l] = if three {
+                let sole = ref_ws - Vec3::Y * h;
+                sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
+            } else {
+                sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h)
+            };
         }
         out.point[l] = gp;
         out.normal[l] = gn;
+        if temporal {
+            continue;
+        }
         // A lifted foot (weight ≤ 0) keeps its FK pose and asks nothing of the pelvis: no
         // target to place.
         let w = ch.foot_weights[l];
@@ -391,16 +529,16 @@ fn find_ground(
         out.aimed[l] = true;
         let mut target_ws = gp + gn * h;
         if !three {
-            // The whole sole on the ground: the foot turned as `align_foot` turns it,
-            // its heel and ball measured against the ground under each, and the ankle target
-            // moved up or down so the lower of them touches it. On a plane with the foot
-            // aligned both already do; an angle-limited foot cannot lie flat, so one end
-            // lifts (the least the limit allows) instead of the other sinking in; on curved
-            // ground the ball follows the curve.
+            // The whole sole on the ground: the foot turned as `align_foot` turns it to
+            // the sole's normal, its sole measured against the ground under it, and the
+            // ankle target moved up or down so the lowest point touches it. On a plane or
+            // across a crease heel and ball then both touch; an angle-limited foot cannot lie
+            // flat, so one end lifts (the least the limit allows) instead of the other
+            // sinking in.
             let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
             (out.turn[l], out.limited[l]) = (turn, limited);
             let toe_off = toe.position() - ankle.position();
-            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h, limited || keeps_roll(leg));
+            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h);
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -415,9 +553,8 @@ fn find_ground(
 
 /// Where a two-bone foot's ankle goes so its whole sole rests on the ground: `h` along
 /// `normal` above the ground point `gp`, then, with the foot turned by `turn` (model space),
-/// moved vertically so the lower of its ball and (when `heel`: an angle-limited or tilted
-/// foot; an aligned foot's heel is the ground point itself, its gap 0 to rounding) heel
-/// touches the ground under each.
+/// moved vertically so the lowest point of its sole ([`sole_gap`]: heel, ball and the
+/// points between) touches the ground under it.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 pub(crate) fn sole_target(
     rig: &SolverRig,
@@ -429,15 +566,12 @@ pub(crate) fn sole_target(
     up_ms: Vec3,
     toe_off_ms: Vec3,
     h: f32,
-    heel: bool,
 ) -> Vec3 {
     let mut target_ws = gp + normal * h;
     let up = root.dir_to_world(turn * up_ms);
     let heel_ws = target_ws - up * h;
     let ball = heel_ws + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up);
-    let gap = |p: Vec3| p.y - ground_height(rig, g, gp, normal, p.x, p.z);
-    let heel_gap = if heel { gap(heel_ws) } else { 0.0 };
-    target_ws.y -= heel_gap.min(gap(ball));
+    target_ws.y -= sole_gap(rig, g, gp, normal, heel_ws, ball);
     target_ws
 }
 

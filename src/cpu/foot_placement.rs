@@ -348,11 +348,10 @@ pub(crate) fn place_feet(
                 };
                 (turn, ground.limited[l]) = (t, limited);
                 let up_ms = ankle.rotation() * v3(leg.foot_up);
-                let raw =
-                    sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h, limited || ball_pivot || keeps_roll(leg));
+                let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h);
                 if keeps_roll(leg) && !ball_pivot {
-                    let (flat, flat_limited) = align_up(leg, up_ms, normal_ms);
-                    roll = raw.y - sole_target(rig, g, root, gp, nf, flat, up_ms, toe_off, h, flat_limited).y;
+                    let (flat, _) = align_up(leg, up_ms, normal_ms);
+                    roll = raw.y - sole_target(rig, g, root, gp, nf, flat, up_ms, toe_off, h).y;
                 }
                 raw
             };

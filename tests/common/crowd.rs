@@ -220,3 +220,19 @@ pub fn cmu_biped(path: &str) -> Option<(crowd_ik::bvh::Clip, FootRig, f32)> {
     let floor = soles[soles.len() / 10];
     Some((clip, rig, floor))
 }
+
+/// A real terrain at foot scale: the Terragen test terrain Debian's assimp-testmodels ships
+/// (257 × 257 heights, not made by this crate), laid on 0.29 m cells (74 m square, centred
+/// on the origin) and scaled to `relief` metres: bilinear, so piecewise planar with creases
+/// along every grid line, a few of them under every foot. `None` (a loud skip) when it is
+/// not installed, a failure in CI.
+pub fn real_terrain(relief: f32) -> Option<Heightfield> {
+    const PATH: &str = "/usr/share/assimp/models/TER/RealisticTerrain.ter";
+    let Ok(bytes) = std::fs::read(PATH) else {
+        assert!(!super::gpu::in_ci(), "CI=true but {PATH} is missing: install assimp-testmodels");
+        eprintln!("SKIPPED: {PATH} not found (apt-get install assimp-testmodels)");
+        return None;
+    };
+    let half = 0.29 * 256.0 / 2.0;
+    Some(crowd_ik_tools::terrain::terragen(&bytes, Vec2::new(-half, -half), 0.29, relief).unwrap())
+}
