@@ -153,47 +153,85 @@ fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<
 }
 
 // Where a sole is measured between heel and ball on a heightfield (src/cpu/foot_ik.rs,
-// SolePoints): where it crosses the grid's lines, or SOLE_POINTS evenly spaced when it
-// crosses more; none on caller hits.
+// SolePoints), in order from the heel: where it crosses the grid's lines and midway between
+// each two of those points, or SOLE_POINTS evenly spaced when it crosses more than
+// SOLE_CROSSINGS lines; none on caller hits. The walk's state is in the struct.
 struct SolePoints {
     u: vec2<f32>,
     v: vec2<f32>,
-    lo: vec2<f32>,
+    first: vec2<f32>,
+    step: vec2<f32>,
     cu: u32,
+    cv: u32,
     count: u32,
     even: bool,
+    iu: u32,
+    iv: u32,
+    prev: f32,
+    k: u32,
 }
 
 fn sole_points(heel: vec3<f32>, ball: vec3<f32>) -> SolePoints {
     let cell = rig.ground.z;
     let u = vec2<f32>((heel.x - rig.ground.x) / cell, (ball.x - rig.ground.x) / cell);
     let v = vec2<f32>((heel.z - rig.ground.y) / cell, (ball.z - rig.ground.y) / cell);
-    let lo = vec2<f32>(floor(min(u.x, u.y)), floor(min(v.x, v.y)));
-    let cu = floor(max(u.x, u.y)) - lo.x;
-    let cv = floor(max(v.x, v.y)) - lo.y;
-    var out = SolePoints(u, v, lo, 0u, 0u, false);
+    // Lines crossed: those in (heel, ball], from the heel's side.
+    let fu = floor(u);
+    let fv = floor(v);
+    var first = vec2<f32>(fu.x + 1.0, fv.x + 1.0);
+    var step = vec2<f32>(1.0, 1.0);
+    var cu = fu.y - fu.x;
+    var cv = fv.y - fv.x;
+    if (!(u.y >= u.x)) {
+        first.x = fu.x;
+        step.x = -1.0;
+        cu = fu.x - fu.y;
+    }
+    if (!(v.y >= v.x)) {
+        first.y = fv.x;
+        step.y = -1.0;
+        cv = fv.x - fv.y;
+    }
+    var out = SolePoints(u, v, first, step, 0u, 0u, 0u, false, 0u, 0u, 0.0, 0u);
     if (GROUND_HITS) {
         return out;
     }
-    if (!(cu + cv <= f32(SOLE_POINTS))) {
+    if (!(cu + cv <= f32(SOLE_CROSSINGS))) {
         out.count = SOLE_POINTS;
         out.even = true;
     } else {
         out.cu = u32(cu);
-        out.count = u32(cu + cv);
+        out.cv = u32(cv);
+        out.count = 2u * (out.cu + out.cv) + 1u;
     }
     return out;
 }
 
-// Point k (< count) of a sole, as the fraction of the way from heel to ball.
-fn sole_point(p: SolePoints, k: u32) -> f32 {
-    if (p.even) {
-        return f32(k + 1u) / f32(SOLE_POINTS + 1u);
+// The next point of a sole (call count times), as the fraction of the way from heel to ball.
+fn sole_next(p: ptr<function, SolePoints>) -> f32 {
+    (*p).k += 1u;
+    if ((*p).even) {
+        return f32((*p).k) / f32(SOLE_POINTS + 1u);
     }
-    if (k < p.cu) {
-        return (p.lo.x + f32(k + 1u) - p.u.x) / (p.u.y - p.u.x);
+    var tu = 1.0;
+    if ((*p).iu < (*p).cu) {
+        tu = ((*p).first.x + (*p).step.x * f32((*p).iu) - (*p).u.x) / ((*p).u.y - (*p).u.x);
     }
-    return (p.lo.y + f32(k - p.cu + 1u) - p.v.x) / (p.v.y - p.v.x);
+    var tv = 1.0;
+    if ((*p).iv < (*p).cv) {
+        tv = ((*p).first.y + (*p).step.y * f32((*p).iv) - (*p).v.x) / ((*p).v.y - (*p).v.x);
+    }
+    let t = min(tu, tv);
+    if ((*p).k % 2u == 1u) {
+        return 0.5 * ((*p).prev + t);
+    }
+    if ((*p).iu < (*p).cu && ((*p).iv >= (*p).cv || tu <= tv)) {
+        (*p).iu += 1u;
+    } else {
+        (*p).iv += 1u;
+    }
+    (*p).prev = t;
+    return t;
 }
 
 // Height above the ground of the lowest point of a straight sole from heel to ball (world):
@@ -202,9 +240,9 @@ fn sole_gap(point: vec3<f32>, normal: vec3<f32>, heel: vec3<f32>, ball: vec3<f32
     let heel_above = heel.y - ground_height(point, normal, heel.x, heel.z);
     let ball_above = ball.y - ground_height(point, normal, ball.x, ball.z);
     var gap = min(heel_above, ball_above);
-    let points = sole_points(heel, ball);
+    var points = sole_points(heel, ball);
     for (var k = 0u; k < points.count; k++) {
-        let p = heel + (ball - heel) * sole_point(points, k);
+        let p = heel + (ball - heel) * sole_next(&points);
         gap = min(gap, p.y - ground_height(point, normal, p.x, p.z));
     }
     return gap;
@@ -227,28 +265,28 @@ fn flat_weight(n: vec3<f32>) -> f32 {
 }
 
 fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) -> SoleGround {
-    let points = sole_points(heel, ball);
+    var points = sole_points(heel, ball);
     let count = points.count + 2u;
     let d = vec3<f32>(ball.x - heel.x, 0.0, ball.z - heel.z);
     let len = length(d);
     var sum_w = flat_weight(n);
     var sum_x = 0.0 + sum_w * (-n.x / n.y);
     var sum_z = 0.0 + sum_w * (-n.z / n.y);
-    // Heel (0), ball (1) and the points between (SOLE_POINTS + 2 = 6 at most): distance
+    // Heel (0), ball (1) and the points between (SOLE_POINTS + 2 = 11 at most): distance
     // along the foot and ground height; the loops are unrolled so the arrays stay in
     // registers.
-    var s: array<f32, 6>;
-    var y: array<f32, 6>;
+    var s: array<f32, 11>;
+    var y: array<f32, 11>;
     var found = true;
     var gap = 3.40282347e38;
     // unroll
-    for (var k = 0u; k < 6u; k++) {
+    for (var k = 0u; k < 11u; k++) {
         if (k < count) {
             var t = 0.0;
             if (k == 1u) {
                 t = 1.0;
             } else if (k >= 2u) {
-                t = sole_point(points, max(k, 2u) - 2u);
+                t = sole_next(&points);
             }
             let p = heel + (ball - heel) * t;
             let sample = sample_heightfield(p.x, p.z);
@@ -281,7 +319,7 @@ fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) ->
     let chord = (y[1] - y[0]) / len;
     var bump = 0.0;
     // unroll
-    for (var k = 2u; k < 6u; k++) {
+    for (var k = 2u; k < 11u; k++) {
         if (k < count) {
             bump = max(bump, y[k] - (y[0] + chord * s[k]));
         }
@@ -291,7 +329,7 @@ fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) ->
     var best = y[0] - slope * s[0];
     var v = 0u;
     // unroll
-    for (var k = 1u; k < 6u; k++) {
+    for (var k = 1u; k < 11u; k++) {
         if (k < count) {
             let e = y[k] - slope * s[k];
             if (e > best) {
@@ -300,11 +338,11 @@ fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) ->
             }
         }
     }
-    let near = 0.01 * len;
+    let near = 0.1 * len;
     var hull = slope;
     var picked = false;
     // unroll
-    for (var k = 0u; k < 6u; k++) {
+    for (var k = 0u; k < 11u; k++) {
         if (k < count) {
             if (v == 0u && s[k] > near) {
                 let edge = (y[k] - y[0]) / s[k];

@@ -491,10 +491,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         // A foot on its ground target (full weight, not locked, no release fading) is on
         // the ground by construction: nothing to measure.
         let grounded = w >= 1.0 && !locked && fading == 0.0;
-        var need = 0.0;
+        var gap = 0.0;
         if (!grounded) {
-            need = max(-foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false) - tolerance, 0.0);
+            gap = foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false);
         }
+        let need = max(-gap - tolerance, 0.0);
         // A swinging (not planted, not locked) foot looks ahead along its FK motion.
         var need_ahead = 0.0;
         if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
@@ -515,6 +516,13 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         // The lift keeps the swing target clear and fades as the weight blends it onto the
         // ground.
         aim.y += max(lift.x * (1.0 - w), need);
+        if (locked && w >= 1.0) {
+            // A locked foot settles onto the ground under it, at most the ground tolerance
+            // (src/cpu/foot_placement.rs).
+            let settle = clamp(gap, 0.0, rig.blend.x);
+            aim.y -= settle;
+            st.legs[l].lock.y -= settle;
+        }
     } else {
         // No ground: the ground springs forget it.
         st.legs[l].plane = vec4<f32>(0.0);

@@ -204,17 +204,20 @@ shared_constants! {
     /// is `ChainError::InvalidParameter`, a caller hit past it is no ground (squares of the
     /// distances involved stay far from f32 overflow).
     MAX_WORLD_COORDINATE: f32 = 1e9;
-    /// Most points between heel and ball at which a two-bone foot's sole is measured on a
-    /// heightfield: where the sole crosses the grid's lines (where bilinear ground bends), or
-    /// this many evenly spaced when it crosses more.
-    SOLE_POINTS: u32 = 4;
+    /// Most grid lines a two-bone foot's sole may cross on a heightfield for it to be
+    /// measured where it crosses them (and midway between); crossing more, it is measured at
+    /// `SOLE_POINTS` evenly spaced points.
+    SOLE_CROSSINGS: u32 = 4;
+    /// Most points between heel and ball at which a sole is measured on a heightfield
+    /// (`2 × SOLE_CROSSINGS + 1`).
+    SOLE_POINTS: u32 = 2 * SOLE_CROSSINGS + 1;
     /// Ground bulging above the chord from heel to ball by up to this fraction of the sole's
     /// length is gentle: the sole takes the chord's slope (both ends touch or stand equally
     /// high).
-    SOLE_BUMP_LOW: f32 = 0.05;
+    SOLE_BUMP_LOW: f32 = 0.1;
     /// Ground bulging above the chord by this fraction of the sole's length or more is a
     /// step: the sole lies flat on it (the ground's upper hull); blended smoothly between.
-    SOLE_BUMP_HIGH: f32 = 0.15;
+    SOLE_BUMP_HIGH: f32 = 0.3;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
     /// A caller hit's normal whose squared length is below this cannot be normalised in f32

@@ -518,3 +518,76 @@ fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::D
     );
     assert!(snaps > 100 && fast > 0 && under > 100, "the scene exercises every path");
 }
+
+/// CMU motion capture over real terrain (the Terragen test terrain at 4 m relief on 0.29 m
+/// bilinear cells: creases under every foot, slopes past the foot's angle limit), soles
+/// calibrated from the clip, 0/1 weights, locks by speed: the kernel follows its CPU twin
+/// frame by frame within the contract.
+#[test]
+fn motion_capture_over_real_terrain_matches_the_cpu_twin() {
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        motion_capture_over_real_terrain_matches_the_cpu_twin_on(&device, &queue);
+    }
+}
+
+fn motion_capture_over_real_terrain_matches_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
+    use crowd_ik::glam::{Quat, Vec3};
+    let Some(hf) = common::crowd::real_terrain(4.0) else { return };
+    let hf = if std::env::var("FLATDBG").is_ok() {
+        Heightfield::new(hf.origin, hf.cell, hf.nx, hf.nz, vec![0.0; hf.nx * hf.nz]).unwrap()
+    } else {
+        hf
+    };
+    let Some((clip, rig, floor)) = common::crowd::cmu_biped("/usr/share/assimp/models/BVH/01_01.bvh") else {
+        return;
+    };
+    let scale = common::crowd::CMU_SCALE;
+    let clip_poses: Vec<Vec<JointPose>> = (0..clip.frames()).map(|f| clip.model_pose(f, scale)).collect();
+    let mut rig = rig;
+    rig.calibrate_soles(&clip_poses, clip.frame_time, 1.0, Vec3::Y);
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    let rig = rig.with_placement(Some(placement));
+    let ground = Ground::Heightfield(hf.clone());
+    let count = 64;
+    let mut rng = common::Rng(31);
+    let starts: Vec<(Vec3, Quat, f32)> = (0..count)
+        .map(|_| {
+            let at = Vec3::new(rng.range(-30.0, 30.0), 0.0, rng.range(-30.0, 30.0));
+            (at, Quat::from_rotation_y(rng.range(-std::f32::consts::PI, std::f32::consts::PI)), rng.range(0.0, 4.0))
+        })
+        .collect();
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
+    let mut states = vec![CharacterState::default(); count];
+    let mut worst = Worst::default();
+    let (mut locked, mut limited) = (0, 0);
+    let dt = 1.0 / 60.0;
+    for frame in 0..120 {
+        let (mut chars, mut poses) = (Vec::new(), Vec::new());
+        for &(at, heading, t0) in &starts {
+            let pose = clip.sample(t0 + frame as f32 * dt, scale);
+            let w = [0, 1].map(|l| {
+                let leg = &rig.legs[l];
+                f32::from(pose[leg.joints[2]].position().y - leg.foot_height - floor <= 0.03)
+            });
+            let root = at + Vec3::Y * -floor;
+            let hips = root + heading * pose[rig.pelvis].position();
+            let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
+            chars.push(CharacterInput::new(root + Vec3::Y * y, heading).with_foot_weights([w[0], w[1], 0.0, 0.0]));
+            poses.extend(pose);
+        }
+        let (_, res) = frame_both(&mut gpu, (&rig, &ground, &[]), &chars, &poses, &mut states, dt, frame, &mut worst);
+        for r in &res {
+            locked += (0..2).filter(|&l| r.status[l] & foot::LOCKED != 0).count();
+            limited += (0..2).filter(|&l| r.status[l] & foot::ANGLE_LIMITED != 0).count();
+        }
+    }
+    eprintln!(
+        "CMU 01_01 over real terrain (4 m relief), 120 frames × {count}: worst GPU − CPU {:.2e} m, {:.2e} rad, pelvis {:.2e} m; {locked} locked and {limited} angle-limited foot-frames",
+        worst.position, worst.rotation, worst.pelvis
+    );
+    assert!(locked > 1000 && limited > 50, "the scene exercises locks and angle limits");
+}

@@ -22,7 +22,7 @@ use super::math::{
 };
 use crate::constants::{
     LEG_ALIGN_FLAT, MAX_CHARACTER_SCALE, MAX_WORLD_COORDINATE, MIN_CHARACTER_SCALE, MIN_NORMAL_LENGTH2, SOLE_BUMP_HIGH,
-    SOLE_BUMP_LOW, SOLE_POINTS,
+    SOLE_BUMP_LOW, SOLE_CROSSINGS, SOLE_POINTS,
 };
 use crate::crowd::{
     foot, heightfield_height, sample_heightfield, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit,
@@ -112,21 +112,30 @@ pub(crate) fn sole_height(
     sole_gap(rig, g, point, normal, heel, ball)
 }
 
-/// Where a sole is measured between heel and ball on a heightfield: the fractions of the
-/// way from heel to ball ([`SolePoints::t`]) where the segment crosses the grid's lines
-/// (where bilinear ground can bend, so a crease or ridge under the foot is found exactly),
-/// or [`SOLE_POINTS`] evenly spaced when it crosses more. None on caller hits (a plane).
+/// Where a sole is measured between heel and ball on a heightfield, as fractions of the way
+/// from heel to ball, in order ([`SolePoints::next`]): where the segment crosses the grid's
+/// lines (where bilinear ground bends, so a crease or ridge under the foot is found exactly)
+/// and midway between each two of those points (where a cell's twist bulges most), or
+/// [`SOLE_POINTS`] evenly spaced when it crosses more than [`SOLE_CROSSINGS`] lines. None on
+/// caller hits (a plane).
 pub(crate) struct SolePoints {
     /// Heel and ball in grid units along x (`u`) and z (`v`).
     u: [f32; 2],
     v: [f32; 2],
-    /// The grid line at or below the lower end, along x and z.
-    lo: [f32; 2],
-    /// Lines crossed along x (the first `cu` points), then along z.
+    /// The first grid line crossed from the heel along x and z, and the step to the next.
+    first: [f32; 2],
+    step: [f32; 2],
+    /// Lines crossed along x and z.
     cu: u32,
+    cv: u32,
     /// How many points.
     pub count: u32,
     even: bool,
+    /// The walk: lines passed along x and z, the last crossing, points given.
+    iu: u32,
+    iv: u32,
+    prev: f32,
+    k: u32,
 }
 
 impl SolePoints {
@@ -134,30 +143,71 @@ impl SolePoints {
         let cell = rig.ground[2];
         let u = [(heel.x - rig.ground[0]) / cell, (ball.x - rig.ground[0]) / cell];
         let v = [(heel.z - rig.ground[1]) / cell, (ball.z - rig.ground[1]) / cell];
-        let lo = [u[0].min(u[1]).floor(), v[0].min(v[1]).floor()];
-        let (cu, cv) = (u[0].max(u[1]).floor() - lo[0], v[0].max(v[1]).floor() - lo[1]);
-        let mut out = SolePoints { u, v, lo, cu: 0, count: 0, even: false };
+        // Lines crossed: those in (heel, ball], from the heel's side.
+        let axis = |a: [f32; 2]| {
+            let (f0, f1) = (a[0].floor(), a[1].floor());
+            if a[1] >= a[0] {
+                (f0 + 1.0, 1.0, f1 - f0)
+            } else {
+                (f0, -1.0, f0 - f1)
+            }
+        };
+        let ((first_u, step_u, cu), (first_v, step_v, cv)) = (axis(u), axis(v));
+        let mut out = SolePoints {
+            u,
+            v,
+            first: [first_u, first_v],
+            step: [step_u, step_v],
+            cu: 0,
+            cv: 0,
+            count: 0,
+            even: false,
+            iu: 0,
+            iv: 0,
+            prev: 0.0,
+            k: 0,
+        };
         if rig.header[3] != 0 {
             return out;
         }
-        if !(cu + cv <= SOLE_POINTS as f32) {
+        if !(cu + cv <= SOLE_CROSSINGS as f32) {
             (out.count, out.even) = (SOLE_POINTS, true);
         } else {
-            (out.cu, out.count) = (cu as u32, (cu + cv) as u32);
+            (out.cu, out.cv) = (cu as u32, cv as u32);
+            out.count = 2 * (out.cu + out.cv) + 1;
         }
         out
     }
 
-    /// Point `k` (< `count`), as the fraction of the way from heel to ball. A line crossed
-    /// lies strictly between the ends' grid coordinates, so they differ.
-    pub(crate) fn t(&self, k: u32) -> f32 {
+    /// The next point (call `count` times), as the fraction of the way from heel to ball.
+    pub(crate) fn next(&mut self) -> f32 {
+        self.k += 1;
         if self.even {
-            (k + 1) as f32 / (SOLE_POINTS + 1) as f32
-        } else if k < self.cu {
-            (self.lo[0] + (k + 1) as f32 - self.u[0]) / (self.u[1] - self.u[0])
-        } else {
-            (self.lo[1] + (k - self.cu + 1) as f32 - self.v[0]) / (self.v[1] - self.v[0])
+            return self.k as f32 / (SOLE_POINTS + 1) as f32;
         }
+        // The next line crossed (a line crossed lies strictly between the ends' grid
+        // coordinates, so they differ), or the ball after the last.
+        let tu = if self.iu < self.cu {
+            (self.first[0] + self.step[0] * self.iu as f32 - self.u[0]) / (self.u[1] - self.u[0])
+        } else {
+            1.0
+        };
+        let tv = if self.iv < self.cv {
+            (self.first[1] + self.step[1] * self.iv as f32 - self.v[0]) / (self.v[1] - self.v[0])
+        } else {
+            1.0
+        };
+        let t = tu.min(tv);
+        if self.k % 2 == 1 {
+            return 0.5 * (self.prev + t);
+        }
+        if self.iu < self.cu && (self.iv >= self.cv || tu <= tv) {
+            self.iu += 1;
+        } else {
+            self.iv += 1;
+        }
+        self.prev = t;
+        t
     }
 }
 
@@ -167,12 +217,15 @@ impl SolePoints {
 pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, heel: Vec3, ball: Vec3) -> f32 {
     let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
     let mut gap = above(heel).min(above(ball));
-    let points = SolePoints::new(rig, heel, ball);
-    for k in 0..points.count {
-        gap = gap.min(above(heel + (ball - heel) * points.t(k)));
+    let mut points = SolePoints::new(rig, heel, ball);
+    for _ in 0..points.count {
+        gap = gap.min(above(heel + (ball - heel) * points.next()));
     }
     gap
 }
+
+// `sole_ground` in `shaders/foot_ik.wgsl` holds its points in arrays of 11.
+const _: () = assert!(SOLE_POINTS + 2 == 11);
 
 /// The ground under a two-bone foot whose sole runs from `heel` to `ball` (world) on a
 /// heightfield: the height of the sole's lowest point above it, and the normal the foot
@@ -187,7 +240,7 @@ pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec
 /// has no length along the ground.
 pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, heel: Vec3, ball: Vec3) -> (f32, Vec3) {
     const K: usize = SOLE_POINTS as usize + 2;
-    let points = SolePoints::new(rig, heel, ball);
+    let mut points = SolePoints::new(rig, heel, ball);
     let count = points.count as usize + 2;
     let grid = ([rig.grid[0], rig.grid[1]], [rig.ground[0], rig.ground[1], rig.ground[2]]);
     let d = Vec3::new(ball.x - heel.x, 0.0, ball.z - heel.z);
@@ -208,7 +261,7 @@ pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, he
         let t = match k {
             0 => 0.0,
             1 => 1.0,
-            _ => points.t(k as u32 - 2),
+            _ => points.next(),
         };
         let p = heel + (ball - heel) * t;
         let ground_y = if k < 2 {
@@ -245,7 +298,7 @@ pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, he
     // The hull's slope: the point a line of the reference slope touches from above.
     // Between heel and ball (a hilltop, a step's edge) the reference stands; at an end the
     // sole turns about that end to the ground's upper hull edge from it (over points at
-    // least 1 % of the foot away, so height rounding stays small in a slope). Continuous:
+    // least a tenth of the foot away, so height rounding stays small in a slope).
     // where the touching point leaves an end, that edge's slope is the reference slope.
     let (mut best, mut v) = (y[0] - slope * s[0], 0);
     for k in 1..count {
@@ -254,7 +307,7 @@ pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, he
             (best, v) = (e, k);
         }
     }
-    let near = 0.01 * len;
+    let near = 0.1 * len;
     let mut hull = None::<f32>;
     for k in 0..count {
         if v == 0 && s[k] > near {

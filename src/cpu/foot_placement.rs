@@ -450,11 +450,8 @@ pub(crate) fn place_feet(
             // A foot on its ground target (full weight, not locked, no release fading) is
             // on the ground by construction: nothing to measure.
             let grounded = w >= 1.0 && !locked && fading == 0.0;
-            let need = if grounded {
-                0.0
-            } else {
-                (-foot_gap(rig, g, leg, target, foot, (gp, gn), false) - tolerance).max(0.0)
-            };
+            let gap = if grounded { 0.0 } else { foot_gap(rig, g, leg, target, foot, (gp, gn), false) };
+            let need = (-gap - tolerance).max(0.0);
             // A swinging (not planted, not locked) foot looks ahead along its FK motion.
             let mut need_ahead = 0.0;
             if !p.snap && !locked && w < 1.0 && dt > 0.0 {
@@ -475,6 +472,15 @@ pub(crate) fn place_feet(
             // The lift keeps the swing target (the FK foot) clear; it fades as the weight
             // blends the target onto the ground, so a foot that plants is on the ground.
             target.y += (lift * (1.0 - w)).max(need);
+            if locked && w >= 1.0 {
+                // A locked foot settles onto the ground under it: its height was carried
+                // along the plane under the animated foot, which curved ground leaves above
+                // the lock by a few mm. At most the ground tolerance (over a step edge the
+                // carried height stands, as it did).
+                let settle = gap.clamp(0.0, rig.blend[0]);
+                target.y -= settle;
+                ls.lock[1] -= settle;
+            }
         } else {
             // No ground: the ground springs forget it.
             ls.plane = [0.0; 4];

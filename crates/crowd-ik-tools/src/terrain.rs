@@ -89,7 +89,7 @@ pub fn terragen(bytes: &[u8], origin: Vec2, cell: f32, relief: f32) -> Result<He
     let raw: Vec<f32> =
         data.chunks_exact(2).map(|b| base + f32::from(i16::from_le_bytes([b[0], b[1]])) * scale / 65536.0).collect();
     let (lo, hi) = raw.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &h| (lo.min(h), hi.max(h)));
-    if !(hi > lo) {
+    if hi <= lo {
         return Err("a flat terrain has no relief to scale".into());
     }
     let heights = raw.iter().map(|h| (h - lo) / (hi - lo) * relief).collect();
