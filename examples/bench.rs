@@ -291,6 +291,7 @@ fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
 }
 
 fn main() -> Res<()> {
+    crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         print!("{HELP}");

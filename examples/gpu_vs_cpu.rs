@@ -13,6 +13,7 @@ use crowd_ik::{wgpu, SolvedChain};
 use crowd_ik_tools::workload;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    crowd_ik_tools::quiet_headless_gpu();
     let n: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(256 * 1024);
     let mut gpu = GpuSolver::new_default()?;
     let info = gpu.adapter_info().cloned().expect("own device");

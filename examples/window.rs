@@ -219,6 +219,7 @@ impl ApplicationHandler for App {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let characters = args.first().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let max_frames =

@@ -54,6 +54,7 @@ impl Contact {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let per_frame = args.iter().any(|a| a == "--per-frame");
     if args.iter().any(|a| a == "--placement") {

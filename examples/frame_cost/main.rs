@@ -11,6 +11,7 @@ use crowd_ik_tools::scene::WalkingCrowd;
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
+    crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, n, k] = args.as_slice() else {
         return Err("usage: frame_cost stateless|placement CHARACTERS FRAMES".into());

@@ -26,6 +26,7 @@ use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 mod steps;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--steps") {
         return steps::render();
