@@ -254,112 +254,102 @@ struct SoleGround {
     normal: vec3<f32>,
 }
 
-// The ground under a two-bone foot whose sole runs from heel to ball on a heightfield
-// (src/cpu/foot_ik.rs): the normals under ankle, heel and ball averaged as slopes weighted
-// by n.y^8, the slope along the foot replaced by the chord's from heel to ball on gentle
-// ground (both touch) and by the ground's upper hull's where a step rises under the sole.
+// A ground normal's weight in sole_ground's reference: n.y^8.
 fn flat_weight(n: vec3<f32>) -> f32 {
     let y2 = n.y * n.y;
     let y4 = y2 * y2;
     return y4 * y4;
 }
 
+// The ground under a two-bone foot whose sole runs from heel to ball on a heightfield
+// (src/cpu/foot_ik.rs): the normals under ankle, heel and ball averaged as slopes weighted
+// by n.y^8, the slope along the foot replaced by the chord's from heel to ball on gentle
+// ground (both touch) and by the ground's upper hull's where a step rises under the sole.
 fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) -> SoleGround {
-    var points = sole_points(heel, ball);
-    let count = points.count + 2u;
     let d = vec3<f32>(ball.x - heel.x, 0.0, ball.z - heel.z);
     let len = length(d);
-    var sum_w = flat_weight(n);
-    var sum_x = 0.0 + sum_w * (-n.x / n.y);
-    var sum_z = 0.0 + sum_w * (-n.z / n.y);
-    // Heel (0), ball (1) and the points between (SOLE_POINTS + 2 = 11 at most): distance
-    // along the foot and ground height; the loops are unrolled so the arrays stay in
-    // registers.
-    var s: array<f32, 11>;
-    var y: array<f32, 11>;
     var found = true;
+    // Heel and ball first: their heights, and their normals in the reference slope.
+    var sum_w = flat_weight(n);
+    var sum_x = sum_w * (-n.x / n.y);
+    var sum_z = sum_w * (-n.z / n.y);
+    var y_end = vec2<f32>(0.0);
     var gap = 3.40282347e38;
     // unroll
-    for (var k = 0u; k < 11u; k++) {
-        if (k < count) {
-            var t = 0.0;
-            if (k == 1u) {
-                t = 1.0;
-            } else if (k >= 2u) {
-                t = sole_next(&points);
-            }
-            let p = heel + (ball - heel) * t;
-            let sample = sample_heightfield(p.x, p.z);
-            var ground_y = sample.height;
-            if (sample.found) {
-                if (k < 2u) {
-                    let w = flat_weight(sample.normal);
-                    sum_w += w;
-                    sum_x += w * (-sample.normal.x / sample.normal.y);
-                    sum_z += w * (-sample.normal.z / sample.normal.y);
-                }
-            } else {
-                found = false;
-                ground_y = ground_height(gp, n, p.x, p.z);
-            }
-            gap = min(gap, p.y - ground_y);
-            s[k] = t * len;
-            y[k] = ground_y;
+    for (var e = 0u; e < 2u; e++) {
+        let p = select(ball, heel, e == 0u);
+        let sample = sample_heightfield(p.x, p.z);
+        var h = sample.height;
+        if (sample.found) {
+            let w = flat_weight(sample.normal);
+            sum_w += w;
+            sum_x += w * (-sample.normal.x / sample.normal.y);
+            sum_z += w * (-sample.normal.z / sample.normal.y);
+        } else {
+            found = false;
+            h = ground_height(gp, n, p.x, p.z);
         }
+        y_end[e] = h;
+        gap = min(gap, p.y - h);
     }
+    let y0 = y_end.x;
+    let y1 = y_end.y;
     let gx = sum_x / sum_w;
     let gz = sum_z / sum_w;
     let reference = normalize(vec3<f32>(-gx, 1.0, -gz));
-    if (!(found && len > 1e-6)) {
+    if (!(len > 1e-6)) {
         return SoleGround(gap, reference);
     }
     let u = d / len;
     let slope = gx * u.x + gz * u.z;
-    // The chord's slope (heel to ball) and how far the ground bulges above the chord.
-    let chord = (y[1] - y[0]) / len;
+    let chord = (y1 - y0) / len;
+    // Then the points between, in one pass: the bulge above the chord, the point a line of
+    // the reference slope touches from above, the upper hull edge from either end.
     var bump = 0.0;
-    // unroll
-    for (var k = 2u; k < 11u; k++) {
-        if (k < count) {
-            bump = max(bump, y[k] - (y[0] + chord * s[k]));
-        }
-    }
-    // The hull's slope from the point a line of the reference slope touches from above:
-    // the reference between heel and ball, the upper hull edge from an end.
-    var best = y[0] - slope * s[0];
+    var best = y0;
     var v = 0u;
-    // unroll
-    for (var k = 1u; k < 11u; k++) {
-        if (k < count) {
-            let e = y[k] - slope * s[k];
-            if (e > best) {
-                best = e;
-                v = k;
-            }
-        }
+    if (y1 - slope * len > best) {
+        best = y1 - slope * len;
+        v = 1u;
     }
     let near = 0.1 * len;
-    var hull = slope;
-    var picked = false;
-    // unroll
-    for (var k = 0u; k < 11u; k++) {
-        if (k < count) {
-            if (v == 0u && s[k] > near) {
-                let edge = (y[k] - y[0]) / s[k];
-                if (!picked || edge > hull) {
-                    hull = edge;
-                }
-                picked = true;
-            } else if (v == 1u && s[k] < len - near) {
-                let edge = (y[1] - y[k]) / (len - s[k]);
-                if (!picked || edge < hull) {
-                    hull = edge;
-                }
-                picked = true;
-            }
+    var from_heel = chord;
+    var from_ball = chord;
+    var points = sole_points(heel, ball);
+    for (var k = 0u; k < points.count; k++) {
+        let t = sole_next(&points);
+        let p = heel + (ball - heel) * t;
+        let sample = sample_heightfield(p.x, p.z);
+        var y = sample.height;
+        if (!sample.found) {
+            found = false;
+            y = ground_height(gp, n, p.x, p.z);
+        }
+        gap = min(gap, p.y - y);
+        let s = t * len;
+        bump = max(bump, y - (y0 + chord * s));
+        if (y - slope * s > best) {
+            best = y - slope * s;
+            v = 2u;
+        }
+        if (s > near) {
+            from_heel = max(from_heel, (y - y0) / s);
+        }
+        if (s < len - near) {
+            from_ball = min(from_ball, (y1 - y) / (len - s));
         }
     }
-    // Gentle ground: the chord's slope; a step under the sole: the hull's; blended.
+    if (!found) {
+        return SoleGround(gap, reference);
+    }
+    // The hull's slope (the reference between heel and ball, else the edge from that end);
+    // the chord's on gentle ground, the hull's over a step, blended.
+    var hull = slope;
+    if (v == 0u) {
+        hull = from_heel;
+    } else if (v == 1u) {
+        hull = from_ball;
+    }
     let b = clamp((bump / len - SOLE_BUMP_LOW) / (SOLE_BUMP_HIGH - SOLE_BUMP_LOW), 0.0, 1.0);
     let pick = chord + (hull - chord) * (b * b * (3.0 - 2.0 * b));
     let change = pick - slope;

@@ -212,8 +212,8 @@ impl SolePoints {
 }
 
 /// Height above the ground of the lowest point of a straight sole from `heel` to `ball`
-/// (world): heel, ball and the [`SolePoints`] between them, each
-/// against the ground under it ([`ground_height`]).
+/// (world): heel, ball and the [`SolePoints`] between them, each against the ground under
+/// it ([`ground_height`]).
 pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, heel: Vec3, ball: Vec3) -> f32 {
     let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
     let mut gap = above(heel).min(above(ball));
@@ -223,9 +223,6 @@ pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec
     }
     gap
 }
-
-// `sole_ground` in `shaders/foot_ik.wgsl` holds its points in arrays of 11.
-const _: () = assert!(SOLE_POINTS + 2 == 11);
 
 /// The ground under a two-bone foot whose sole runs from `heel` to `ball` (world) on a
 /// heightfield: the height of the sole's lowest point above it, and the normal the foot
@@ -239,90 +236,91 @@ const _: () = assert!(SOLE_POINTS + 2 == 11);
 /// edge stands flat on the step). The reference where a point is off the grid or the foot
 /// has no length along the ground.
 pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, heel: Vec3, ball: Vec3) -> (f32, Vec3) {
-    const K: usize = SOLE_POINTS as usize + 2;
-    let mut points = SolePoints::new(rig, heel, ball);
-    let count = points.count as usize + 2;
     let grid = ([rig.grid[0], rig.grid[1]], [rig.ground[0], rig.ground[1], rig.ground[2]]);
     let d = Vec3::new(ball.x - heel.x, 0.0, ball.z - heel.z);
     let len = d.length();
-    // The reference slope (world x, z) and its weight so far.
+    let mut found = true;
+    let mut gap = f32::INFINITY;
+    // Heel and ball first: their heights, and their normals in the reference slope (world
+    // x, z), each weighted by `n.y⁸`.
     let flat_weight = |n: Vec3| {
         let y2 = n.y * n.y;
         let y4 = y2 * y2;
         y4 * y4
     };
-    let (mut sum_w, mut sum_x, mut sum_z) = (flat_weight(n), 0.0f32, 0.0f32);
-    (sum_x, sum_z) = (sum_x + sum_w * (-n.x / n.y), sum_z + sum_w * (-n.z / n.y));
-    // Heel (0), ball (1) and the points between: distance along the foot and ground height.
-    let (mut s, mut y) = ([0.0f32; K], [0.0f32; K]);
-    let mut found = true;
-    let mut gap = f32::INFINITY;
-    for k in 0..count {
-        let t = match k {
-            0 => 0.0,
-            1 => 1.0,
-            _ => points.next(),
-        };
-        let p = heel + (ball - heel) * t;
-        let ground_y = if k < 2 {
-            sample_heightfield(g.heights, grid.0, grid.1, p.x, p.z).map(|(h, hn)| {
+    let mut sum_w = flat_weight(n);
+    let (mut sum_x, mut sum_z) = (sum_w * (-n.x / n.y), sum_w * (-n.z / n.y));
+    let mut y_end = [0.0f32; 2];
+    for (e, p) in [heel, ball].into_iter().enumerate() {
+        y_end[e] = match sample_heightfield(g.heights, grid.0, grid.1, p.x, p.z) {
+            Some((h, hn)) => {
                 let w = flat_weight(hn);
                 sum_w += w;
                 sum_x += w * (-hn.x / hn.y);
                 sum_z += w * (-hn.z / hn.y);
                 h
-            })
-        } else {
-            heightfield_height(g.heights, grid.0, grid.1, p.x, p.z)
+            }
+            None => {
+                found = false;
+                ground_height(rig, g, gp, n, p.x, p.z)
+            }
         };
-        let ground_y = ground_y.unwrap_or_else(|| {
-            found = false;
-            ground_height(rig, g, gp, n, p.x, p.z)
-        });
-        gap = gap.min(p.y - ground_y);
-        (s[k], y[k]) = (t * len, ground_y);
+        gap = gap.min(p.y - y_end[e]);
     }
+    let [y0, y1] = y_end;
     let (gx, gz) = (sum_x / sum_w, sum_z / sum_w);
     let reference = Vec3::new(-gx, 1.0, -gz).normalize();
-    if !(found && len > 1e-6) {
+    if !(len > 1e-6) {
         return (gap, reference);
     }
     let u = d / len;
     let slope = gx * u.x + gz * u.z;
-    // The chord's slope (heel to ball) and how far the ground bulges above the chord.
-    let chord = (y[1] - y[0]) / len;
+    let chord = (y1 - y0) / len;
+    // Then the points between, in one pass: how far the ground bulges above the chord; the
+    // point a line of the reference slope touches from above (0 heel, 1 ball, 2 between);
+    // and the ground's upper hull edge from either end (over points at least a tenth of the
+    // foot away, so height rounding stays small in a slope; each end the other's point).
     let mut bump = 0.0f32;
-    for k in 2..count {
-        bump = bump.max(y[k] - (y[0] + chord * s[k]));
-    }
-    // The hull's slope: the point a line of the reference slope touches from above.
-    // Between heel and ball (a hilltop, a step's edge) the reference stands; at an end the
-    // sole turns about that end to the ground's upper hull edge from it (over points at
-    // least a tenth of the foot away, so height rounding stays small in a slope).
-    // where the touching point leaves an end, that edge's slope is the reference slope.
-    let (mut best, mut v) = (y[0] - slope * s[0], 0);
-    for k in 1..count {
-        let e = y[k] - slope * s[k];
-        if e > best {
-            (best, v) = (e, k);
-        }
+    let (mut best, mut v) = (y0, 0);
+    if y1 - slope * len > best {
+        (best, v) = (y1 - slope * len, 1);
     }
     let near = 0.1 * len;
-    let mut hull = None::<f32>;
-    for k in 0..count {
-        if v == 0 && s[k] > near {
-            let edge = (y[k] - y[0]) / s[k];
-            hull = Some(hull.map_or(edge, |p| p.max(edge)));
-        } else if v == 1 && s[k] < len - near {
-            let edge = (y[1] - y[k]) / (len - s[k]);
-            hull = Some(hull.map_or(edge, |p| p.min(edge)));
+    let (mut from_heel, mut from_ball) = (chord, chord);
+    let mut points = SolePoints::new(rig, heel, ball);
+    for _ in 0..points.count {
+        let t = points.next();
+        let p = heel + (ball - heel) * t;
+        let y = heightfield_height(g.heights, grid.0, grid.1, p.x, p.z).unwrap_or_else(|| {
+            found = false;
+            ground_height(rig, g, gp, n, p.x, p.z)
+        });
+        gap = gap.min(p.y - y);
+        let s = t * len;
+        bump = bump.max(y - (y0 + chord * s));
+        if y - slope * s > best {
+            (best, v) = (y - slope * s, 2);
+        }
+        if s > near {
+            from_heel = from_heel.max((y - y0) / s);
+        }
+        if s < len - near {
+            from_ball = from_ball.min((y1 - y) / (len - s));
         }
     }
-    let hull = hull.unwrap_or(slope);
-    // Gentle ground (the ground within `SOLE_BUMP_LOW` × the foot's length of the chord):
-    // the chord's slope, so heel and ball both touch (in a valley or across a crease) or
-    // stand equally high over a low ridge. A step under the sole (past `SOLE_BUMP_HIGH`):
-    // the hull's slope, the foot flat on the step. Blended smoothly between.
+    if !found {
+        return (gap, reference);
+    }
+    // The hull's slope: between heel and ball (a hilltop, a step's edge) the reference
+    // itself; at an end the hull edge from that end. Gentle ground (within `SOLE_BUMP_LOW`
+    // × the foot's length of the chord): the chord's slope, so heel and ball both touch (in a
+    // valley or across a crease) or stand equally high over a low ridge. A step under the
+    // sole (past `SOLE_BUMP_HIGH`): the hull's, the foot flat on the step. Blended smoothly.
+    let hull = match v {
+        0 => from_heel,
+        1 => from_ball,
+        _ => slope,
+    };
     let k = ((bump / len - SOLE_BUMP_LOW) / (SOLE_BUMP_HIGH - SOLE_BUMP_LOW)).clamp(0.0, 1.0);
     let pick = chord + (hull - chord) * (k * k * (3.0 - 2.0 * k));
     let change = pick - slope;
