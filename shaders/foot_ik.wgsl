@@ -325,7 +325,6 @@ fn sole_ground(gp: vec3<f32>, n: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) ->
             found = false;
             y = ground_height(gp, n, p.x, p.z);
         }
-        gap = min(gap, p.y - y);
         let s = t * len;
         bump = max(bump, y - (y0 + chord * s));
         if (y - slope * s > best) {
@@ -839,7 +838,10 @@ fn measure_sole(base: u32, root: Root, l: u32) {
     } else {
         let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
-        res.sole_after[l] = sole_height(ground.point[l], ground.normal[l], ref_ws, toe_ws, up, h);
+        let heel = ref_ws - up * h;
+        let ball = heel + reject(toe_ws - ref_ws, up);
+        let heel_above = heel.y - ground_height(ground.point[l], ground.normal[l], heel.x, heel.z);
+        res.sole_after[l] = min(heel_above, ball.y - ground_height(ground.point[l], ground.normal[l], ball.x, ball.z));
     }
 }
 

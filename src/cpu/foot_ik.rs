@@ -225,8 +225,8 @@ pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec
 }
 
 /// The ground under a two-bone foot whose sole runs from `heel` to `ball` (world) on a
-/// heightfield: the height of the sole's lowest point above it, and the normal the foot
-/// aligns to. The reference is the normals under the ankle (`n`), heel and ball averaged as
+/// heightfield: the height above it of the lower of heel and ball (what
+/// [`FootResult::sole_before`] reports), and the normal the foot aligns to. The reference is the normals under the ankle (`n`), heel and ball averaged as
 /// slopes, each weighted by `n.y⁸` (continuous, and a riser between two steps' samples
 /// weighs nothing beside the steps). Its slope along the foot is then replaced: on gentle
 /// ground by the chord's from the ground under the heel to the ground under the ball (heel
@@ -295,7 +295,6 @@ pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, he
             found = false;
             ground_height(rig, g, gp, n, p.x, p.z)
         });
-        gap = gap.min(p.y - y);
         let s = t * len;
         bump = bump.max(y - (y0 + chord * s));
         if y - slope * s > best {
@@ -799,7 +798,12 @@ fn measure_soles(
         } else {
             let up = root.dir_to_world(pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up));
             let toe_ws = root.to_world(pose_out[leg.joints[3] as usize].position());
-            sole_height(rig, g, point, normal, ref_ws, toe_ws, up, h)
+            // Heel and ball: the report, not the solve (which keeps every point of the sole
+            // on or above the ground).
+            let heel = ref_ws - up * h;
+            let ball = heel + reject(toe_ws - ref_ws, up);
+            let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
+            above(heel).min(above(ball))
         };
     }
 }

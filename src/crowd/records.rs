@@ -132,10 +132,12 @@ pub struct FootResult {
     /// continuous motion, which the pelvis holds and fades; else 0), `w` = 0.
     pub pelvis: [f32; 4],
     /// Per leg: height of the FK sole above the ground (world units; negative = below).
-    /// (A two-bone foot's sole is its lowest contact point, heel or ball, each measured
-    /// against the ground under it; a pseudo three-bone leg's is its tip's.)
+    /// (A two-bone foot's sole is reported at its two contact points, the lower of heel and
+    /// ball, each measured against the ground under it; a pseudo three-bone leg's at its
+    /// tip. The solve itself keeps the whole sole from heel to ball on or above the ground,
+    /// measured between them too where a heightfield creases.)
     pub sole_before: [f32; 4],
-    /// Per leg: height of the solved sole above the ground.
+    /// Per leg: height of the solved sole above the ground, measured as `sole_before`.
     pub sole_after: [f32; 4],
     /// Per leg: [`foot`] bits, and a [`crate::ChainError`] code in bits 8..16.
     pub status: [u32; 4],
