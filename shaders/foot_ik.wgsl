@@ -660,6 +660,16 @@ fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up
     return target_ws;
 }
 
+// On a plane of unit normal, how far above it the lower of heel and ball of a two-bone foot
+// turned by `turn` is with its ankle h along the normal above the plane's point
+// (src/cpu/foot_ik.rs): what sole_target lowers it by on a plane, with no ground sampled.
+fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32) -> f32 {
+    let up = dir_to_world(root, quat_rotate(turn, up_ms));
+    let heel = normal * h - up * h;
+    let ball = heel + reject(dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up);
+    return min(dot(heel, normal), dot(ball, normal)) / normal.y;
+}
+
 fn drop_pelvis(root: Root) -> vec3<f32> {
     let drop = clamp(ground.drop, 0.0, rig.params.x);
     res.pelvis.x = drop;

@@ -386,7 +386,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h);
             if (keeps_roll(leg) && !ball) {
                 let flat = align_up(leg, up_ms, normal_ms);
-                roll = raw.y - sole_target(root, gp, nf, flat.q, up_ms, toe_off, h).y;
+                // Measured on the smoothed plane: the spring smooths the rest.
+                roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h) - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h);
             }
         }
         // The ground height under the target: the smoothed plane carried to this frame's
@@ -517,9 +518,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         // ground.
         aim.y += max(lift.x * (1.0 - w), need);
         if (locked && w >= 1.0) {
-            // A locked foot settles onto the ground under it, at most the ground tolerance
-            // (src/cpu/foot_placement.rs).
-            let settle = clamp(gap, 0.0, rig.blend.x);
+            // A locked foot settles onto the ground under it: all of a gap up to twice the
+            // ground tolerance, then less, down to the tolerance (src/cpu/foot_placement.rs).
+            let settle = clamp(gap, 0.0, max(rig.blend.x, 4.0 * rig.blend.x - gap));
             aim.y -= settle;
             st.legs[l].lock.y -= settle;
         }

@@ -527,12 +527,19 @@ fn soles_calibrated_from_how_the_character_stands_land_flat() {
     }
 }
 
-/// Sole heights above `hf` along a sole from `heel` to `ball` (world), 33 points: heel
-/// first, ball last.
+/// Sole heights above `hf` along a sole from `heel` to `ball` (world), heel first, ball
+/// last: 33 points evenly spaced (`[0]`, `[32]`: heel and ball), then every point where the
+/// sole crosses a grid line (where bilinear ground creases).
 fn sole_profile(hf: &Heightfield, heel: Vec3, ball: Vec3) -> Option<Vec<f32>> {
-    (0..=32)
-        .map(|k| {
-            let p = heel.lerp(ball, k as f32 / 32.0);
+    let mut ts: Vec<f32> = (0..=32).map(|k| k as f32 / 32.0).collect();
+    for (a, b, o) in [(heel.x, ball.x, hf.origin.x), (heel.z, ball.z, hf.origin.y)] {
+        let (ga, gb) = ((a - o) / hf.cell, (b - o) / hf.cell);
+        let (lo, hi) = (ga.min(gb).floor() as i64, ga.max(gb).floor() as i64);
+        ts.extend((lo + 1..=hi).map(|line| (line as f32 - ga) / (gb - ga)));
+    }
+    ts.iter()
+        .map(|&t| {
+            let p = heel.lerp(ball, t);
             hf.sample(p.x, p.z).map(|(y, _)| p.y - y)
         })
         .collect()

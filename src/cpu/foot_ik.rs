@@ -625,6 +625,17 @@ pub(crate) fn sole_target(
     target_ws
 }
 
+/// On a plane of unit `normal`, how far above it (vertically) the lower of heel and ball of
+/// a two-bone foot turned by `turn` is when its ankle is `h` along the normal above the
+/// plane's point: what [`sole_target`] lowers such a foot by on a plane, with no ground
+/// sampled.
+pub(crate) fn plane_sole_gap(root: &Root, normal: Vec3, turn: Quat, up_ms: Vec3, toe_off_ms: Vec3, h: f32) -> f32 {
+    let up = root.dir_to_world(turn * up_ms);
+    let heel = normal * h - up * h;
+    let ball = heel + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up);
+    heel.dot(normal).min(ball.dot(normal)) / normal.y
+}
+
 /// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.
 fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) -> Vec3 {
     let drop = drop.clamp(0.0, rig.params[0]);

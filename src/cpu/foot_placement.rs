@@ -16,8 +16,8 @@
 use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ik::{
-    align_foot, align_up, ground_height, keeps_roll, leg_reach, reach_drop, reference_joint, sole_height, sole_target,
-    FeetGround, GroundData, Root,
+    align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
+    sole_height, sole_target, FeetGround, GroundData, Root,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
 use crate::constants::{
@@ -350,8 +350,11 @@ pub(crate) fn place_feet(
                 let up_ms = ankle.rotation() * v3(leg.foot_up);
                 let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h);
                 if keeps_roll(leg) && !ball_pivot {
+                    // Measured on the smoothed plane (no ground sampled): the spring smooths
+                    // the rest, the real ground's, and the sum is `raw` once it settles.
                     let (flat, _) = align_up(leg, up_ms, normal_ms);
-                    roll = raw.y - sole_target(rig, g, root, gp, nf, flat, up_ms, toe_off, h).y;
+                    roll = plane_sole_gap(root, nf, flat, up_ms, toe_off, h)
+                        - plane_sole_gap(root, nf, t, up_ms, toe_off, h);
                 }
                 raw
             };
@@ -475,9 +478,12 @@ pub(crate) fn place_feet(
             if locked && w >= 1.0 {
                 // A locked foot settles onto the ground under it: its height was carried
                 // along the plane under the animated foot, which curved ground leaves above
-                // the lock by a few mm. At most the ground tolerance (over a step edge the
-                // carried height stands, as it did).
-                let settle = gap.clamp(0.0, rig.blend[0]);
+                // the lock by a few mm. All of a gap up to twice the ground tolerance, then
+                // less, down to the tolerance from three times it (over a step edge the
+                // carried height stands, as it did): continuous in the gap, and a gap that
+                // jumps (an edge crossed) moves the foot by at most the tolerance.
+                let tolerance = rig.blend[0];
+                let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
                 target.y -= settle;
                 ls.lock[1] -= settle;
             }
