@@ -481,7 +481,7 @@ pub(crate) fn place_feet(
                 // the lock by a few mm. All of a gap up to twice the ground tolerance, then
                 // less, down to the tolerance from three times it (over a step edge the
                 // carried height stands, as it did): continuous in the gap, and a gap that
-                // jumps (an edge crossed) moves the foot by at most the tolerance.
+                // jumps (an edge crossed) moves the foot by at most twice the tolerance.
                 let tolerance = rig.blend[0];
                 let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
                 target.y -= settle;
