@@ -569,10 +569,7 @@ fn motion_capture_over_real_terrain_matches_the_cpu_twin_on(device: &wgpu::Devic
         let (mut chars, mut poses) = (Vec::new(), Vec::new());
         for &(at, heading, t0) in &starts {
             let pose = clip.sample(t0 + frame as f32 * dt, scale);
-            let w = [0, 1].map(|l| {
-                let leg = &rig.legs[l];
-                f32::from(pose[leg.joints[2]].position().y - leg.foot_height - floor <= 0.03)
-            });
+            let w = common::crowd::contact_weights(&rig, &pose, floor);
             let root = at + Vec3::Y * -floor;
             let hips = root + heading * pose[rig.pelvis].position();
             let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);

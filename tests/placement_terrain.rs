@@ -115,15 +115,7 @@ impl Motion for Mocap {
     }
     fn frame(&self, t: f32) -> (Vec3, Vec<JointPose>, [f32; 2]) {
         let pose = self.clip.sample(t, CMU_SCALE);
-        let w = [0, 1].map(|l| {
-            let leg = &self.rig.legs[l];
-            let sole = pose[leg.joints[2]].position().y - leg.foot_height - self.floor;
-            if sole <= 0.03 {
-                1.0
-            } else {
-                0.0
-            }
-        });
+        let w = common::crowd::contact_weights(&self.rig, &pose, self.floor);
         (Vec3::new(0.0, -self.floor, -1.0), pose, w)
     }
     fn seconds(&self) -> f32 {
@@ -475,11 +467,7 @@ fn soles_calibrated_from_how_the_character_stands_land_flat() {
         assert!(before > 5e-3 && after.abs() < 1e-3, "{before} {after}");
 
         // Solved on flat ground, with placement, 60 Hz.
-        let leg_length = {
-            let p = &poses[0];
-            let j = rig.legs[0].joints;
-            (p[j[1]].position() - p[j[0]].position()).length() + (p[j[2]].position() - p[j[1]].position()).length()
-        };
+        let leg_length = common::crowd::leg_length(&rig, &poses[0]);
         let solved = rig.clone().with_placement(Some(speed_placement()));
         let ground = Ground::Heightfield(flat());
         let mut state = [CharacterState::default()];
@@ -589,10 +577,7 @@ fn crowd_soles(hf: &Heightfield, spread_m: f32, seed: u64) -> Option<(Soles, f32
         let poses: Vec<Vec<JointPose>> = (0..m.clip.frames()).map(|f| m.clip.model_pose(f, CMU_SCALE)).collect();
         let mut rig = m.rig.clone();
         rig.calibrate_soles(&poses, m.clip.frame_time, 1.0, Vec3::Y);
-        let j = rig.legs[0].joints;
-        let p = &poses[0];
-        leg_length =
-            (p[j[1]].position() - p[j[0]].position()).length() + (p[j[2]].position() - p[j[1]].position()).length();
+        leg_length = common::crowd::leg_length(&rig, &poses[0]);
         let rig = rig.with_placement(Some(speed_placement()));
         let n = rig.joint_count();
         let count = 24;

@@ -236,3 +236,18 @@ pub fn real_terrain(relief: f32) -> Option<Heightfield> {
     let half = 0.29 * 256.0 / 2.0;
     Some(crowd_ik_tools::terrain::terragen(&bytes, Vec2::new(-half, -half), 0.29, relief).unwrap())
 }
+
+/// 0/1 foot weights as animation events deliver them: 1 while leg `l`'s FK sole (the ankle
+/// less the rig's foot height, model space) is within 3 cm of the clip's `floor`.
+pub fn contact_weights(rig: &FootRig, pose: &[JointPose], floor: f32) -> [f32; 2] {
+    [0, 1].map(|l| {
+        let leg = &rig.legs[l];
+        f32::from(pose[leg.joints[2]].position().y - leg.foot_height - floor <= 0.03)
+    })
+}
+
+/// Thigh plus shin of the rig's first leg in `pose` (model units).
+pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
+    let j = rig.legs[0].joints;
+    (pose[j[1]].position() - pose[j[0]].position()).length() + (pose[j[2]].position() - pose[j[1]].position()).length()
+}
