@@ -1,7 +1,7 @@
 // Preview renderer (crates/crowd-ik-tools/src/preview.rs): a lit heightfield and characters drawn as one box
 // per bone, rigidly skinned through the skinning palette written by palette.wgsl. This is a
 // render shader, not a solver kernel: it has no CPU twin. It doubles as the reference for the
-// skinning snippet in README.md.
+// skinning snippet in docs/renderer.md.
 
 #import crowd
 

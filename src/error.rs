@@ -15,22 +15,33 @@ use crate::constants as c;
 pub enum ChainError {
     /// A position, rotation, target, pole or parameter is NaN or infinite.
     NonFinite = c::ERR_NON_FINITE,
-    /// A bone is shorter than `1e-6` (relative to the chain's extent).
+    /// A bone is shorter than `1e-6` of the chain's length (`1e-4` of a joint tree's total
+    /// length, [`crate::constants::MIN_TREE_BONE`]), or the whole chain is shorter than
+    /// `1e-6` model units ([`crate::constants::MIN_CHAIN_LENGTH`]: below it the squares of
+    /// its lengths reach the subnormal range, where paths and GPUs that flush subnormals
+    /// part ways).
     ZeroLengthBone = c::ERR_ZERO_LENGTH_BONE,
     /// The target is on the start joint (closer than `1e-5 ×` chain length): no direction.
     TargetOnRoot = c::ERR_TARGET_ON_ROOT,
-    /// The pole position or direction lies on the start→target axis: no bend plane.
+    /// The pole position or direction lies within 1e-4 rad of the start→target axis (or is
+    /// zero): no bend plane. For an aim, the up target lies within 1e-3 rad of the aimed
+    /// axis.
     PoleOnAxis = c::ERR_POLE_ON_AXIS,
-    /// The hinge axis lies in the plane of the bones (or along a straight limb).
+    /// The hinge axis (`mid_axis`) is zero or lies in the plane of the bones (or along a
+    /// straight limb); a joint limit's axis closer than 0.01 rad to its bone
+    /// ([`crate::constants::LIMIT_AXIS2`]) for a hinge or an elliptical cone.
     DegenerateMidAxis = c::ERR_DEGENERATE_MID_AXIS,
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
     /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, a swivel
-    /// or twist angle beyond ±1e4 rad ([`crate::constants::MAX_ANGLE`]), negative
-    /// precision, more than 4096 FABRIK iterations, or a non-zero reserved word
-    /// (`mode[3]` of a limb or a FABRIK chain).
+    /// (in `Swivel` mode) or twist angle beyond ±1e4 rad ([`crate::constants::MAX_ANGLE`]:
+    /// the f32 reduction to one turn loses the angle past ~2²⁴), a three-bone blend outside
+    /// `[0, 1]`, negative precision, more than 4096 FABRIK iterations, or a non-zero
+    /// reserved word (`mode[3]` of a limb or a FABRIK chain: a record written for a later
+    /// version is refused rather than half understood).
     InvalidParameter = c::ERR_INVALID_PARAMETER,
-    /// A FABRIK chain has fewer than 2 or more than 16 joints, a look-at record fewer than 1
-    /// or more than 4.
+    /// A FABRIK chain (constrained FABRIK and CCD included) has fewer than 2 or more than 16
+    /// joints, a joint tree (multi-effector FABRIK) fewer than 2 or more than 32, a look-at
+    /// record fewer than 1 or more than 4.
     JointCount = c::ERR_JOINT_COUNT,
     /// A rotation is not a unit quaternion (`| |q|² − 1 | > 1e-3`).
     NotNormalized = c::ERR_NOT_NORMALIZED,
@@ -73,7 +84,7 @@ impl fmt::Display for ChainError {
             Self::PoleOnAxis => "the pole lies on the start-to-target axis",
             Self::DegenerateMidAxis => "the mid joint's hinge axis lies in the plane of the bones",
             Self::InvalidParameter => "a parameter is out of range",
-            Self::JointCount => "the joint count is out of range (FABRIK 2 to 16, look-at 1 to 4)",
+            Self::JointCount => "the joint count is out of range (FABRIK 2 to 16, joint trees 2 to 32, look-at 1 to 4)",
             Self::NotNormalized => "a rotation is not a unit quaternion",
             Self::OutOfRange => "a position, target, pole, axis or offset is beyond ±1e9",
         })

@@ -1,9 +1,9 @@
 //! # crowd-ik
 //!
-//! Batched inverse kinematics for whole crowds: two-bone, pseudo three-bone and
-//! fixed-iteration FABRIK over slices of plain-old-data chain records, with a CPU reference
-//! path (glam, optionally on all cores) that the WGSL kernels mirror, crowd foot IK, and the
-//! pieces a wgpu renderer needs to keep everything on the GPU.
+//! Batched inverse kinematics for whole crowds over slices of plain-old-data chain records
+//! (every chain kind is listed in [`gpu::Kind::ALL`]), with a CPU reference path (glam,
+//! optionally on all cores) that the WGSL kernels mirror, crowd foot IK with foot placement
+//! across frames, and the pieces a wgpu renderer needs to keep everything on the GPU.
 //!
 //! | module | what |
 //! | --- | --- |
@@ -34,8 +34,9 @@
 //! # Ok::<(), crowd_ik::IkError>(())
 //! ```
 //!
-//! See `README.md` for the data layout, every parameter and the tolerance contract, and
-//! `docs/ALGORITHMS.md` for the math.
+//! The guides in the repository's `docs/` folder cover each solver and its parameters, the
+//! GPU side and the CPU–GPU tolerance contract, crowd foot IK and foot placement, renderer
+//! and Bevy integration and bad input; `docs/ALGORITHMS.md` gives the math and its sources.
 
 #![warn(missing_docs)]
 // `!(x > eps)` is deliberate throughout the solvers: NaN must fail a check, and the WGSL
@@ -101,7 +102,25 @@ pub mod prelude {
     };
 }
 
-/// The README's code samples, compiled and run as doctests so they stay true.
+/// The code samples of the README and the guides, compiled and run as doctests so they
+/// stay true.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+mod guides {
+    macro_rules! guide {
+        ($name:ident, $path:literal) => {
+            #[doc = include_str!($path)]
+            pub struct $name;
+        };
+    }
+    guide!(Readme, "../README.md");
+    guide!(Solvers, "../docs/solvers.md");
+    guide!(JointLimits, "../docs/joint-limits.md");
+    guide!(MultiEffector, "../docs/multi-effector.md");
+    guide!(LookAt, "../docs/look-at.md");
+    guide!(Gpu, "../docs/gpu.md");
+    guide!(FootIk, "../docs/foot-ik.md");
+    guide!(FootPlacement, "../docs/foot-placement.md");
+    guide!(Renderer, "../docs/renderer.md");
+    guide!(Bevy, "../docs/bevy.md");
+    guide!(BadInput, "../docs/bad-input.md");
+}

@@ -188,9 +188,9 @@ fn fabrik_has_one_unrolled_variant_per_joint_count() {
 }
 
 #[test]
-fn the_readme_skinning_snippet_is_valid_wgsl() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("```wgsl\n").expect("a wgsl block in README.md") + "```wgsl\n".len();
+fn the_renderer_guide_skinning_snippet_is_valid_wgsl() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/renderer.md")).unwrap();
+    let start = readme.find("```wgsl\n").expect("a wgsl block in docs/renderer.md") + "```wgsl\n".len();
     let snippet = &readme[start..start + readme[start..].find("```").unwrap()];
     let module = naga::front::wgsl::parse_str(snippet).unwrap_or_else(|e| panic!("{}", e.emit_to_string(snippet)));
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())

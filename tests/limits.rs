@@ -199,12 +199,12 @@ fn targets_reachable_within_the_limits_are_reached() {
     }
     // Regression floors, set from the figures printed above (2026-11-23; root first
     // 2026-11-24): no solver reaches every reachable target in 64 iterations yet (see the
-    // README, "Joint limits").
+    // docs/joint-limits.md).
     assert!(shares[0] >= 0.2 && shares[1] >= 0.3 && shares[2] >= 0.5, "reached shares fell: {shares:?}");
 }
 
 /// CCD's two sweep orders without limits, on random targets within 95 % of the reach:
-/// reports the share each reaches in 64 iterations (root first converges faster; README).
+/// reports the share each reaches in 64 iterations (root first converges faster; docs/joint-limits.md).
 #[test]
 fn ccd_sweep_orders_without_limits() {
     let mut rng = Rng(6);

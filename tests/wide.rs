@@ -362,7 +362,7 @@ fn mirrored_chains_are_their_reflected_twins_exactly_on_every_path() {
     }
 }
 
-/// The SIMD paths keep a group's lanes on the stack (the README's "The CPU batch path"
+/// The SIMD paths keep a group's lanes on the stack ("The CPU batch path" in docs/solvers.md
 /// states how much): every batch job of every path runs on a thread with a 512 KiB stack
 /// (chains of 16 joints, the largest lane arrays), so a regression in the frame size shows
 /// here as a crash rather than in a user's engine thread.

@@ -1,10 +1,10 @@
 //! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
-//! same name: `two_bone`, `three_bone`, `fabrik`, plus the shared `math`, `chain` and
-//! `limb` stages. The batch jobs below run them over slices, on one thread or on all
-//! (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or AVX2 the two-bone,
-//! pseudo three-bone and FABRIK jobs run an SoA batch path (`wide`, 16 or 32 chains per group, one SIMD lane
-//! per chain; see [`CpuPath`]), held by `tests/wide.rs` to the scalar solvers here, which stay
-//! the reference.
+//! same name (`shaders/<name>.wgsl` ↔ `<name>.rs`), plus the stages they share (`math`,
+//! `chain`, `limb`, `limits`, `aim`). The batch jobs below run them over slices, on one
+//! thread or on all (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or
+//! AVX2 the jobs that have one run an SoA batch path (`wide`, 16 or 32 chains per group, one
+//! SIMD lane per chain; see [`CpuPath`]), bit for bit the scalar solvers here (held so by
+//! `tests/wide.rs`), which stay the reference.
 
 pub mod aim;
 pub mod ccd;
@@ -52,9 +52,8 @@ pub trait Chain: bytemuck::Pod + Sync {
     /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
     fn solve(&self, options: Self::Options, out: &mut Self::Solved);
     /// Solves a slice of chains into `out` (same length) on `path` (resolved: available and
-    /// not [`CpuPath::Auto`]). The default solves them one by one; on x86-64 two-bone and
-    /// FABRIK override it with their SoA batch paths (same results as one by one, to float
-    /// rounding).
+    /// not [`CpuPath::Auto`]). The default solves them one by one; on x86-64 the kinds with
+    /// an SoA batch path override it (the same bits as one by one).
     fn solve_batch(chains: &[Self], options: Self::Options, path: CpuPath, out: &mut [Self::Solved]) {
         let _ = path;
         for (c, o) in chains.iter().zip(out) {

@@ -40,6 +40,31 @@ impl Heightfield {
         Ok(h)
     }
 
+    /// A heightfield sampled from a function of world `x, z` at every grid point (`nx` by
+    /// `nz` samples, `cell` apart, from `origin`), with the rules of [`Heightfield::new`].
+    ///
+    /// ```
+    /// use crowd_ik::crowd::Heightfield;
+    /// use crowd_ik::glam::Vec2;
+    /// // 100 × 100 m of rolling hills, a sample every 0.5 m.
+    /// let hills = Heightfield::from_fn(Vec2::new(-50.0, -50.0), 0.5, 201, 201, |x, z| 0.3 * (0.4 * x).sin() * (0.3 * z).cos())?;
+    /// assert_eq!(hills.sample(0.0, 0.0).map(|(y, _)| y), Some(0.0));
+    /// # Ok::<(), crowd_ik::IkError>(())
+    /// ```
+    pub fn from_fn(
+        origin: Vec2,
+        cell: f32,
+        nx: usize,
+        nz: usize,
+        height: impl Fn(f32, f32) -> f32,
+    ) -> Result<Self, IkError> {
+        let heights = (0..nz)
+            .flat_map(|j| (0..nx).map(move |i| (i, j)))
+            .map(|(i, j)| height(origin.x + i as f32 * cell, origin.y + j as f32 * cell))
+            .collect();
+        Self::new(origin, cell, nx, nz, heights)
+    }
+
     /// Checks the rules of [`Heightfield::new`].
     pub fn validate(&self) -> Result<(), IkError> {
         let bad = |m: String| Err(IkError::InvalidHeightfield(m));

@@ -71,7 +71,27 @@ impl Default for LegPlacement {
 
 /// Foot placement across frames: the temporal settings of a [`FootRig`](super::FootRig).
 /// Times in seconds, distances in world units. The defaults suit a human walking at 30 to
-/// 120 Hz (see the README's table).
+/// 120 Hz:
+///
+/// | setting | meaning | unit | default | in engines |
+/// | --- | --- | --- | --- | --- |
+/// | `pelvis_half_life` | half-life of the pelvis offset's critically damped spring (0: none; else ≥ 1e-4) | s | 0.08 | Unreal FootPlacement `PelvisSettings.LinearStiffness`/`LinearDamping` |
+/// | `pelvis_max_speed` | most the pelvis offset changes per second (faster only for a leg's reach, flagged) | m/s | 1.0 | Final IK Grounder `pelvisSpeed` |
+/// | `pelvis_max_rise` | most the pelvis sits above FK (while a root snap is held) | m | 0.25 | Unreal `PelvisSettings.MaxOffset` (up) |
+/// | `root_snap_speed` | a root moving vertically faster than this beyond its last velocity snapped: hold the jump | m/s | 1.0 | Unreal `PelvisSettings.ActorMovementCompensationMode` |
+/// | `ground_half_life` | half-life of the ground springs (normal, height) and of a swing foot's lift (0: none; else ≥ 1e-4) | s | 0.06 | Unreal `InterpolationSettings.FloorLinearStiffness`/`FloorAngularStiffness` |
+/// | `ground_tolerance` | most any part of a swinging foot may be below the ground (a planted one: none) | m | 0.005 | Unreal `PlantSettings.DistanceToGround` |
+/// | `swing_lookahead` | how far ahead (at the FK foot's speed) a swinging foot looks for rising ground | s | 0.15 | Final IK Grounder `prediction` |
+/// | `weight_blend_time` | time a foot weight takes to blend from 0 to 1 | s | 0.15 | Unity Animation Rigging constraint `weight` damping |
+/// | `max_reach` | release a lock when the leg would stretch past this fraction of its reach | — | 0.995 | Unreal `PlantSettings.MaxExtensionRatio` |
+/// | `legs[l].plant` | `Speed { enter, exit }`, `Weights` or `Off` | m/s | `Speed { 0.15, 0.4 }` | Unreal `PlantSettings.SpeedThreshold`/`UnalignmentSpeedThreshold` |
+/// | `legs[l].pivot` | `Foot` (contact point and heading) or `Ball` (heel lifts) | — | `Foot` | Unreal `PlantSettings.LockType` |
+/// | `legs[l].release_distance` | release a lock farther than this from the unlocked solve | m | 0.15 | Unreal `PlantSettings.UnplantRadius` |
+/// | `legs[l].release_time` | blend from the locked to the unlocked solution after a release | s | 0.2 | Unreal `InterpolationSettings.UnplantLinearStiffness` |
+///
+/// The plant speeds suit motion capture whose planted feet are nearly still (CMU: 0.15/0.4
+/// m/s); animation whose stance foot slides (procedural walks) wants faster ones, e.g.
+/// `Speed { enter: 0.5, exit: 0.8 }`, or [`PlantDetection::Weights`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FootPlacement {
     /// Half-life of the pelvis offset's critically damped spring (0 = no smoothing).

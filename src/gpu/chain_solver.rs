@@ -1,4 +1,4 @@
-//! [`GpuSolver`]: the chain kernels (two-bone, pseudo three-bone, FABRIK) on the GPU, their
+//! [`GpuSolver`]: the chain kernels (every [`Kind`]) on the GPU, their
 //! persistent buffers, dispatch and readback.
 //!
 //! [`GpuSolver`] is built from a caller's `&wgpu::Device` and `&wgpu::Queue` (a renderer

@@ -4,7 +4,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | [`context`] | [`GpuContext`]: device, queue, device-lost flag, limits, error scopes, timers; [`adapter_from_env`] |
-//! | [`chain_solver`] | [`GpuSolver`]: two-bone, pseudo three-bone and FABRIK batches |
+//! | [`chain_solver`] | [`GpuSolver`]: batches of every chain kind ([`Kind::ALL`]) |
 //! | [`kinds`] | [`Kind`] of chain kernel, [`GpuChain`] records, [`OutputSegment`] |
 //! | [`crowd`] | [`CrowdSolver`]: crowd foot IK, one dispatch for the whole crowd |
 //! | `crowd_state` | its foot-placement state: frame time, resets, remapping, reading back |
