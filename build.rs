@@ -19,29 +19,38 @@
 //! as loops), so naga's errors point at the original files and lines, and then again once
 //! expanded.
 
-use std::collections::HashSet;
-use std::fmt::Write as _;
-use std::path::Path;
-
-/// Renders a shared constant's value as a WGSL literal.
-trait WgslLiteral {
-    fn wgsl(self) -> String;
-}
-impl WgslLiteral for u32 {
-    fn wgsl(self) -> String {
-        format!("{self}u")
-    }
-}
-impl WgslLiteral for f32 {
-    fn wgsl(self) -> String {
-        // `{:?}` prints the shortest text that reads back as the same f32.
-        format!("{self:?}f")
-    }
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    #[cfg(feature = "gpu")]
+    shaders::main();
 }
 
-/// `src/constants.rs` read as a table: each entry becomes a Rust constant here (so later
-/// entries can use earlier ones) and a line of the generated WGSL module.
-macro_rules! shared_constants {
+/// The shaders, for the `gpu` feature (without it nothing is assembled and naga is not built).
+#[cfg(feature = "gpu")]
+mod shaders {
+    use std::collections::HashSet;
+    use std::fmt::Write as _;
+    use std::path::Path;
+
+    /// Renders a shared constant's value as a WGSL literal.
+    trait WgslLiteral {
+        fn wgsl(self) -> String;
+    }
+    impl WgslLiteral for u32 {
+        fn wgsl(self) -> String {
+            format!("{self}u")
+        }
+    }
+    impl WgslLiteral for f32 {
+        fn wgsl(self) -> String {
+            // `{:?}` prints the shortest text that reads back as the same f32.
+            format!("{self:?}f")
+        }
+    }
+
+    /// `src/constants.rs` read as a table: each entry becomes a Rust constant here (so later
+    /// entries can use earlier ones) and a line of the generated WGSL module.
+    macro_rules! shared_constants {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ident = $value:expr; )*) => {
         $( #[allow(dead_code)] const $name: $ty = $value; )*
         fn constants_wgsl() -> String {
@@ -56,338 +65,344 @@ macro_rules! shared_constants {
         const CONSTANT_NAMES: &[&str] = &[$(stringify!($name)),*];
     };
 }
-include!("src/constants.rs");
+    include!("src/constants.rs");
 
-/// How a shader is built.
-#[derive(Clone, Copy, PartialEq)]
-enum Build {
-    /// One compute kernel.
-    Once,
-    /// One compute kernel per joint count `N` in `2..=MAX_FABRIK_JOINTS`.
-    PerJointCount,
-    /// A render shader (vertex and fragment entry points): validated, no workgroup size.
-    Render,
-    /// A shared module, assembled with its imports so tests can parse it alone.
-    Module,
-}
+    /// How a shader is built.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Build {
+        /// One compute kernel.
+        Once,
+        /// One compute kernel per joint count `N` in `2..=MAX_FABRIK_JOINTS`.
+        PerJointCount,
+        /// A render shader (vertex and fragment entry points): validated, no workgroup size.
+        Render,
+        /// A shared module, assembled with its imports so tests can parse it alone.
+        Module,
+    }
 
-/// Every shader file built, by name (`shaders/<name>.wgsl`).
-const SHADERS: &[(&str, Build)] = &[
-    ("two_bone", Build::Once),
-    ("three_bone", Build::Once),
-    ("fabrik", Build::PerJointCount),
-    ("constrained_fabrik", Build::PerJointCount),
-    ("ccd", Build::PerJointCount),
-    ("look_at", Build::Once),
-    ("multi_fabrik", Build::Once),
-    ("foot_ik", Build::Once),
-    ("palette", Build::Once),
-    ("clip_sample", Build::Once),
-    ("preview", Build::Render),
-    ("records", Build::Module),
-    ("limits", Build::Module),
-    ("aim", Build::Module),
-    ("crowd", Build::Module),
-];
+    /// Every shader file built, by name (`shaders/<name>.wgsl`).
+    const SHADERS: &[(&str, Build)] = &[
+        ("two_bone", Build::Once),
+        ("three_bone", Build::Once),
+        ("fabrik", Build::PerJointCount),
+        ("constrained_fabrik", Build::PerJointCount),
+        ("ccd", Build::PerJointCount),
+        ("look_at", Build::Once),
+        ("multi_fabrik", Build::Once),
+        ("foot_ik", Build::Once),
+        ("palette", Build::Once),
+        ("clip_sample", Build::Once),
+        ("preview", Build::Render),
+        ("records", Build::Module),
+        ("limits", Build::Module),
+        ("aim", Build::Module),
+        ("crowd", Build::Module),
+    ];
 
-/// Kernels built once more with one imported module replaced by another (same bindings and
-/// functions, different types), validated with extra capabilities: (kernel, name of the
-/// generated constant, module, its replacement). The variant is used only on devices with
-/// the capability (src/gpu/crowd.rs).
-const VARIANTS: &[(&str, &str, &str, &str)] = &[("foot_ik", "FOOT_IK_WIDE_STATE", "foot_state", "foot_state_wide")];
+    /// Kernels built once more with one imported module replaced by another (same bindings and
+    /// functions, different types), validated with extra capabilities: (kernel, name of the
+    /// generated constant, module, its replacement). The variant is used only on devices with
+    /// the capability (src/gpu/crowd.rs).
+    const VARIANTS: &[(&str, &str, &str, &str)] = &[("foot_ik", "FOOT_IK_WIDE_STATE", "foot_state", "foot_state_wide")];
 
-/// A source assembled from its imports: the text and, per file, where it starts.
-struct Assembled {
-    source: String,
-    /// (first line in `source`, file, line count).
-    spans: Vec<(usize, String, usize)>,
-}
+    /// A source assembled from its imports: the text and, per file, where it starts.
+    struct Assembled {
+        source: String,
+        /// (first line in `source`, file, line count).
+        spans: Vec<(usize, String, usize)>,
+    }
 
-impl Assembled {
-    fn locate(&self, kernel: &str, line: u32) -> String {
-        let line = line.saturating_sub(1) as usize;
-        for (first, path, count) in &self.spans {
-            if line >= *first && line < first + count {
-                return format!("{path}:{}", line - first + 1);
+    impl Assembled {
+        fn locate(&self, kernel: &str, line: u32) -> String {
+            let line = line.saturating_sub(1) as usize;
+            for (first, path, count) in &self.spans {
+                if line >= *first && line < first + count {
+                    return format!("{path}:{}", line - first + 1);
+                }
+            }
+            format!("shaders/{kernel}.wgsl (assembled line {})", line + 1)
+        }
+
+        fn push(&mut self, path: String, text: &str) {
+            let first = self.source.lines().count();
+            self.spans.push((first, path, text.lines().count()));
+            self.source.push_str(text);
+            if !self.source.ends_with('\n') {
+                self.source.push('\n');
             }
         }
-        format!("shaders/{kernel}.wgsl (assembled line {})", line + 1)
     }
 
-    fn push(&mut self, path: String, text: &str) {
-        let first = self.source.lines().count();
-        self.spans.push((first, path, text.lines().count()));
-        self.source.push_str(text);
-        if !self.source.ends_with('\n') {
-            self.source.push('\n');
+    /// The text of a module: `constants` is generated, any other name is `shaders/<name>.wgsl`.
+    fn module_text(name: &str) -> (String, String) {
+        if name == "constants" {
+            return ("src/constants.rs (generated WGSL)".into(), constants_wgsl());
         }
+        let path = format!("shaders/{name}.wgsl");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        (path, text)
     }
-}
 
-/// The text of a module: `constants` is generated, any other name is `shaders/<name>.wgsl`.
-fn module_text(name: &str) -> (String, String) {
-    if name == "constants" {
-        return ("src/constants.rs (generated WGSL)".into(), constants_wgsl());
+    /// The modules a text imports (`#import name` lines), in order.
+    fn imports(path: &str, text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("#import"))
+            .map(|rest| {
+                let name = rest.trim();
+                assert!(
+                    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{path}: `#import` takes one module name, got `#import{rest}`"
+                );
+                name.to_string()
+            })
+            .collect()
     }
-    let path = format!("shaders/{name}.wgsl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    (path, text)
-}
 
-/// The modules a text imports (`#import name` lines), in order.
-fn imports(path: &str, text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.trim().strip_prefix("#import"))
-        .map(|rest| {
-            let name = rest.trim();
-            assert!(
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-                "{path}: `#import` takes one module name, got `#import{rest}`"
-            );
-            name.to_string()
-        })
-        .collect()
-}
-
-/// Appends `name`'s imports (depth first) and then `name` itself, each module once; `swap`
-/// replaces one module (`(module, replacement)`) wherever it is imported.
-fn assemble(
-    name: &str,
-    out: &mut Assembled,
-    done: &mut HashSet<String>,
-    stack: &mut Vec<String>,
-    swap: Option<(&str, &str)>,
-) {
-    if done.contains(name) {
-        return;
-    }
-    assert!(!stack.iter().any(|s| s == name), "import cycle: {} -> {name}", stack.join(" -> "));
-    stack.push(name.to_string());
-    let file = match swap {
-        Some((module, replacement)) if module == name => replacement,
-        _ => name,
-    };
-    let (path, text) = module_text(file);
-    if name != "constants" {
-        // `constants` is generated; `main` watches `src/constants.rs` itself. A watched path
-        // that does not exist would make cargo rebuild the crate on every build.
-        println!("cargo:rerun-if-changed={path}");
-    }
-    for dep in imports(&path, &text) {
-        assemble(&dep, out, done, stack, swap);
-    }
-    stack.pop();
-    // `#import` is not WGSL: keep the line as a comment so line numbers stay put.
-    let text: String = text
-        .lines()
-        .map(|l| if l.trim_start().starts_with("#import") { format!("// {}\n", l.trim()) } else { format!("{l}\n") })
-        .collect();
-    out.push(path, &text);
-    done.insert(name.to_string());
-}
-
-fn main() {
-    println!("cargo:rerun-if-changed=shaders");
-    println!("cargo:rerun-if-changed=src/constants.rs");
-    println!("cargo:rerun-if-changed=build.rs");
-    let mut out = String::from("// Generated by build.rs from shaders/*.wgsl and src/constants.rs. Do not edit.\n\n");
-    writeln!(out, "/// The WGSL module `constants`, generated from `src/constants.rs`.").unwrap();
-    writeln!(out, "pub const CONSTANTS_WGSL: &str = {:?};", constants_wgsl()).unwrap();
-    writeln!(out, "/// The name of every constant in `src/constants.rs`.").unwrap();
-    writeln!(out, "pub const CONSTANT_NAMES: &[&str] = &{CONSTANT_NAMES:?};\n").unwrap();
-    for &(kernel, build) in SHADERS {
-        let mut asm = Assembled { source: String::new(), spans: Vec::new() };
-        if build == Build::PerJointCount {
-            // The template is validated as written (loops as loops) with the largest N, so
-            // errors point at the original files; each expanded variant is validated below.
-            asm.push("(template constant N)".into(), "const N: u32 = MAX_FABRIK_JOINTS;\n");
+    /// Appends `name`'s imports (depth first) and then `name` itself, each module once; `swap`
+    /// replaces one module (`(module, replacement)`) wherever it is imported.
+    fn assemble(
+        name: &str,
+        out: &mut Assembled,
+        done: &mut HashSet<String>,
+        stack: &mut Vec<String>,
+        swap: Option<(&str, &str)>,
+    ) {
+        if done.contains(name) {
+            return;
         }
-        assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
-        let source = &asm.source;
-        let module = validate(kernel, source, &|line| asm.locate(kernel, line), Default::default());
-        let upper = kernel.to_uppercase();
-        match build {
-            Build::Module | Build::Render => {
-                let what = if build == Build::Render { "render shader" } else { "shared module" };
-                writeln!(out, "/// Assembled WGSL of the `{kernel}` {what} (with its imports).").unwrap();
-                writeln!(out, "pub const {upper}_WGSL: &str = {source:?};\n").unwrap();
+        assert!(!stack.iter().any(|s| s == name), "import cycle: {} -> {name}", stack.join(" -> "));
+        stack.push(name.to_string());
+        let file = match swap {
+            Some((module, replacement)) if module == name => replacement,
+            _ => name,
+        };
+        let (path, text) = module_text(file);
+        if name != "constants" {
+            // `constants` is generated; `main` watches `src/constants.rs` itself. A watched path
+            // that does not exist would make cargo rebuild the crate on every build.
+            println!("cargo:rerun-if-changed={path}");
+        }
+        for dep in imports(&path, &text) {
+            assemble(&dep, out, done, stack, swap);
+        }
+        stack.pop();
+        // `#import` is not WGSL: keep the line as a comment so line numbers stay put.
+        let text: String = text
+            .lines()
+            .map(
+                |l| if l.trim_start().starts_with("#import") { format!("// {}\n", l.trim()) } else { format!("{l}\n") },
+            )
+            .collect();
+        out.push(path, &text);
+        done.insert(name.to_string());
+    }
+
+    pub fn main() {
+        println!("cargo:rerun-if-changed=shaders");
+        println!("cargo:rerun-if-changed=src/constants.rs");
+        println!("cargo:rerun-if-changed=build.rs");
+        let mut out =
+            String::from("// Generated by build.rs from shaders/*.wgsl and src/constants.rs. Do not edit.\n\n");
+        writeln!(out, "/// The WGSL module `constants`, generated from `src/constants.rs`.").unwrap();
+        writeln!(out, "pub const CONSTANTS_WGSL: &str = {:?};", constants_wgsl()).unwrap();
+        writeln!(out, "/// The name of every constant in `src/constants.rs`.").unwrap();
+        writeln!(out, "pub const CONSTANT_NAMES: &[&str] = &{CONSTANT_NAMES:?};\n").unwrap();
+        for &(kernel, build) in SHADERS {
+            let mut asm = Assembled { source: String::new(), spans: Vec::new() };
+            if build == Build::PerJointCount {
+                // The template is validated as written (loops as loops) with the largest N, so
+                // errors point at the original files; each expanded variant is validated below.
+                asm.push("(template constant N)".into(), "const N: u32 = MAX_FABRIK_JOINTS;\n");
+            }
+            assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
+            let source = &asm.source;
+            let module = validate(kernel, source, &|line| asm.locate(kernel, line), Default::default());
+            let upper = kernel.to_uppercase();
+            match build {
+                Build::Module | Build::Render => {
+                    let what = if build == Build::Render { "render shader" } else { "shared module" };
+                    writeln!(out, "/// Assembled WGSL of the `{kernel}` {what} (with its imports).").unwrap();
+                    writeln!(out, "pub const {upper}_WGSL: &str = {source:?};\n").unwrap();
+                    continue;
+                }
+                Build::Once => {
+                    let expanded = expand_unrolls(source, None);
+                    if expanded != *source {
+                        validate(kernel, &expanded, &|line| format!("expanded line {line}"), Default::default());
+                    }
+                    writeln!(
+                        out,
+                        "/// Assembled WGSL of the `{kernel}` kernel (its imports, then the kernel; loops \
+                     marked `// unroll` expanded)."
+                    )
+                    .unwrap();
+                    writeln!(out, "pub const {upper}_WGSL: &str = {expanded:?};").unwrap();
+                }
+                Build::PerJointCount => {
+                    let max = MAX_FABRIK_JOINTS;
+                    let template = source.split_once('\n').expect("the N line").1;
+                    writeln!(
+                        out,
+                        "/// Assembled WGSL of the `{kernel}` kernel, one variant per joint count: `(N, source)` \
+                     for N = 2..={max}, loops marked `// unroll` expanded."
+                    )
+                    .unwrap();
+                    writeln!(out, "pub const {upper}_WGSL: [(u32, &str); {}] = [", max - 1).unwrap();
+                    for n in 2..=max {
+                        let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n)));
+                        validate(
+                            kernel,
+                            &variant,
+                            &|line| format!("variant N = {n}, expanded line {line}"),
+                            Default::default(),
+                        );
+                        writeln!(out, "    ({n}, {variant:?}),").unwrap();
+                    }
+                    writeln!(out, "];").unwrap();
+                }
+            }
+            let entry = module
+                .entry_points
+                .iter()
+                .find(|ep| ep.name == kernel || ep.name == format!("{kernel}_main"))
+                .unwrap_or_else(|| panic!("shaders/{kernel}.wgsl has no entry point `{kernel}` or `{kernel}_main`"));
+            let [x, y, z] = entry.workgroup_size;
+            writeln!(out, "/// Workgroup size of `{kernel}`, reflected from its entry point.").unwrap();
+            writeln!(out, "pub const {upper}_WORKGROUP_SIZE: [u32; 3] = [{x}, {y}, {z}];").unwrap();
+            writeln!(out, "/// Entry point of `{kernel}`.").unwrap();
+            writeln!(out, "pub const {upper}_ENTRY: &str = {:?};\n", entry.name).unwrap();
+        }
+        for &(kernel, name, module, replacement) in VARIANTS {
+            let mut asm = Assembled { source: String::new(), spans: Vec::new() };
+            assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), Some((module, replacement)));
+            let caps = naga::valid::Capabilities::SHADER_INT64;
+            validate(kernel, &asm.source, &|line| asm.locate(kernel, line), caps);
+            let expanded = expand_unrolls(&asm.source, None);
+            validate(kernel, &expanded, &|line| format!("expanded line {line}"), caps);
+            writeln!(
+                out,
+                "/// The `{kernel}` kernel with `shaders/{replacement}.wgsl` in place of `shaders/{module}.wgsl` \
+             (needs `SHADER_INT64`)."
+            )
+            .unwrap();
+            writeln!(out, "pub const {name}_WGSL: &str = {expanded:?};\n").unwrap();
+        }
+        let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
+        std::fs::write(dest, out).unwrap();
+    }
+
+    /// Parses and validates `source` (default capabilities and `capabilities`); panics with
+    /// naga's message at `locate(line)`.
+    fn validate(
+        kernel: &str,
+        source: &str,
+        locate: &dyn Fn(u32) -> String,
+        capabilities: naga::valid::Capabilities,
+    ) -> naga::Module {
+        let module = match naga::front::wgsl::parse_str(source) {
+            Ok(m) => m,
+            Err(e) => {
+                let at = e.location(source).map(|l| locate(l.line_number)).unwrap_or_default();
+                panic!("WGSL parse error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));
+            }
+        };
+        let mut validator = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::default() | capabilities,
+        );
+        if let Err(e) = validator.validate(&module) {
+            let at = e.location(source).map(|l| locate(l.line_number)).unwrap_or_default();
+            panic!("WGSL validation error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));
+        }
+        module
+    }
+
+    /// Expands each `for (var k = A; k OP B; k++ | k--) { .. }` under a `// unroll` line into one
+    /// `{ let k = <constant>u; .. }` block per step, `A` and `B` being sums of `N` and literals.
+    fn expand_unrolls(source: &str, n: Option<u32>) -> String {
+        let lines: Vec<&str> = source.lines().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < lines.len() {
+            if lines[i].trim() != "// unroll" {
+                out.push_str(lines[i]);
+                out.push('\n');
+                i += 1;
                 continue;
             }
-            Build::Once => {
-                let expanded = expand_unrolls(source, None);
-                if expanded != *source {
-                    validate(kernel, &expanded, &|line| format!("expanded line {line}"), Default::default());
+            let header = lines.get(i + 1).unwrap_or_else(|| panic!("`// unroll` at the end of the source"));
+            let indent = &header[..header.len() - header.trim_start().len()];
+            let (var, steps) = parse_for(header.trim(), n);
+            // The body: up to the brace that closes the loop.
+            let mut depth = 0i32;
+            let mut end = i + 1;
+            loop {
+                let l = lines.get(end).unwrap_or_else(|| panic!("unclosed unrolled loop `{}`", header.trim()));
+                depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+                if depth == 0 {
+                    break;
                 }
-                writeln!(
-                    out,
-                    "/// Assembled WGSL of the `{kernel}` kernel (its imports, then the kernel; loops \
-                     marked `// unroll` expanded)."
-                )
-                .unwrap();
-                writeln!(out, "pub const {upper}_WGSL: &str = {expanded:?};").unwrap();
+                end += 1;
             }
-            Build::PerJointCount => {
-                let max = MAX_FABRIK_JOINTS;
-                let template = source.split_once('\n').expect("the N line").1;
-                writeln!(
-                    out,
-                    "/// Assembled WGSL of the `{kernel}` kernel, one variant per joint count: `(N, source)` \
-                     for N = 2..={max}, loops marked `// unroll` expanded."
-                )
-                .unwrap();
-                writeln!(out, "pub const {upper}_WGSL: [(u32, &str); {}] = [", max - 1).unwrap();
-                for n in 2..=max {
-                    let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n)));
-                    validate(
-                        kernel,
-                        &variant,
-                        &|line| format!("variant N = {n}, expanded line {line}"),
-                        Default::default(),
-                    );
-                    writeln!(out, "    ({n}, {variant:?}),").unwrap();
+            assert_eq!(lines[end].trim(), "}", "an unrolled loop ends with a line holding only `}}`");
+            let body = expand_unrolls(&lines[i + 2..end].join("\n"), n);
+            for word in ["break", "continue"] {
+                assert!(
+                    !body.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == word),
+                    "`{word}` in the unrolled loop `{}`",
+                    header.trim()
+                );
+            }
+            for v in steps {
+                writeln!(out, "{indent}{{\n{indent}    let {var} = {v}u;\n{body}{indent}}}").unwrap();
+            }
+            i = end + 1;
+        }
+        out
+    }
+
+    /// The loop variable and its values for `for (var k = A; k OP B; k++) {` (or `k--`).
+    fn parse_for(header: &str, n: Option<u32>) -> (String, Vec<u32>) {
+        let bad =
+            || -> ! { panic!("cannot unroll `{header}`: expected `for (var k = A; k < B; k++) {{` or `k > B; k--`") };
+        let inner = header.strip_prefix("for (var ").and_then(|h| h.strip_suffix(") {")).unwrap_or_else(|| bad());
+        let parts: Vec<&str> = inner.split(';').map(str::trim).collect();
+        let [init, cond, step] = parts[..] else { bad() };
+        let (var, start) = init.split_once('=').unwrap_or_else(|| bad());
+        let var = var.trim().to_string();
+        let start = eval(start, n);
+        let rest = cond.strip_prefix(var.as_str()).unwrap_or_else(|| bad()).trim();
+        let (op, bound) = rest.split_once(' ').unwrap_or_else(|| bad());
+        let bound = eval(bound, n);
+        let values: Vec<u32> = match (op, step.strip_prefix(var.as_str())) {
+            ("<", Some("++")) => (start..bound).collect(),
+            ("<=", Some("++")) => (start..=bound).collect(),
+            (">", Some("--")) => (bound + 1..=start).rev().collect(),
+            (">=", Some("--")) => (bound..=start).rev().collect(),
+            _ => bad(),
+        };
+        (var, values)
+    }
+
+    /// Evaluates a sum of `N` (in a per-joint-count kernel) and `u32` literals (`N - 1u`).
+    fn eval(expr: &str, n: Option<u32>) -> u32 {
+        let mut total = 0i64;
+        let mut sign = 1i64;
+        for token in expr.split_whitespace() {
+            match token {
+                "+" => sign = 1,
+                "-" => sign = -1,
+                "N" => {
+                    total += sign
+                        * i64::from(n.unwrap_or_else(|| panic!("`N` in `{expr}` outside a per-joint-count kernel")))
                 }
-                writeln!(out, "];").unwrap();
+                t => {
+                    let v: i64 =
+                        t.trim_end_matches('u').parse().unwrap_or_else(|_| panic!("cannot unroll over `{expr}`"));
+                    total += sign * v;
+                }
             }
         }
-        let entry = module
-            .entry_points
-            .iter()
-            .find(|ep| ep.name == kernel || ep.name == format!("{kernel}_main"))
-            .unwrap_or_else(|| panic!("shaders/{kernel}.wgsl has no entry point `{kernel}` or `{kernel}_main`"));
-        let [x, y, z] = entry.workgroup_size;
-        writeln!(out, "/// Workgroup size of `{kernel}`, reflected from its entry point.").unwrap();
-        writeln!(out, "pub const {upper}_WORKGROUP_SIZE: [u32; 3] = [{x}, {y}, {z}];").unwrap();
-        writeln!(out, "/// Entry point of `{kernel}`.").unwrap();
-        writeln!(out, "pub const {upper}_ENTRY: &str = {:?};\n", entry.name).unwrap();
+        u32::try_from(total).unwrap_or_else(|_| panic!("`{expr}` is negative for N = {n:?}"))
     }
-    for &(kernel, name, module, replacement) in VARIANTS {
-        let mut asm = Assembled { source: String::new(), spans: Vec::new() };
-        assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), Some((module, replacement)));
-        let caps = naga::valid::Capabilities::SHADER_INT64;
-        validate(kernel, &asm.source, &|line| asm.locate(kernel, line), caps);
-        let expanded = expand_unrolls(&asm.source, None);
-        validate(kernel, &expanded, &|line| format!("expanded line {line}"), caps);
-        writeln!(
-            out,
-            "/// The `{kernel}` kernel with `shaders/{replacement}.wgsl` in place of `shaders/{module}.wgsl` \
-             (needs `SHADER_INT64`)."
-        )
-        .unwrap();
-        writeln!(out, "pub const {name}_WGSL: &str = {expanded:?};\n").unwrap();
-    }
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
-    std::fs::write(dest, out).unwrap();
-}
-
-/// Parses and validates `source` (default capabilities and `capabilities`); panics with
-/// naga's message at `locate(line)`.
-fn validate(
-    kernel: &str,
-    source: &str,
-    locate: &dyn Fn(u32) -> String,
-    capabilities: naga::valid::Capabilities,
-) -> naga::Module {
-    let module = match naga::front::wgsl::parse_str(source) {
-        Ok(m) => m,
-        Err(e) => {
-            let at = e.location(source).map(|l| locate(l.line_number)).unwrap_or_default();
-            panic!("WGSL parse error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));
-        }
-    };
-    let mut validator = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default() | capabilities,
-    );
-    if let Err(e) = validator.validate(&module) {
-        let at = e.location(source).map(|l| locate(l.line_number)).unwrap_or_default();
-        panic!("WGSL validation error in kernel `{kernel}` at {at}:\n{}", e.emit_to_string(source));
-    }
-    module
-}
-
-/// Expands each `for (var k = A; k OP B; k++ | k--) { .. }` under a `// unroll` line into one
-/// `{ let k = <constant>u; .. }` block per step, `A` and `B` being sums of `N` and literals.
-fn expand_unrolls(source: &str, n: Option<u32>) -> String {
-    let lines: Vec<&str> = source.lines().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].trim() != "// unroll" {
-            out.push_str(lines[i]);
-            out.push('\n');
-            i += 1;
-            continue;
-        }
-        let header = lines.get(i + 1).unwrap_or_else(|| panic!("`// unroll` at the end of the source"));
-        let indent = &header[..header.len() - header.trim_start().len()];
-        let (var, steps) = parse_for(header.trim(), n);
-        // The body: up to the brace that closes the loop.
-        let mut depth = 0i32;
-        let mut end = i + 1;
-        loop {
-            let l = lines.get(end).unwrap_or_else(|| panic!("unclosed unrolled loop `{}`", header.trim()));
-            depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
-            if depth == 0 {
-                break;
-            }
-            end += 1;
-        }
-        assert_eq!(lines[end].trim(), "}", "an unrolled loop ends with a line holding only `}}`");
-        let body = expand_unrolls(&lines[i + 2..end].join("\n"), n);
-        for word in ["break", "continue"] {
-            assert!(
-                !body.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == word),
-                "`{word}` in the unrolled loop `{}`",
-                header.trim()
-            );
-        }
-        for v in steps {
-            writeln!(out, "{indent}{{\n{indent}    let {var} = {v}u;\n{body}{indent}}}").unwrap();
-        }
-        i = end + 1;
-    }
-    out
-}
-
-/// The loop variable and its values for `for (var k = A; k OP B; k++) {` (or `k--`).
-fn parse_for(header: &str, n: Option<u32>) -> (String, Vec<u32>) {
-    let bad = || -> ! { panic!("cannot unroll `{header}`: expected `for (var k = A; k < B; k++) {{` or `k > B; k--`") };
-    let inner = header.strip_prefix("for (var ").and_then(|h| h.strip_suffix(") {")).unwrap_or_else(|| bad());
-    let parts: Vec<&str> = inner.split(';').map(str::trim).collect();
-    let [init, cond, step] = parts[..] else { bad() };
-    let (var, start) = init.split_once('=').unwrap_or_else(|| bad());
-    let var = var.trim().to_string();
-    let start = eval(start, n);
-    let rest = cond.strip_prefix(var.as_str()).unwrap_or_else(|| bad()).trim();
-    let (op, bound) = rest.split_once(' ').unwrap_or_else(|| bad());
-    let bound = eval(bound, n);
-    let values: Vec<u32> = match (op, step.strip_prefix(var.as_str())) {
-        ("<", Some("++")) => (start..bound).collect(),
-        ("<=", Some("++")) => (start..=bound).collect(),
-        (">", Some("--")) => (bound + 1..=start).rev().collect(),
-        (">=", Some("--")) => (bound..=start).rev().collect(),
-        _ => bad(),
-    };
-    (var, values)
-}
-
-/// Evaluates a sum of `N` (in a per-joint-count kernel) and `u32` literals (`N - 1u`).
-fn eval(expr: &str, n: Option<u32>) -> u32 {
-    let mut total = 0i64;
-    let mut sign = 1i64;
-    for token in expr.split_whitespace() {
-        match token {
-            "+" => sign = 1,
-            "-" => sign = -1,
-            "N" => {
-                total +=
-                    sign * i64::from(n.unwrap_or_else(|| panic!("`N` in `{expr}` outside a per-joint-count kernel")))
-            }
-            t => {
-                let v: i64 = t.trim_end_matches('u').parse().unwrap_or_else(|_| panic!("cannot unroll over `{expr}`"));
-                total += sign * v;
-            }
-        }
-    }
-    u32::try_from(total).unwrap_or_else(|_| panic!("`{expr}` is negative for N = {n:?}"))
 }

@@ -148,7 +148,7 @@ impl Row {
 /// CPU and GPU timings of one kind of chain.
 fn chains<C>(name: &str, gpu: Option<&mut GpuSolver>, chains: &[C]) -> Res<Row>
 where
-    C: GpuChain,
+    C: GpuChain + Chain,
     C::Solved: Default + Clone,
 {
     let n = chains.len();

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crowd_ik::cpu::BatchJob;
+use crowd_ik::cpu::{BatchJob, Chain};
 use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::gpu::{GpuChain, GpuSolver};
 use crowd_ik::{wgpu, SolvedChain};
@@ -52,7 +52,7 @@ fn best<F: FnMut() -> Result<(), Box<dyn std::error::Error>>>(
 
 fn compare<C, const N: usize>(name: &str, gpu: &mut GpuSolver, chains: &[C]) -> Result<(), Box<dyn std::error::Error>>
 where
-    C: GpuChain<Solved = SolvedChain<N>>,
+    C: GpuChain<Solved = SolvedChain<N>> + Chain,
     C::Options: Default,
 {
     let mut cpu = vec![SolvedChain::<N>::default(); chains.len()];

@@ -39,6 +39,8 @@
 //! and Bevy integration and bad input; `docs/ALGORITHMS.md` gives the math and its sources.
 
 #![warn(missing_docs)]
+// Without the `gpu` feature the crate-level docs still name the GPU side.
+#![cfg_attr(not(feature = "gpu"), allow(rustdoc::broken_intra_doc_links))]
 // `!(x > eps)` is deliberate throughout the solvers: NaN must fail a check, and the WGSL
 // twins read the same way.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -59,6 +61,7 @@ pub mod constants;
 pub mod cpu;
 pub mod crowd;
 mod error;
+#[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod records;
 
@@ -69,6 +72,7 @@ pub use records::{
     ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
+#[cfg(feature = "gpu")]
 pub use wgpu;
 
 /// The glam this crate's API speaks (`Vec3`, `Quat`, ...), re-exported so callers use the
@@ -93,6 +97,7 @@ pub mod prelude {
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
         LegPlacement, LockPivot, PlantDetection,
     };
+    #[cfg(feature = "gpu")]
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option};
     pub use crate::{

@@ -31,7 +31,6 @@ use crate::crowd::{
 use crate::records::{option, v3, LimbSettings, PoleMode};
 use crate::ChainError;
 
-pub(crate) use super::foot_ik_job::check_frame_time;
 pub use super::foot_ik_job::FootIkJob;
 
 /// What the kernel needs of the ground.

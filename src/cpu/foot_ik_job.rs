@@ -40,16 +40,6 @@ pub struct FootIkJob<'a> {
     pub results: &'a mut [FootResult],
 }
 
-/// Checks a frame time: finite and ≥ 0 (0: no time passed; above
-/// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME): every character resets).
-pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
-    if dt.is_finite() && dt >= 0.0 {
-        Ok(())
-    } else {
-        Err(IkError::InvalidFrameTime(dt.to_string()))
-    }
-}
-
 impl<'a> FootIkJob<'a> {
     /// A frame with no caller hits (a heightfield ground; set `hits` for [`Ground::Hits`]).
     #[must_use]
@@ -121,7 +111,7 @@ impl<'a> FootIkJob<'a> {
         let c = self.characters.len();
         let frame = match frame {
             Some((states, dt)) if self.rig.placement.is_some() => {
-                check_frame_time(dt)?;
+                crate::crowd::placement::check_frame_time(dt)?;
                 if states.len() != c {
                     return Err(IkError::FrameMismatch(format!("{c} characters but {} states", states.len())));
                 }

@@ -29,8 +29,8 @@ mod wide;
 use rayon::prelude::*;
 
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, MultiFabrikChain,
-    MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+    CcdChain, ChainRecord, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
+    MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
@@ -43,10 +43,9 @@ pub use multi_fabrik::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabr
 pub use three_bone::{three_bone, validate_three_bone};
 pub use two_bone::{two_bone, validate_two_bone};
 
-/// A chain record that a CPU solver knows how to solve.
-pub trait Chain: bytemuck::Pod + Sync {
-    /// The solved record it produces.
-    type Solved: bytemuck::Pod + Send + Default;
+/// A chain record that a CPU solver knows how to solve (its solved record:
+/// [`ChainRecord::Solved`]).
+pub trait Chain: ChainRecord {
     /// Per-batch options (FABRIK's [`FabrikMode`]; `()` for the others).
     type Options: Copy + Default + Send + Sync;
     /// Solves one chain; never fails (invalid chains get a flagged FK fallback).
@@ -67,7 +66,6 @@ pub trait Chain: bytemuck::Pod + Sync {
 }
 
 impl Chain for TwoBoneChain {
-    type Solved = TwoBoneSolved;
     type Options = ();
     fn solve(&self, (): (), out: &mut TwoBoneSolved) {
         two_bone(self, out);
@@ -85,7 +83,6 @@ impl Chain for TwoBoneChain {
 }
 
 impl Chain for ThreeBoneChain {
-    type Solved = ThreeBoneSolved;
     type Options = ();
     fn solve(&self, (): (), out: &mut ThreeBoneSolved) {
         three_bone(self, out);
@@ -103,7 +100,6 @@ impl Chain for ThreeBoneChain {
 }
 
 impl Chain for FabrikChain {
-    type Solved = FabrikSolved;
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         fabrik_with_mode(self, mode, out);
@@ -121,7 +117,6 @@ impl Chain for FabrikChain {
 }
 
 impl Chain for ConstrainedFabrikChain {
-    type Solved = FabrikSolved;
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         constrained_fabrik_with_mode(self, mode, out);
@@ -139,7 +134,6 @@ impl Chain for ConstrainedFabrikChain {
 }
 
 impl Chain for CcdChain {
-    type Solved = FabrikSolved;
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
         ccd_with_mode(self, mode, out);
@@ -157,7 +151,6 @@ impl Chain for CcdChain {
 }
 
 impl Chain for MultiFabrikChain {
-    type Solved = MultiFabrikSolved;
     type Options = FabrikMode;
     fn solve(&self, mode: FabrikMode, out: &mut MultiFabrikSolved) {
         multi_fabrik_with_mode(self, mode, out);
@@ -171,7 +164,6 @@ impl Chain for MultiFabrikChain {
 }
 
 impl Chain for LookAtChain {
-    type Solved = LookAtSolved;
     type Options = ();
     fn solve(&self, (): (), out: &mut LookAtSolved) {
         look_at(self, out);

@@ -292,6 +292,16 @@ pub fn remap_states(old: &[CharacterState], map: &[Option<usize>]) -> Vec<Charac
     map.iter().map(|m| m.and_then(|i| old.get(i).copied()).unwrap_or_default()).collect()
 }
 
+/// Checks a frame time: finite and ≥ 0 (0: no time passed; above
+/// [`MAX_FRAME_TIME`](crate::constants::MAX_FRAME_TIME): every character resets).
+pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
+    if dt.is_finite() && dt >= 0.0 {
+        Ok(())
+    } else {
+        Err(IkError::InvalidFrameTime(dt.to_string()))
+    }
+}
+
 /// This frame's time for foot placement, as both twins read it: the frame time and each
 /// spring's decay over it, `e^{−y·dt}` with `y = 2 ln 2 / half-life`, computed once per
 /// frame on the host (so the twins use the same bits). 16 bytes. Keep in sync with

@@ -13,7 +13,7 @@
 //! within a segment a 2-D dispatch covers more than 65 535 workgroups. Both are invisible to
 //! the caller except through [`GpuSolver::outputs`], which lists the segments.
 
-use crate::cpu::Chain;
+use crate::records::ChainRecord;
 use crate::records::{
     CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
 };
@@ -427,7 +427,7 @@ fn build_variants(device: &wgpu::Device, kind: Kind, k: &mut KindState, mask: u6
     }
 }
 
-fn sizes<C: Chain>() -> (u64, u64) {
+fn sizes<C: ChainRecord>() -> (u64, u64) {
     (std::mem::size_of::<C>() as u64, std::mem::size_of::<C::Solved>() as u64)
 }
 

@@ -16,7 +16,7 @@ impl CrowdSolver {
     /// rig has no use for it and ignores it (a renderer may set it every frame whatever the
     /// rig).
     pub fn set_frame_time(&mut self, dt: f32) -> Result<(), GpuError> {
-        crate::cpu::foot_ik::check_frame_time(dt).map_err(GpuError::Input)?;
+        crate::crowd::placement::check_frame_time(dt).map_err(GpuError::Input)?;
         let Some(placement) = self.placement else { return Ok(()) };
         let frame = FrameInput::new(&placement, dt);
         self.context.queue().write_buffer(&self.rig_buf, FRAME_OFFSET, bytemuck::bytes_of(&frame));

@@ -2,7 +2,7 @@
 //! ([`GpuChain`]) and the per-joint-count variants of FABRIK, and [`OutputSegment`].
 
 use super::shaders;
-use crate::cpu::Chain;
+use crate::records::ChainRecord;
 use crate::records::{
     CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
     MAX_FABRIK_JOINTS,
@@ -150,7 +150,7 @@ fn per_joint_count(
 }
 
 /// A chain record with a GPU kernel.
-pub trait GpuChain: Chain {
+pub trait GpuChain: ChainRecord {
     /// Its kernel.
     const KIND: Kind;
 

@@ -483,3 +483,27 @@ impl FabrikChain {
         c
     }
 }
+
+/// A chain record and the solved record every solver of it writes: the CPU's
+/// [`Chain`](crate::cpu::Chain) and the GPU's `GpuChain` both build on it.
+pub trait ChainRecord: Pod + Sync {
+    /// The solved record it produces.
+    type Solved: Pod + Send + Default;
+}
+
+macro_rules! chain_records {
+    ($($chain:ty => $solved:ty),* $(,)?) => {
+        $(impl ChainRecord for $chain {
+            type Solved = $solved;
+        })*
+    };
+}
+chain_records! {
+    TwoBoneChain => TwoBoneSolved,
+    ThreeBoneChain => ThreeBoneSolved,
+    FabrikChain => FabrikSolved,
+    ConstrainedFabrikChain => FabrikSolved,
+    CcdChain => FabrikSolved,
+    MultiFabrikChain => MultiFabrikSolved,
+    LookAtChain => LookAtSolved,
+}
