@@ -1,10 +1,11 @@
-//! Assembles each WGSL shader from `shaders/`, validates it with naga, and writes
+//! Assembles each WGSL kernel of `shaders/kernels/` (every file there is one compute kernel;
+//! the shared modules they import are in `shaders/shared/`), validates it with naga, and writes
 //! `$OUT_DIR/shaders.rs` with the sources and the workgroup sizes reflected from the entry
 //! points, so no constant is written twice. A broken shader fails `cargo build` with naga's
 //! message and the original file and line.
 //!
 //! **Imports.** WGSL has no includes, so each file says what it needs at its top, as vello's
-//! shaders do: `#import math` pulls in `shaders/math.wgsl` (and, first, whatever that file
+//! shaders do: `#import math` pulls in `shaders/shared/math.wgsl` (and, first, whatever that file
 //! imports). Each module is included once, dependencies before their users; the `#import`
 //! line itself is kept as a comment so line numbers stay put. `#import constants` is the
 //! module generated from `src/constants.rs`, the one definition of every constant the CPU
@@ -15,7 +16,7 @@
 //! constants (drivers keep such arrays in registers; indexed by a loop counter they become
 //! per-lane memory). A kernel built per joint count (FABRIK) is compiled once per `N` in
 //! `2..=MAX_FABRIK_JOINTS`, with `const N: u32 = ..;` prepended, so its loops over joints
-//! unroll too (see `shaders/fabrik.wgsl`). The sources are validated as written first (loops
+//! unroll too (see `shaders/kernels/fabrik.wgsl`). The sources are validated as written first (loops
 //! as loops), so naga's errors point at the original files and lines, and then again once
 //! expanded.
 
@@ -74,30 +75,40 @@ mod shaders {
         Once,
         /// One compute kernel per joint count `N` in `2..=MAX_FABRIK_JOINTS`.
         PerJointCount,
-        /// A render shader (vertex and fragment entry points): validated, no workgroup size.
-        Render,
-        /// A shared module, assembled with its imports so tests can parse it alone.
+        /// A shared module, assembled with its imports so tests and other crates can use it
+        /// alone.
         Module,
     }
 
-    /// Every shader file built, by name (`shaders/<name>.wgsl`).
-    const SHADERS: &[(&str, Build)] = &[
-        ("two_bone", Build::Once),
-        ("three_bone", Build::Once),
-        ("fabrik", Build::PerJointCount),
-        ("constrained_fabrik", Build::PerJointCount),
-        ("ccd", Build::PerJointCount),
-        ("look_at", Build::Once),
-        ("multi_fabrik", Build::Once),
-        ("foot_ik", Build::Once),
-        ("palette", Build::Once),
-        ("clip_sample", Build::Once),
-        ("preview", Build::Render),
-        ("records", Build::Module),
-        ("limits", Build::Module),
-        ("aim", Build::Module),
-        ("crowd", Build::Module),
-    ];
+    /// The kernels built once per joint count (every other kernel is built once).
+    const PER_JOINT_COUNT: &[&str] = &["fabrik", "constrained_fabrik", "ccd"];
+
+    /// Shared modules exported on their own (`<NAME>_WGSL`), each validated alone.
+    const EXPORTED_MODULES: &[&str] = &["records", "limits", "aim", "crowd"];
+
+    /// Every shader built: the kernels found in `shaders/kernels/` (sorted by name), then the
+    /// exported modules.
+    fn shaders() -> Vec<(String, Build)> {
+        let mut kernels: Vec<String> = std::fs::read_dir("shaders/kernels")
+            .expect("shaders/kernels")
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        kernels.sort();
+        for name in PER_JOINT_COUNT {
+            assert!(kernels.iter().any(|k| k == name), "PER_JOINT_COUNT names `{name}`, not in shaders/kernels/");
+        }
+        let mut all: Vec<(String, Build)> = kernels
+            .into_iter()
+            .map(|k| {
+                let build = if PER_JOINT_COUNT.contains(&k.as_str()) { Build::PerJointCount } else { Build::Once };
+                (k, build)
+            })
+            .collect();
+        all.extend(EXPORTED_MODULES.iter().map(|m| (m.to_string(), Build::Module)));
+        all
+    }
 
     /// Kernels built once more with one imported module replaced by another (same bindings and
     /// functions, different types), validated with extra capabilities: (kernel, name of the
@@ -120,7 +131,7 @@ mod shaders {
                     return format!("{path}:{}", line - first + 1);
                 }
             }
-            format!("shaders/{kernel}.wgsl (assembled line {})", line + 1)
+            format!("{kernel} (assembled line {})", line + 1)
         }
 
         fn push(&mut self, path: String, text: &str) {
@@ -133,12 +144,14 @@ mod shaders {
         }
     }
 
-    /// The text of a module: `constants` is generated, any other name is `shaders/<name>.wgsl`.
+    /// The text of a module: `constants` is generated, a kernel is
+    /// `shaders/kernels/<name>.wgsl`, any other module `shaders/shared/<name>.wgsl`.
     fn module_text(name: &str) -> (String, String) {
         if name == "constants" {
             return ("src/constants.rs (generated WGSL)".into(), constants_wgsl());
         }
-        let path = format!("shaders/{name}.wgsl");
+        let kernel = format!("shaders/kernels/{name}.wgsl");
+        let path = if Path::new(&kernel).exists() { kernel } else { format!("shaders/shared/{name}.wgsl") };
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         (path, text)
     }
@@ -201,13 +214,13 @@ mod shaders {
         println!("cargo:rerun-if-changed=shaders");
         println!("cargo:rerun-if-changed=src/constants.rs");
         println!("cargo:rerun-if-changed=build.rs");
-        let mut out =
-            String::from("// Generated by build.rs from shaders/*.wgsl and src/constants.rs. Do not edit.\n\n");
+        let mut out = String::from("// Generated by build.rs from shaders/ and src/constants.rs. Do not edit.\n\n");
         writeln!(out, "/// The WGSL module `constants`, generated from `src/constants.rs`.").unwrap();
         writeln!(out, "pub const CONSTANTS_WGSL: &str = {:?};", constants_wgsl()).unwrap();
         writeln!(out, "/// The name of every constant in `src/constants.rs`.").unwrap();
         writeln!(out, "pub const CONSTANT_NAMES: &[&str] = &{CONSTANT_NAMES:?};\n").unwrap();
-        for &(kernel, build) in SHADERS {
+        for (kernel, build) in shaders() {
+            let kernel = kernel.as_str();
             let mut asm = Assembled { source: String::new(), spans: Vec::new() };
             if build == Build::PerJointCount {
                 // The template is validated as written (loops as loops) with the largest N, so
@@ -219,9 +232,8 @@ mod shaders {
             let module = validate(kernel, source, &|line| asm.locate(kernel, line), Default::default());
             let upper = kernel.to_uppercase();
             match build {
-                Build::Module | Build::Render => {
-                    let what = if build == Build::Render { "render shader" } else { "shared module" };
-                    writeln!(out, "/// Assembled WGSL of the `{kernel}` {what} (with its imports).").unwrap();
+                Build::Module => {
+                    writeln!(out, "/// Assembled WGSL of the `{kernel}` shared module (with its imports).").unwrap();
                     writeln!(out, "pub const {upper}_WGSL: &str = {source:?};\n").unwrap();
                     continue;
                 }
@@ -265,7 +277,9 @@ mod shaders {
                 .entry_points
                 .iter()
                 .find(|ep| ep.name == kernel || ep.name == format!("{kernel}_main"))
-                .unwrap_or_else(|| panic!("shaders/{kernel}.wgsl has no entry point `{kernel}` or `{kernel}_main`"));
+                .unwrap_or_else(|| {
+                    panic!("shaders/kernels/{kernel}.wgsl has no entry point `{kernel}` or `{kernel}_main`")
+                });
             let [x, y, z] = entry.workgroup_size;
             writeln!(out, "/// Workgroup size of `{kernel}`, reflected from its entry point.").unwrap();
             writeln!(out, "pub const {upper}_WORKGROUP_SIZE: [u32; 3] = [{x}, {y}, {z}];").unwrap();
@@ -281,7 +295,7 @@ mod shaders {
             validate(kernel, &expanded, &|line| format!("expanded line {line}"), caps);
             writeln!(
                 out,
-                "/// The `{kernel}` kernel with `shaders/{replacement}.wgsl` in place of `shaders/{module}.wgsl` \
+                "/// The `{kernel}` kernel with `shaders/shared/{replacement}.wgsl` in place of `shaders/shared/{module}.wgsl` \
              (needs `SHADER_INT64`)."
             )
             .unwrap();

@@ -39,7 +39,7 @@ shared_constants! {
     OPT_COPY_MID_ROTATION: u32 = 4;
     /// `records::option::MIRRORED`.
     OPT_MIRRORED: u32 = 8;
-    /// `records::option::ALL`: every option bit a solver knows.
+    /// `records::option::ALL`: every option bit a limb (two-bone, pseudo three-bone) knows.
     OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
     /// CCD only: sweep the joints from the root to the tip's parent (default: tip first).
     OPT_ROOT_FIRST: u32 = 16;

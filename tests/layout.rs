@@ -9,7 +9,7 @@ use crowd_ik::prelude::*;
 use crowd_ik::records::LimbSettings;
 use crowd_ik::ChainError;
 
-/// `shaders/records.wgsl` with its imports (the generated `constants` module).
+/// `shaders/shared/records.wgsl` with its imports (the generated `constants` module).
 fn module() -> naga::Module {
     naga::front::wgsl::parse_str(crowd_ik::gpu::shaders::RECORDS_WGSL).expect("records.wgsl parses")
 }
@@ -84,7 +84,7 @@ fn wgsl_crowd_records_match_rust_records() {
 fn wgsl_uniforms_match_rust_uniforms() {
     use crowd_ik::gpu::buffers::DispatchParams;
     use crowd_ik::gpu::pose_source::ClipParams;
-    use crowd_ik::gpu::shaders::{CLIP_SAMPLE_WGSL, PREVIEW_WGSL};
+    use crowd_ik::gpu::shaders::CLIP_SAMPLE_WGSL;
     use crowd_ik_tools::preview::CameraUniform;
     let s = wgsl_structs(&module());
     check_struct!(s, "DispatchParams", DispatchParams, [count, groups_x, joints, reserved]);
@@ -95,7 +95,11 @@ fn wgsl_uniforms_match_rust_uniforms() {
         ClipParams,
         [count, groups_x, joints, frames, time, frame_time, reserved0, reserved1]
     );
-    let s = wgsl_structs(&naga::front::wgsl::parse_str(PREVIEW_WGSL).unwrap());
+    let preview = naga::front::wgsl::parse_str(&crowd_ik_tools::preview::preview_wgsl()).unwrap();
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default())
+        .validate(&preview)
+        .expect("the preview shader validates");
+    let s = wgsl_structs(&preview);
     check_struct!(s, "Camera", CameraUniform, [view_proj, light_dir, joints]);
 }
 
@@ -236,9 +240,14 @@ fn shared_constants_have_one_source() {
         assert_eq!(wgsl[*name], *value, "{name}");
     }
     assert_eq!(wgsl.len(), CONSTANT_NAMES.len());
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    let files: Vec<_> = ["kernels", "shared"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(format!("{root}/{dir}")).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert!(files.len() > 20, "{files:?}");
+    for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         for line in text.lines() {
             if let Some(rest) = line.trim().strip_prefix("const ") {
@@ -250,8 +259,8 @@ fn shared_constants_have_one_source() {
 }
 
 /// The crate's modules form layers with no import cycle: `constants`, `records`, `error` at
-/// the bottom, `crowd` (rig, ground, records) above them, the solvers (`cpu`) above that, the
-/// GPU objects (`gpu`) and loaders (`bvh`) on top. Read from the `use crate::…` and
+/// the bottom, `crowd` (rig, ground, records) above them, the CPU solvers (`cpu`) and the GPU
+/// objects (`gpu`) beside each other above that, loaders (`bvh`) on top. Read from the `use crate::…` and
 /// `crate::…` paths of every file under `src/`.
 #[test]
 fn source_modules_have_no_import_cycle() {

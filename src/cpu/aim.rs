@@ -124,7 +124,7 @@ impl AimJob {
 
 /// A joint's aim axes in its local frame: `f` = forward, `u` = up (made exactly
 /// perpendicular), `s = f × u`. The aim constructions work in these coordinates
-/// (`x` along `f`, `y` along `u`, `z` along `s`); `shaders/aim.wgsl` is the twin.
+/// (`x` along `f`, `y` along `u`, `z` along `s`); `shaders/shared/aim.wgsl` is the twin.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Axes {
     pub f: Vec3,

@@ -1,5 +1,5 @@
 //! CCD (cyclic coordinate descent) with per-visit step caps and total joint limits: the CPU
-//! twin of `shaders/ccd.wgsl`.
+//! twin of `shaders/kernels/ccd.wgsl`.
 //!
 //! Each iteration visits the joints from the tip's parent to the root (or root first,
 //! [`option::ROOT_FIRST`]); a visit turns the joint by the shortest arc that points

@@ -1,4 +1,4 @@
-//! Stages shared by every solver: the CPU twin of `shaders/chain.wgsl`.
+//! Stages shared by every solver: the CPU twin of `shaders/shared/chain.wgsl`.
 //!
 //! A solver produces, per joint `i`, the *relative* model-space delta `E_i` that joint `i`
 //! adds on top of its parent's delta: the total model-space delta is

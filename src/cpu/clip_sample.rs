@@ -1,5 +1,5 @@
 //! Motion-clip sampling to model space, per character: the CPU twin of
-//! `shaders/clip_sample.wgsl` (the crate's GPU pose source).
+//! `shaders/kernels/clip_sample.wgsl` (the crate's GPU pose source).
 
 use glam::Quat;
 

@@ -1,5 +1,5 @@
 //! Constrained FABRIK: FABRIK with joint limits (hinge, swing cone, twist), the CPU twin of
-//! `shaders/constrained_fabrik.wgsl`.
+//! `shaders/kernels/constrained_fabrik.wgsl`.
 //!
 //! Each iteration runs the usual free backward pass (tip on the target, walk to the root)
 //! and then a *limited* forward pass: from the root down, each bone turns toward the

@@ -1,4 +1,4 @@
-//! FABRIK (docs/ALGORITHMS.md, "FABRIK"): the CPU twin of `shaders/fabrik.wgsl`.
+//! FABRIK (docs/ALGORITHMS.md, "FABRIK"): the CPU twin of `shaders/kernels/fabrik.wgsl`.
 
 use glam::{Quat, Vec3};
 
@@ -183,7 +183,7 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
 
 /// The free backward pass: tip on the target, each joint pulled toward the one below it at
 /// its bone's length (a joint on its child keeps its FK bone direction). Shared with
-/// constrained FABRIK; the twin of `backward_pass` in `shaders/fabrik_chain.wgsl`.
+/// constrained FABRIK; the twin of `backward_pass` in `shaders/shared/fabrik_chain.wgsl`.
 #[inline]
 pub(crate) fn backward_pass(
     p: &mut [Vec3; MAX_FABRIK_JOINTS],

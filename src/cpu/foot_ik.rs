@@ -1,4 +1,4 @@
-//! Crowd foot IK, one character at a time: the CPU twin of `shaders/foot_ik.wgsl`.
+//! Crowd foot IK, one character at a time: the CPU twin of `shaders/kernels/foot_ik.wgsl`.
 //!
 //! Per character (docs/ALGORITHMS.md, "Crowd foot IK"): ground under each FK foot (heightfield or caller hit,
 //! inside the step window) → ankle target = hit + normal × foot height → pelvis drop = the
@@ -9,7 +9,7 @@
 //!
 //! The temporal stages (foot placement) are in `foot_placement.rs`, the job API
 //! ([`FootIkJob`]) in `foot_ik_job.rs`. About 580 lines, over the crate's ~500-line guide on
-//! purpose: it is the twin of one kernel, stage for stage (`shaders/foot_ik.wgsl`, ~560
+//! purpose: it is the twin of one kernel, stage for stage (`shaders/kernels/foot_ik.wgsl`, ~560
 //! lines), and the two read side by side best as one file each.
 
 use glam::{Quat, Vec3};
@@ -439,7 +439,7 @@ pub(crate) struct FeetGround {
 /// character's joints, `hits` = its [`MAX_LEGS`] ground hits (caller-hit mode); `frame` =
 /// its foot-placement state and the frame time, when the rig has foot placement.
 ///
-/// The stages, with the same names in `shaders/foot_ik.wgsl`: [`find_ground`] (ground under
+/// The stages, with the same names in `shaders/kernels/foot_ik.wgsl`: [`find_ground`] (ground under
 /// each foot, the drop each needs) → [`drop_pelvis`] → [`solve_legs`] (leg IK per leg, with
 /// [`align_foot`] for the feet) → [`write_pose`] (the pelvis drops, everything below follows,
 /// legs turn) → [`measure_soles`]. With foot placement (`super::foot_placement`):

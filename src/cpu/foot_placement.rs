@@ -1,5 +1,5 @@
 //! Foot placement across frames, the temporal stages of crowd foot IK: the CPU twin of
-//! `shaders/foot_placement.wgsl` (same stage names), called by [`super::foot_ik`] when the
+//! `shaders/shared/foot_placement.wgsl` (same stage names), called by [`super::foot_ik`] when the
 //! rig has placement settings.
 //!
 //! Per character and frame (docs/ALGORITHMS.md, "Foot placement across frames"):
@@ -11,7 +11,7 @@
 //! released; the state's flags).
 //!
 //! About 520 lines, over the crate's ~500-line guide: the twin of the kernel's temporal
-//! stages (`shaders/foot_placement.wgsl`), read side by side with it.
+//! stages (`shaders/shared/foot_placement.wgsl`), read side by side with it.
 
 use glam::{Quat, Vec3, Vec4};
 

@@ -1,8 +1,8 @@
 //! The two-bone limb core shared by two-bone and pseudo three-bone IK: the CPU twin of
-//! `shaders/limb.wgsl`.
+//! `shaders/shared/limb.wgsl`.
 //!
 //! Stages (ozz-animation's, extended), one function each, with the same names in every twin
-//! (`shaders/limb.wgsl`, `cpu/wide/two_bone.rs`): `limb_setup` (bones, target axis, hinge)
+//! (`shaders/shared/limb.wgsl`, `cpu/wide/two_bone.rs`): `limb_setup` (bones, target axis, hinge)
 //! → `limb_reach` (stretch, soften, knee limits, `reached`) → `limb_mid_joint` (law of
 //! cosines, trig-free) → `limb_start_joint` (aim, bend plane from the pole mode, twist).
 //! Everything is in model space (`_ms` is implied); the result is the relative deltas `E0`
@@ -71,7 +71,7 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
 /// Settings must have passed [`check_limb_settings`].
 ///
 /// The stages, as in ozz-animation's `IKTwoBoneJob` and with the same names in
-/// `shaders/limb.wgsl` and the SIMD twin `cpu/wide/two_bone.rs`: [`limb_setup`] →
+/// `shaders/shared/limb.wgsl` and the SIMD twin `cpu/wide/two_bone.rs`: [`limb_setup`] →
 /// [`limb_reach`] → [`limb_mid_joint`] → [`limb_start_joint`]; weighting and the output
 /// records are the chain's finishing stage (`cpu/chain.rs`).
 pub(crate) fn solve_limb(

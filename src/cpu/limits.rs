@@ -1,5 +1,5 @@
 //! Joint limits (hinge, swing cone, twist) and the limited forward step shared by
-//! constrained FABRIK and CCD: the CPU twin of `shaders/limits.wgsl`.
+//! constrained FABRIK and CCD: the CPU twin of `shaders/shared/limits.wgsl`.
 //!
 //! Every limit acts on a joint's deviation from its rest local rotation,
 //! `D = rest⁻¹ · P⁻¹ · R` (`P` its parent's model rotation, `R` its own), with the joint's

@@ -1,6 +1,6 @@
 //! Crowd look-at: aims a small tree of joints (spine, neck, head, eyes) at a point, with
 //! yaw/pitch limits about each joint's rest frame and the up-vector constraint. The CPU twin
-//! of `shaders/look_at.wgsl`; see [`LookAtChain`] for the contract.
+//! of `shaders/kernels/look_at.wgsl`; see [`LookAtChain`] for the contract.
 //!
 //! Joints are solved in record order. Joint `i` first follows its parent's turn (its FK
 //! position and rotation carried by the parent's total model-space delta), then aims its

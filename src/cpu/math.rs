@@ -1,4 +1,4 @@
-//! Vector and quaternion helpers: the CPU twin of `shaders/math.wgsl`.
+//! Vector and quaternion helpers: the CPU twin of `shaders/shared/math.wgsl`.
 //!
 //! Every function here has a WGSL function of the same name, written to read line for line
 //! alike; singular branches are copied from glam (`Quat::from_rotation_arc`,

@@ -1,5 +1,5 @@
-//! The CPU reference path (glam). Every GPU kernel in `shaders/` has its twin here with the
-//! same name (`shaders/<name>.wgsl` ↔ `<name>.rs`), plus the stages they share (`math`,
+//! The CPU reference path (glam). Every GPU kernel in `shaders/kernels/` has its twin here with the
+//! same name (`shaders/kernels/<name>.wgsl` ↔ `<name>.rs`), plus the stages they share (`math`,
 //! `chain`, `limb`, `limits`, `aim`). The batch jobs below run them over slices, on one
 //! thread or on all (rayon), with no per-chain allocation. On x86-64 CPUs with AVX-512 or
 //! AVX2 the jobs that have one run an SoA batch path (`wide`, 16 or 32 chains per group, one

@@ -1,6 +1,6 @@
 //! Multi-effector FABRIK on a joint tree (Aristidou and Lasenby, "FABRIK: a fast, iterative
 //! solver for the inverse kinematics problem", 2011, section on multiple end effectors):
-//! the CPU twin of `shaders/multi_fabrik.wgsl`.
+//! the CPU twin of `shaders/kernels/multi_fabrik.wgsl`.
 //!
 //! Each iteration:
 //! - **Backward** (tips to root, reverse record order): an effector joint goes to its

@@ -1,4 +1,4 @@
-//! Skinning palette: the CPU twin of `shaders/palette.wgsl`.
+//! Skinning palette: the CPU twin of `shaders/kernels/palette.wgsl`.
 
 use glam::{Mat4, Quat};
 
@@ -58,7 +58,7 @@ fn joint_matrix(p: &JointPose) -> Mat4 {
     Mat4::from_rotation_translation(rotation, v3(finite_point(p.position_ms)))
 }
 
-/// A character's model → world matrix, as `shaders/palette.wgsl`'s `root_matrix`.
+/// A character's model → world matrix, as `shaders/kernels/palette.wgsl`'s `root_matrix`.
 fn root_matrix(ch: &CharacterInput) -> Mat4 {
     let t = v3(finite_point([ch.root_ws[0], ch.root_ws[1], ch.root_ws[2], 1.0]));
     let s = ch.root_ws[3];

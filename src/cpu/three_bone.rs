@@ -1,5 +1,5 @@
 //! Pseudo three-bone IK (docs/ALGORITHMS.md, "Pseudo three-bone IK"): the CPU twin of
-//! `shaders/three_bone.wgsl`.
+//! `shaders/kernels/three_bone.wgsl`.
 
 use glam::Quat;
 

@@ -1,4 +1,4 @@
-//! Two-bone IK: the CPU twin of `shaders/two_bone.wgsl`.
+//! Two-bone IK: the CPU twin of `shaders/kernels/two_bone.wgsl`.
 
 use glam::Quat;
 

@@ -171,7 +171,7 @@ impl Heightfield {
     }
 
     /// Height and unit normal at world `(x, z)`, or `None` outside the grid or over a hole.
-    /// The CPU twin of `sample_heightfield` in `shaders/foot_ik.wgsl`.
+    /// The CPU twin of `sample_heightfield` in `shaders/kernels/foot_ik.wgsl`.
     #[must_use]
     pub fn sample(&self, x: f32, z: f32) -> Option<(f32, Vec3)> {
         sample_heightfield(
@@ -184,7 +184,7 @@ impl Heightfield {
     }
 }
 
-/// The CPU twin of `sample_heightfield` in `shaders/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
+/// The CPU twin of `sample_heightfield` in `shaders/kernels/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
 /// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
 /// `ground` = origin X, origin Z, cell size.
 #[must_use]

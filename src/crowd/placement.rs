@@ -207,7 +207,7 @@ impl FootPlacement {
 }
 
 /// One leg of a [`CharacterState`]. 112 bytes. Keep in sync with `LegState` in
-/// `shaders/crowd.wgsl`.
+/// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
 /// it is not (the locked point and the release offset, the locked heading and the heading
@@ -245,7 +245,7 @@ pub struct LegState {
 /// One character's foot-placement state, read and written every frame by both twins (the
 /// GPU keeps it in its own buffer across frames). 480 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
-/// `CharacterState` in `shaders/crowd.wgsl`.
+/// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CharacterState {
@@ -305,7 +305,7 @@ pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
 /// This frame's time for foot placement, as both twins read it: the frame time and each
 /// spring's decay over it, `e^{−y·dt}` with `y = 2 ln 2 / half-life`, computed once per
 /// frame on the host (so the twins use the same bits). 16 bytes. Keep in sync with
-/// `FrameInput` in `shaders/crowd.wgsl`.
+/// `FrameInput` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FrameInput {

@@ -1,5 +1,5 @@
 //! The crowd's records, shared byte for byte by the CPU foot-IK job and the WGSL kernel
-//! (`shaders/crowd.wgsl`; `tests/layout.rs` checks every layout with naga).
+//! (`shaders/shared/crowd.wgsl`; `tests/layout.rs` checks every layout with naga).
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
@@ -8,7 +8,7 @@ use super::MAX_LEGS;
 use crate::records::v3;
 
 /// One joint of a model-space pose (as an animation system's local-to-model pass writes it).
-/// 32 bytes. Keep in sync with `JointPose` in `shaders/records.wgsl`.
+/// 32 bytes. Keep in sync with `JointPose` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct JointPose {
@@ -37,7 +37,7 @@ impl JointPose {
 }
 
 /// One character of the crowd this frame. 48 bytes.
-/// Keep in sync with `CharacterInput` in `shaders/crowd.wgsl`.
+/// Keep in sync with `CharacterInput` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct CharacterInput {
@@ -97,7 +97,7 @@ impl CharacterInput {
 
 /// A ground hit the caller found with its own physics ray cast, one per character and leg
 /// (`characters × MAX_LEGS`, leg-major within a character). 32 bytes.
-/// Keep in sync with `GroundHit` in `shaders/crowd.wgsl`.
+/// Keep in sync with `GroundHit` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GroundHit {
@@ -121,7 +121,7 @@ impl GroundHit {
 }
 
 /// Per-character result of a foot-IK frame. 64 bytes.
-/// Keep in sync with `FootResult` in `shaders/crowd.wgsl`.
+/// Keep in sync with `FootResult` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FootResult {
@@ -185,7 +185,7 @@ pub mod foot {
 }
 
 /// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in
-/// `shaders/crowd.wgsl`.
+/// `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct SolverLeg {
@@ -208,7 +208,7 @@ pub struct SolverLeg {
 }
 
 /// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
-/// the CPU job from memory. 544 bytes. Keep in sync with `SolverRig` in `shaders/crowd.wgsl`.
+/// the CPU job from memory. 544 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct SolverRig {

@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use super::error::GpuError;
 
 /// Per-dispatch parameters (a uniform of every kernel). Keep in sync with `DispatchParams`
-/// in `shaders/records.wgsl` (`tests/layout.rs` checks it).
+/// in `shaders/shared/records.wgsl` (`tests/layout.rs` checks it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct DispatchParams {

@@ -40,7 +40,7 @@ pub(super) const FRAME_OFFSET: u64 = std::mem::size_of::<SolverRig>() as u64;
 const TABLE_OFFSET: u64 = FRAME_OFFSET + std::mem::size_of::<FrameInput>() as u64;
 
 /// The foot-IK kernel for this device: with `SHADER_INT64`, the variant that moves the
-/// foot-placement state as 64-bit words (`shaders/foot_state_wide.wgsl`: the same bytes and
+/// foot-placement state as 64-bit words (`shaders/shared/foot_state_wide.wgsl`: the same bytes and
 /// the same results, bit for bit; half the per-lane work on lavapipe, BENCHMARKS.md).
 fn foot_ik_source(device: &wgpu::Device) -> &'static str {
     if device.features().contains(wgpu::Features::SHADER_INT64) {

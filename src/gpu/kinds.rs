@@ -11,19 +11,19 @@ use crate::records::{
 /// The chain kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
-    /// `shaders/two_bone.wgsl`.
+    /// `shaders/kernels/two_bone.wgsl`.
     TwoBone = 0,
-    /// `shaders/three_bone.wgsl`.
+    /// `shaders/kernels/three_bone.wgsl`.
     ThreeBone = 1,
-    /// `shaders/fabrik.wgsl` (fixed iterations).
+    /// `shaders/kernels/fabrik.wgsl` (fixed iterations).
     Fabrik = 2,
-    /// `shaders/constrained_fabrik.wgsl` (joint limits, fixed iterations).
+    /// `shaders/kernels/constrained_fabrik.wgsl` (joint limits, fixed iterations).
     ConstrainedFabrik = 3,
-    /// `shaders/ccd.wgsl` (fixed iterations).
+    /// `shaders/kernels/ccd.wgsl` (fixed iterations).
     Ccd = 4,
-    /// `shaders/look_at.wgsl` (crowd look-at).
+    /// `shaders/kernels/look_at.wgsl` (crowd look-at).
     LookAt = 5,
-    /// `shaders/multi_fabrik.wgsl` (multi-effector FABRIK on a joint tree).
+    /// `shaders/kernels/multi_fabrik.wgsl` (multi-effector FABRIK on a joint tree).
     MultiFabrik = 6,
 }
 

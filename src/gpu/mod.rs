@@ -1,4 +1,4 @@
-//! The GPU path (wgpu): every kernel of `shaders/` behind an object that keeps its buffers
+//! The GPU path (wgpu): every kernel of `shaders/kernels/` behind an object that keeps its buffers
 //! and pipelines across frames.
 //!
 //! | file | what |

@@ -13,7 +13,7 @@ use crate::bvh::Clip;
 use crate::crowd::{JointPose, NONE};
 
 /// Per-dispatch parameters of the clip sampler (a uniform). Keep in sync with `ClipParams`
-/// in `shaders/clip_sample.wgsl` (`tests/layout.rs` checks it).
+/// in `shaders/kernels/clip_sample.wgsl` (`tests/layout.rs` checks it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ClipParams {

@@ -7,7 +7,7 @@ use glam::Vec3;
 use super::{option, v3, BendMode, PoleMode};
 
 /// Settings shared by the two-bone and pseudo three-bone limbs: target, bend plane, hinge,
-/// limits and weight. 80 bytes. Keep in sync with `LimbSettings` in `shaders/records.wgsl`.
+/// limits and weight. 80 bytes. Keep in sync with `LimbSettings` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct LimbSettings {

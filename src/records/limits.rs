@@ -42,7 +42,7 @@ pub mod limit {
 }
 
 /// One joint's limit: its rest frame, axis and angles (see the module docs). 48 bytes.
-/// Keep in sync with `JointLimit` in `shaders/records.wgsl`.
+/// Keep in sync with `JointLimit` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct JointLimit {
@@ -62,7 +62,7 @@ pub struct JointLimit {
 assert_layout!(JointLimit, 48, rest == 0, axis == 16, range == 32);
 
 /// The limits of a chain's joints. 800 bytes. Keep in sync with `ChainLimits` in
-/// `shaders/records.wgsl`.
+/// `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ChainLimits {
@@ -150,8 +150,8 @@ impl ChainLimits {
 }
 
 /// A FABRIK chain with joint limits, solved by constrained FABRIK (the limits applied in
-/// every forward pass; `shaders/constrained_fabrik.wgsl`). 1 360 bytes. Keep in sync with
-/// `ConstrainedFabrikChain` in `shaders/records.wgsl`.
+/// every forward pass; `shaders/kernels/constrained_fabrik.wgsl`). 1 360 bytes. Keep in sync with
+/// `ConstrainedFabrikChain` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ConstrainedFabrikChain {
@@ -162,8 +162,8 @@ pub struct ConstrainedFabrikChain {
 }
 assert_layout!(ConstrainedFabrikChain, 1360, chain == 0, limits == 560);
 
-/// A chain solved by CCD (cyclic coordinate descent; `shaders/ccd.wgsl`). 1 360 bytes.
-/// Keep in sync with `CcdChain` in `shaders/records.wgsl`.
+/// A chain solved by CCD (cyclic coordinate descent; `shaders/kernels/ccd.wgsl`). 1 360 bytes.
+/// Keep in sync with `CcdChain` in `shaders/shared/records.wgsl`.
 ///
 /// `chain.params`: `x` = precision (reached within it; the CPU's converge mode stops
 /// there), `y` = the most one joint turns per visit, radians (Unreal's "Rotation Limit

@@ -1,5 +1,5 @@
 //! The look-at record: a small tree of joints (spine, neck, head, eyes) that turn toward one
-//! point of interest, solved per character by `shaders/look_at.wgsl` and its CPU twin
+//! point of interest, solved per character by `shaders/kernels/look_at.wgsl` and its CPU twin
 //! `cpu::look_at`.
 //!
 //! Each joint aims its own `forward` axis (in its local frame) from its own position at the
@@ -34,7 +34,7 @@ pub const MAX_LOOK_AT_JOINTS: usize = c::MAX_LOOK_AT_JOINTS as usize;
 pub const NO_PARENT: u32 = c::LOOK_AT_NO_PARENT;
 
 /// A look-at record (see the module docs). 448 bytes. Keep in sync with `LookAtChain` in
-/// `shaders/records.wgsl`.
+/// `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct LookAtChain {

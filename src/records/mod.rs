@@ -1,6 +1,6 @@
 //! Chain records shared byte-for-byte by the CPU reference and the WGSL kernels.
 //!
-//! Keep in sync with `shaders/records.wgsl`: every struct here has a WGSL twin with the same
+//! Keep in sync with `shaders/shared/records.wgsl`: every struct here has a WGSL twin with the same
 //! name and member order. Only 16-byte members (`[f32; 4]`, `[u32; 4]`) are used, so the
 //! WGSL storage layout has no padding surprises; scalars ride in the `.w` of a vector.
 //! Field offsets are asserted at compile time below, and `tests/layout.rs` checks them
@@ -107,7 +107,10 @@ pub mod option {
     /// Without it a hinge bends only in the plane the FK pose gave it (the forward pass never
     /// rolls a bone), and an arm whose elbow is a hinge cannot reach out of that plane.
     pub const ALIGN_HINGES: u32 = crate::constants::OPT_ALIGN_HINGES;
-    /// Every bit a solver knows; any other bit set is [`crate::ChainError::InvalidParameter`].
+    /// The bits a limb (two-bone, pseudo three-bone) knows: `KNEE_LIMITS`,
+    /// `KEEP_END_ROTATION`, `COPY_MID_ROTATION`, `MIRRORED`; any other bit set in a limb's
+    /// option word is [`crate::ChainError::InvalidParameter`]. Each chain kind's own bits
+    /// are named on the bits above.
     pub const ALL: u32 = crate::constants::OPT_ALL;
 }
 
@@ -163,7 +166,7 @@ pub use multi_fabrik::{MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_T
 pub use solved::{FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneSolved};
 
 /// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.
-/// Keep in sync with `TwoBoneChain` in `shaders/records.wgsl`.
+/// Keep in sync with `TwoBoneChain` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct TwoBoneChain {
@@ -181,7 +184,7 @@ pub struct TwoBoneChain {
 assert_layout!(TwoBoneChain, 192, joints_ms == 0, rotations_ms == 48, limb == 96, effector_offset == 176);
 
 /// A pseudo three-bone limb (quadruped leg: hip, knee, hock, hoof tip) and its settings.
-/// 224 bytes. Keep in sync with `ThreeBoneChain` in `shaders/records.wgsl`.
+/// 224 bytes. Keep in sync with `ThreeBoneChain` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ThreeBoneChain {
@@ -198,7 +201,7 @@ pub struct ThreeBoneChain {
 assert_layout!(ThreeBoneChain, 224, joints_ms == 0, rotations_ms == 64, limb == 128, blend == 208);
 
 /// A FABRIK chain of 2 to [`MAX_FABRIK_JOINTS`] joints with a fixed base. 560 bytes.
-/// Keep in sync with `FabrikChain` in `shaders/records.wgsl`.
+/// Keep in sync with `FabrikChain` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct FabrikChain {

@@ -1,6 +1,6 @@
 //! The multi-effector FABRIK record: a small joint tree (up to 32 joints) with up to 4 end
 //! effectors, e.g. a spine with two arms and a head, or a quadruped's spine with four legs.
-//! Solved by `shaders/multi_fabrik.wgsl` and its CPU twin `cpu::multi_fabrik`.
+//! Solved by `shaders/kernels/multi_fabrik.wgsl` and its CPU twin `cpu::multi_fabrik`.
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
@@ -14,7 +14,7 @@ pub const MAX_TREE_JOINTS: usize = c::MAX_TREE_JOINTS as usize;
 pub const MAX_EFFECTORS: usize = c::MAX_EFFECTORS as usize;
 
 /// A joint tree solved by multi-effector FABRIK. 1 168 bytes. Keep in sync with
-/// `MultiFabrikChain` in `shaders/records.wgsl`.
+/// `MultiFabrikChain` in `shaders/shared/records.wgsl`.
 ///
 /// Joint 0 is the root (fixed at its FK position); every other joint names a parent with
 /// a smaller index, so parents come before their children. Each effector is a joint (not

@@ -8,7 +8,7 @@ use super::{v3, MAX_FABRIK_JOINTS};
 /// The solved pose of an `N`-joint chain.
 ///
 /// Keep in sync with `TwoBoneSolved` (`N` = 3), `ThreeBoneSolved` (4) and `FabrikSolved`
-/// (16) in `shaders/records.wgsl`.
+/// (16) in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SolvedChain<const N: usize> {

@@ -203,7 +203,7 @@ pub fn device() -> Option<(wgpu::Device, wgpu::Queue)> {
 
 /// The devices the foot-placement tests run on, each with a name: one without optional
 /// features (the kernel that moves the state as 32-bit words) and, where the adapter has
-/// `SHADER_INT64`, one with it (the 64-bit-word kernel, `shaders/foot_state_wide.wgsl`). In
+/// `SHADER_INT64`, one with it (the 64-bit-word kernel, `shaders/shared/foot_state_wide.wgsl`). In
 /// CI a CPU adapter (lavapipe) must offer the second: both kernels are tested there.
 pub fn state_devices() -> Vec<(wgpu::Device, wgpu::Queue, &'static str)> {
     let Some((device, queue)) = device() else { return Vec::new() };

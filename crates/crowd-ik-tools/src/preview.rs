@@ -2,7 +2,8 @@
 //! drawn as one box per bone, rigidly skinned through a skinning palette
 //! ([`crowd_ik::gpu::PaletteBuilder`]). It shows how a renderer consumes the crate's GPU
 //! outputs, and lets tests check rendered feet against the terrain. Shader:
-//! `shaders/preview.wgsl` of `crowd-ik` (validated by its build, `gpu::shaders::PREVIEW_WGSL`).
+//! `shaders/preview.wgsl` of this crate, after crowd-ik's `crowd` module ([`preview_wgsl`];
+//! `tests/layout.rs` of crowd-ik validates it).
 
 use crowd_ik::crowd::{Heightfield, JointPose};
 use crowd_ik::glam::{Mat4, Vec2, Vec3};
@@ -80,8 +81,15 @@ impl Camera {
     }
 }
 
+/// The preview renderer's WGSL: crowd-ik's `crowd` module (the records it reads), then this
+/// crate's `shaders/preview.wgsl`.
+#[must_use]
+pub fn preview_wgsl() -> String {
+    format!("{}\n{}", crowd_ik::gpu::shaders::CROWD_WGSL, include_str!("../shaders/preview.wgsl"))
+}
+
 /// The camera as the preview shader reads it (a uniform). Keep in sync with `Camera` in
-/// `shaders/preview.wgsl` (`tests/layout.rs` checks it).
+/// `shaders/preview.wgsl` (crowd-ik's `tests/layout.rs` checks it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CameraUniform {
@@ -250,7 +258,7 @@ impl Preview {
         let scope = ErrorScopes::push(device);
         let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("preview"),
-            source: wgpu::ShaderSource::Wgsl(crowd_ik::gpu::shaders::PREVIEW_WGSL.into()),
+            source: wgpu::ShaderSource::Wgsl(preview_wgsl().into()),
         });
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("preview"),

@@ -3,7 +3,7 @@
 //! `atan2` and the angle clamp it needs, and the per-lane prepared record the limited
 //! kernels transpose. Every lane evaluates its limit branch-free: the hinge's or the twist's
 //! angle (one `atan2`, clamp and rebuild, the inputs chosen per lane as
-//! `shaders/limits.wgsl` does; the same operations on the same values as the scalar
+//! `shaders/shared/limits.wgsl` does; the same operations on the same values as the scalar
 //! branches), then the cone; a group whose lanes are all hinges, or have no cone, skips
 //! what none of them needs.
 
@@ -297,7 +297,7 @@ fn clamp_angle(a: F, lo: F, hi: F) -> F {
 
 /// `cpu::limits::limit_deviation` over lanes: the same operations on the same values as
 /// its branches (the hinge's and the twist's angle share one `atan2`, as in
-/// `shaders/limits.wgsl`; multiplying by 1.0 is exact).
+/// `shaders/shared/limits.wgsl`; multiplying by 1.0 is exact).
 #[inline(always)]
 pub(crate) fn limit_deviation(d: Q, l: &LaneLimit) -> Q {
     let d = d.w.lt(0.0).sel(d.neg(), d);

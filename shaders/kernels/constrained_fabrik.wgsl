@@ -1,5 +1,5 @@
 // Constrained FABRIK kernel (joint limits): the WGSL twin of src/cpu/constrained_fabrik.rs
-// (FabrikMode::Fixed). Built per joint count like shaders/fabrik.wgsl (see its header), its
+// (FabrikMode::Fixed). Built per joint count like shaders/kernels/fabrik.wgsl (see its header), its
 // forward pass unrolled, so every per-joint array is indexed by constants (indexed by the
 // loop counter, lavapipe read and wrote them lane by lane: 22 % of this kernel's time). A
 // 16-joint variant takes seconds to compile on lavapipe; pipelines are built per joint

@@ -1,5 +1,5 @@
 // CCD kernel with per-visit caps and total joint limits: the WGSL twin of src/cpu/ccd.rs
-// (fixed iterations). Built per joint count like shaders/fabrik.wgsl (see its header): its
+// (fixed iterations). Built per joint count like shaders/kernels/fabrik.wgsl (see its header): its
 // sweeps are unrolled, so every per-joint array is indexed by constants (indexed by a loop
 // counter, lavapipe reads and writes them lane by lane). Built twice more per joint count:
 // the sweep order is the override constant ROOT_FIRST, so a pipeline carries one sweep

@@ -7,7 +7,7 @@
 #import chain
 
 // Zeroes the slots from joint n up to the joints the record held before (its status.w;
-// see the top of shaders/fabrik.wgsl). Call before writing the record's new status.
+// see the top of shaders/kernels/fabrik.wgsl). Call before writing the record's new status.
 fn clear_past(i: u32, n: u32) {
     let held = min(solved[i].status.w, MAX_FABRIK_JOINTS);
     for (var k = n; k < held; k++) {

@@ -60,7 +60,7 @@ var<private> frame: FrameInput;
 @group(0) @binding(4) var<storage, read_write> results: array<FootResult>;
 @group(0) @binding(5) var<storage, read> heights: array<f32>;
 @group(0) @binding(6) var<storage, read> hits: array<GroundHit>;
-// Foot placement's state buffer, binding 7: shaders/foot_state.wgsl.
+// Foot placement's state buffer, binding 7: shaders/shared/foot_state.wgsl.
 @group(0) @binding(8) var<uniform> dispatch: DispatchParams;
 
 struct Ground {
@@ -503,7 +503,7 @@ var<private> rel: array<vec4<f32>, 12>;   // weighted deltas of hip, knee, ankle
 
 // The stages as in src/cpu/foot_ik.rs (same names): find_ground -> drop_pelvis ->
 // solve_legs (align_foot for the feet) -> write_pose -> measure_soles; with foot placement
-// (shaders/foot_placement.wgsl) begin_placement first, place_feet and spring_pelvis instead
+// (shaders/shared/foot_placement.wgsl) begin_placement first, place_feet and spring_pelvis instead
 // of the stateless targets and drop_pelvis, end_placement last.
 fn solve_character(c: u32) {
     let n = rig.header.x;

@@ -1,5 +1,5 @@
 // Crowd foot-IK records, shared byte for byte with the CPU twin (src/crowd/records.rs):
-// read by shaders/foot_ik.wgsl and src/cpu/foot_ik.rs alike, and by the preview renderer.
+// read by shaders/kernels/foot_ik.wgsl and src/cpu/foot_ik.rs alike, and by the preview renderer.
 // tests/layout.rs checks every layout with naga.
 
 #import records

@@ -1,9 +1,8 @@
 // Preview renderer (crates/crowd-ik-tools/src/preview.rs): a lit heightfield and characters drawn as one box
-// per bone, rigidly skinned through the skinning palette written by palette.wgsl. This is a
-// render shader, not a solver kernel: it has no CPU twin. It doubles as the reference for the
-// skinning snippet in docs/renderer.md.
-
-#import crowd
+// per bone, rigidly skinned through the skinning palette written by crowd-ik's palette kernel.
+// This is a render shader, not a solver kernel: it has no CPU twin. It doubles as the
+// reference for the skinning snippet in docs/renderer.md. `preview::preview_wgsl()` puts
+// crowd-ik's `crowd` module (`crowd_ik::gpu::shaders::CROWD_WGSL`) before it.
 
 // Keep in sync with CameraUniform in crates/crowd-ik-tools/src/preview.rs (tests/layout.rs).
 struct Camera {

@@ -1,6 +1,6 @@
 // Foot placement across frames: the temporal stages of the foot_ik kernel, the WGSL twin of
-// src/cpu/foot_placement.rs (same stage names). Part of shaders/foot_ik.wgsl: it reads that
-// kernel's bindings (rb, pose_in, heights), its state buffer's accessors (shaders/foot_state.wgsl)
+// src/cpu/foot_placement.rs (same stage names). Part of shaders/kernels/foot_ik.wgsl: it reads that
+// kernel's bindings (rb, pose_in, heights), its state buffer's accessors (shaders/shared/foot_state.wgsl)
 // and per-invocation variables (ground, res).
 
 #import crowd

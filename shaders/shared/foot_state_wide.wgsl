@@ -1,5 +1,5 @@
 // The foot-placement state buffer of the foot_ik kernel as 64-bit words: the same bytes as
-// shaders/foot_state.wgsl (little-endian: word 2k in the low half of 64-bit word k), for
+// shaders/shared/foot_state.wgsl (little-endian: word 2k in the low half of 64-bit word k), for
 // devices with SHADER_INT64. Mesa's lavapipe reads and writes a storage buffer at a
 // per-invocation address one component and one SIMD lane at a time, so a vec4 moved as two
 // 64-bit components instead of four 32-bit ones halves that work (BENCHMARKS.md); the values
