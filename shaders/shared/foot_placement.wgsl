@@ -504,7 +504,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
             let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig.params.w;
             // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
             let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
-            need_ahead = max(-gap - tolerance, 0.0) * (1.0 - w);
+            // Only while the animation swings the foot: a foot it plants looks no further.
+            need_ahead = max(-gap - tolerance, 0.0) * (1.0 - max(w, clamp(ch.foot_weights[l], 0.0, 1.0)));
         }
         let lift_goal = max(need, need_ahead);
         var lift = vec2<f32>(lift_goal, 0.0);

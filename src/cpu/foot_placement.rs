@@ -462,7 +462,8 @@ pub(crate) fn place_feet(
                 let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
                 // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
                 let gap = foot_gap(rig, g, leg, ahead, foot, (gp, gn), true);
-                need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w);
+                // Only while the animation swings the foot: a foot it plants looks no further.
+                need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w.max(ch.foot_weights[l].clamp(0.0, 1.0)));
             }
             let goal = need.max(need_ahead);
             let (mut lift, mut lv) = (goal, 0.0);
