@@ -32,6 +32,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy::log::warn;
 use bevy::pbr::prepare_skins;
 use bevy::prelude::*;
@@ -201,11 +202,24 @@ pub struct CrowdIkReport {
     pub ik_gpu_ms: Option<f64>,
 }
 
-/// [`CrowdIkReport`] of the last frame, readable from the main world.
+/// [`CrowdIkReport`] of the last frame, readable from the main world. Its figures are also
+/// Bevy diagnostics (in `DiagnosticsStore`, under the paths below), updated every frame in
+/// [`CrowdIkSystems::Diagnostics`].
 #[derive(Resource, Clone, Default)]
 pub struct CrowdIkDiagnostics(pub Arc<Mutex<CrowdIkReport>>);
 
 impl CrowdIkDiagnostics {
+    /// Characters solved last frame.
+    pub const CHARACTERS: DiagnosticPath = DiagnosticPath::const_new("crowd_ik/characters");
+    /// Characters skipped last frame.
+    pub const SKIPPED: DiagnosticPath = DiagnosticPath::const_new("crowd_ik/skipped");
+    /// CPU time of the extract step, milliseconds.
+    pub const EXTRACT_MS: DiagnosticPath = DiagnosticPath::const_new("crowd_ik/extract_ms");
+    /// CPU time of the render-world step, milliseconds.
+    pub const RENDER_MS: DiagnosticPath = DiagnosticPath::const_new("crowd_ik/render_ms");
+    /// Device time of the foot-IK passes, milliseconds (with [`CrowdIk::gpu_timing`]).
+    pub const IK_GPU_MS: DiagnosticPath = DiagnosticPath::const_new("crowd_ik/ik_gpu_ms");
+
     /// A copy of the last report.
     #[must_use]
     pub fn report(&self) -> CrowdIkReport {
@@ -213,14 +227,44 @@ impl CrowdIkDiagnostics {
     }
 }
 
-/// The plugin: extract and render-world systems, on Bevy's device. Needs Bevy's render and
-/// PBR plugins (skinning), e.g. `DefaultPlugins`.
+/// The plugin's systems, to order an app's own systems against.
+///
+/// A frame runs them in this order: [`ClearResets`](Self::ClearResets) (main world, `First`),
+/// the app's `Update` and Bevy's animation and transform propagation (`PostUpdate`), then
+/// [`Diagnostics`](Self::Diagnostics) (main world, `Last`); [`Extract`](Self::Extract)
+/// (Bevy's `ExtractSchedule`: reads the characters' `GlobalTransform`s, so after transform
+/// propagation); [`Solve`](Self::Solve) (render world, in `RenderSystems::PrepareResources`
+/// after Bevy's `prepare_skins`, so the IK overwrites the joint matrices Bevy has just
+/// uploaded). A system that sets foot weights, ground hits or a reset runs in `Update` (or
+/// anywhere before `Last`); one that reads last frame's report runs after
+/// [`Diagnostics`](Self::Diagnostics).
+#[derive(bevy::ecs::schedule::SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CrowdIkSystems {
+    /// Clears the reset requests the last frame extracted (`First`).
+    ClearResets,
+    /// Gathers the characters (`ExtractSchedule`).
+    Extract,
+    /// Records pose, foot IK and the skinning matrices on Bevy's device (`Render`).
+    Solve,
+    /// Publishes the last report as Bevy diagnostics (`Last`).
+    Diagnostics,
+}
+
+/// The plugin: extract and render-world systems, on Bevy's device, in [`CrowdIkSystems`].
+/// Needs Bevy's render and PBR plugins (skinning), e.g. `DefaultPlugins`.
 pub struct CrowdIkPlugin;
 
 impl Plugin for CrowdIkPlugin {
     fn build(&self, app: &mut App) {
         let diagnostics = CrowdIkDiagnostics::default();
-        app.insert_resource(diagnostics.clone()).add_systems(First, clear_resets);
+        app.insert_resource(diagnostics.clone())
+            .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::CHARACTERS))
+            .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::SKIPPED))
+            .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::EXTRACT_MS).with_suffix(" ms"))
+            .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::RENDER_MS).with_suffix(" ms"))
+            .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::IK_GPU_MS).with_suffix(" ms"))
+            .add_systems(First, clear_resets.in_set(CrowdIkSystems::ClearResets))
+            .add_systems(Last, publish_diagnostics.in_set(CrowdIkSystems::Diagnostics));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             warn!("CrowdIkPlugin: no render app (add it after Bevy's RenderPlugin); crowd IK is off");
             return;
@@ -229,8 +273,29 @@ impl Plugin for CrowdIkPlugin {
             .insert_resource(diagnostics)
             .init_resource::<ExtractedCrowd>()
             .init_resource::<CrowdIkGpu>()
-            .add_systems(ExtractSchedule, extract::extract_crowd)
-            .add_systems(Render, render::solve_crowd.in_set(RenderSystems::PrepareResources).after(prepare_skins));
+            .add_systems(ExtractSchedule, extract::extract_crowd.in_set(CrowdIkSystems::Extract))
+            .add_systems(
+                Render,
+                render::solve_crowd
+                    .in_set(CrowdIkSystems::Solve)
+                    .in_set(RenderSystems::PrepareResources)
+                    .after(prepare_skins),
+            );
+    }
+}
+
+/// The last report's figures as Bevy diagnostics (none before the first solved frame).
+fn publish_diagnostics(shared: Res<CrowdIkDiagnostics>, mut diagnostics: Diagnostics) {
+    let Ok(report) = shared.0.lock() else { return };
+    if report.frames == 0 {
+        return;
+    }
+    diagnostics.add_measurement(&CrowdIkDiagnostics::CHARACTERS, || report.characters as f64);
+    diagnostics.add_measurement(&CrowdIkDiagnostics::SKIPPED, || report.skipped.len() as f64);
+    diagnostics.add_measurement(&CrowdIkDiagnostics::EXTRACT_MS, || report.extract_ms);
+    diagnostics.add_measurement(&CrowdIkDiagnostics::RENDER_MS, || report.render_ms);
+    if let Some(ms) = report.ik_gpu_ms {
+        diagnostics.add_measurement(&CrowdIkDiagnostics::IK_GPU_MS, || ms);
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::RenderTarget;
+use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::math::{Mat4, Vec2, Vec3};
 use bevy::pbr::SkinUniforms;
 use bevy::prelude::*;
@@ -18,7 +19,9 @@ use bevy::window::ExitCondition;
 use bevy_crowd_ik::crowd_ik::crowd::{Ground, Heightfield, JointPose};
 use bevy_crowd_ik::crowd_ik::wgpu;
 use bevy_crowd_ik::mesh::{bone_boxes, box_mesh, inverse_bindposes, local_transforms, spawn_skinned};
-use bevy_crowd_ik::{CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkGpu, CrowdIkPlugin, GpuClip, PoseSource};
+use bevy_crowd_ik::{
+    CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkGpu, CrowdIkPlugin, CrowdIkSystems, GpuClip, PoseSource,
+};
 use crowd_ik_tools::scene::{biped_parents, biped_rig, walk_pose, FOOT_HEIGHT};
 use crowd_ik_tools::terrain::hills;
 
@@ -75,7 +78,10 @@ fn app_on(ground: Ground, poses: PoseSource, enabled: bool) -> App {
     .add_plugins(CrowdIkPlugin);
     let mut settings = CrowdIk::new(biped_rig(), ground, poses);
     settings.enabled = enabled;
-    app.insert_resource(settings).add_systems(Startup, setup);
+    app.insert_resource(settings)
+        .init_resource::<SeenDiagnostics>()
+        .add_systems(Startup, setup)
+        .add_systems(Last, see_diagnostics.after(CrowdIkSystems::Diagnostics));
     app.finish();
     app.cleanup();
     app
@@ -265,6 +271,22 @@ fn fk_from_world(app: &App, character: Entity) -> Vec<JointPose> {
         .collect()
 }
 
+/// The plugin's diagnostics as an app system ordered after [`CrowdIkSystems::Diagnostics`]
+/// reads them.
+#[derive(Resource, Default)]
+struct SeenDiagnostics {
+    characters: Option<f64>,
+    skipped: Option<f64>,
+    render_ms: Option<f64>,
+}
+
+fn see_diagnostics(store: Res<DiagnosticsStore>, mut seen: ResMut<SeenDiagnostics>) {
+    let value = |path: &DiagnosticPath| store.get_measurement(path).map(|m| m.value);
+    seen.characters = value(&CrowdIkDiagnostics::CHARACTERS);
+    seen.skipped = value(&CrowdIkDiagnostics::SKIPPED);
+    seen.render_ms = value(&CrowdIkDiagnostics::RENDER_MS);
+}
+
 fn run(app: &mut App, frames: usize) {
     for _ in 0..frames {
         app.update();
@@ -279,6 +301,11 @@ fn ik_puts_bevy_skinned_soles_on_the_ground() {
         run(&mut on, 4);
         let report = on.world().resource::<CrowdIkDiagnostics>().report();
         assert_eq!(report.characters, SIDE * SIDE, "{name}: {report:?}");
+        // The same figures as Bevy diagnostics, read by a system ordered after the plugin's.
+        let seen = on.world().resource::<SeenDiagnostics>();
+        assert_eq!(seen.characters, Some((SIDE * SIDE) as f64), "{name}: {report:?}");
+        assert_eq!(seen.skipped, Some(0.0), "{name}: {report:?}");
+        assert!(seen.render_ms.is_some_and(|ms| ms >= 0.0), "{name}: {report:?}");
         assert!(report.skipped.is_empty() && report.last_error.is_none(), "{name}: {report:?}");
         let matrices = skin_matrices(&mut on, 0);
         assert_matches_cpu_twin(&on, &matrices, true);
