@@ -83,6 +83,10 @@ mod shaders {
     /// The kernels built once per joint count (every other kernel is built once).
     const PER_JOINT_COUNT: &[&str] = &["fabrik", "constrained_fabrik", "ccd"];
 
+    /// Shared modules that are the per-joint-count kernels' template stages: they use their
+    /// kernel's `N` and output bindings, so they are validated only inside those kernels.
+    const TEMPLATE_STAGES: &[&str] = &["fabrik_chain", "limited_chain"];
+
     /// Shared modules exported on their own (`<NAME>_WGSL`), each validated alone.
     const EXPORTED_MODULES: &[&str] = &["records", "limits", "aim", "crowd"];
 
@@ -300,6 +304,24 @@ mod shaders {
             )
             .unwrap();
             writeln!(out, "pub const {name}_WGSL: &str = {expanded:?};\n").unwrap();
+        }
+        // Every shared module, assembled with its own imports alone, validates on its own: it
+        // says all it uses (no module leans on what its importer declares), but for the
+        // per-joint-count kernels' template stages.
+        let mut modules: Vec<_> = std::fs::read_dir("shaders/shared")
+            .expect("shaders/shared")
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        modules.sort();
+        for module in &modules {
+            let mut asm = Assembled { source: String::new(), spans: Vec::new() };
+            assemble(module, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
+            let caps = naga::valid::Capabilities::SHADER_INT64;
+            if !TEMPLATE_STAGES.contains(&module.as_str()) {
+                validate(module, &asm.source, &|line| asm.locate(module, line), caps);
+            }
         }
         let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
         std::fs::write(dest, out).unwrap();

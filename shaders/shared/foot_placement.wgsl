@@ -1,10 +1,13 @@
 // Foot placement across frames: the temporal stages of the foot_ik kernel, the WGSL twin of
-// src/cpu/foot_placement.rs (same stage names). Part of shaders/kernels/foot_ik.wgsl: it reads that
-// kernel's bindings (rb, pose_in, heights), its state buffer's accessors (shaders/shared/foot_state.wgsl)
-// and per-invocation variables (ground, res).
+// src/cpu/foot_placement.rs (same stage names). It builds on the kernel's inputs, ground and
+// foot geometry (shaders/shared/foot_ground.wgsl: bindings, `rig`, `ground`, `res`) and the
+// state buffer's accessors (shaders/shared/foot_state.wgsl); shaders/kernels/foot_ik.wgsl
+// calls it, never the other way.
 
 #import crowd
 #import math
+#import foot_ground
+#import foot_state
 
 // This character's state: its rig's legs and the character's values read once into `st`
 // by begin_placement and written back once by end_placement (with constant leg indices it

@@ -3,6 +3,8 @@
 // load_state and store_state in shaders/shared/foot_placement.wgsl read and write it one vec4 at a
 // time through these functions. shaders/shared/foot_state_wide.wgsl is the same buffer as 64-bit
 // words, for devices with SHADER_INT64 (src/gpu/crowd.rs picks the variant).
+#import foot_ground
+
 @group(0) @binding(7) var<storage, read_write> states: array<vec4<u32>>;
 
 // The vec4 at index i.

@@ -4,6 +4,8 @@
 // per-invocation address one component and one SIMD lane at a time, so a vec4 moved as two
 // 64-bit components instead of four 32-bit ones halves that work (BENCHMARKS.md); the values
 // are the same bit for bit.
+#import foot_ground
+
 @group(0) @binding(7) var<storage, read_write> states: array<vec2<u64>>;
 
 fn state_get(i: u32) -> vec4<u32> {

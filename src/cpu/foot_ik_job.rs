@@ -3,7 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::foot_ik::{foot_ik, GroundData};
+use super::foot_ground::GroundData;
+use super::foot_ik::foot_ik;
 use crate::crowd::{
     CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, MAX_LEGS,
 };

@@ -10,12 +10,14 @@
 //! [`spring_pelvis`] → leg IK → [`end_placement`] (a locked leg stretched past its reach is
 //! released; the state's flags).
 //!
-//! About 520 lines, over the crate's ~500-line guide: the twin of the kernel's temporal
-//! stages (`shaders/shared/foot_placement.wgsl`), read side by side with it.
+//! It builds on the ground and foot geometry of `foot_ground.rs`, as the stateless frame
+//! does; the frame (`foot_ik.rs`) calls it, never the other way. About 640 lines: the twin
+//! of the kernel's temporal stages (`shaders/shared/foot_placement.wgsl`), read side by side
+//! with it.
 
 use glam::{Quat, Vec3, Vec4};
 
-use super::foot_ik::{
+use super::foot_ground::{
     align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
     sole_height, sole_target, FeetGround, GroundData, Root,
 };

@@ -12,6 +12,7 @@ pub(crate) mod chain;
 pub mod clip_sample;
 pub mod constrained_fabrik;
 pub mod fabrik;
+pub(crate) mod foot_ground;
 pub mod foot_ik;
 mod foot_ik_job;
 pub(crate) mod foot_placement;
