@@ -5,7 +5,7 @@
 use glam::{Quat, Vec3};
 
 use crate::crowd::{FootAlign, FootRig, JointPose, KneePole, LegKind, LegRig};
-use crate::IkError;
+use crate::error::IkError;
 
 /// One animated channel of a joint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

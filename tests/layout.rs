@@ -307,6 +307,19 @@ fn source_modules_have_no_import_cycle() {
             }
         }
     }
+    // Internal code names each item from its home module, not through the crate root's
+    // re-exports (which are for users).
+    for path in &files {
+        if module_of(path) == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for name in ["crate::ChainError", "crate::IkError", "crate::{"] {
+                assert!(!line.contains(name), "{}: `{name}` through the crate root: {line}", path.display());
+            }
+        }
+    }
     // `error` names `cpu::CpuPath` in one variant; the error types are the crate's vocabulary,
     // not a layer, so only edges out of `error` are left out.
     edges.remove("error");

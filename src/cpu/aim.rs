@@ -4,7 +4,7 @@
 use glam::{Mat3, Quat, Vec3};
 
 use super::math::{is_unit_quat, nlerp_identity, quat_from_axis_cos_sin, rotation_arc};
-use crate::ChainError;
+use crate::error::ChainError;
 
 /// How the aim rotation is built. All three point the forward axis at the target; they
 /// differ only in roll, and an up target (roll constraint) makes all three agree.

@@ -18,8 +18,8 @@ use super::constrained_fabrik::checked;
 use super::fabrik::FabrikMode;
 use super::limits::{limit_rotation, Limit};
 use super::math::{rotation_arc, sin_cos};
+use crate::error::ChainError;
 use crate::records::{info, option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS};
-use crate::ChainError;
 
 /// The option bits a CCD chain may set.
 pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ROOT_FIRST;

@@ -11,8 +11,8 @@
 use glam::{Quat, Vec3};
 
 use super::math::{finite4, finite_point, finite_rotation, in_range, is_unit_quat, nlerp_identity};
+use crate::error::ChainError;
 use crate::records::{p4, v3, SolvedChain};
-use crate::ChainError;
 
 /// Writes the FK pose of the first `n` joints (non-finite values replaced by the origin /
 /// identity, so output is always finite), identity corrections, `reached = false`, the

@@ -16,10 +16,10 @@ use super::fabrik::{backward_pass, setup_chain, FabrikMode};
 use super::limits::{forward_joint, limit_relative, setup_limits, Limit};
 use super::math::{normalize_or, quat_from_axis_cos_sin};
 use crate::constants::LIMIT_HINGE;
+use crate::error::ChainError;
 use crate::records::{
     info, option, v3, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS,
 };
-use crate::ChainError;
 
 /// The option bits a constrained chain may set.
 pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ALIGN_HINGES;

@@ -5,8 +5,8 @@ use glam::{Quat, Vec3};
 use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use super::math::{finite4, in_range, normalize_or, rotation_arc};
+use crate::error::ChainError;
 use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
-use crate::ChainError;
 
 /// Most iterations a chain may ask for.
 pub const MAX_FABRIK_ITERATIONS: u32 = crate::constants::MAX_FABRIK_ITERATIONS;

@@ -25,8 +25,8 @@ use crate::constants::{MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
     foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
 };
+use crate::error::ChainError;
 use crate::records::{option, v3, LimbSettings, PoleMode};
-use crate::ChainError;
 
 pub use super::foot_ik_job::FootIkJob;
 

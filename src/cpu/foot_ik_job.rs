@@ -8,7 +8,7 @@ use super::foot_ik::foot_ik;
 use crate::crowd::{
     CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, MAX_LEGS,
 };
-use crate::IkError;
+use crate::error::IkError;
 
 /// One character's inputs and outputs, as zipped by [`FootIkJob`].
 type Stateless<'a> = (usize, ((&'a CharacterInput, &'a [JointPose]), (&'a mut [JointPose], &'a mut FootResult)));

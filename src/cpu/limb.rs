@@ -15,8 +15,8 @@ use super::math::{
     any_orthonormal, finite4, in_range, nlerp, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject,
     rotation_arc, sin_cos,
 };
+use crate::error::ChainError;
 use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
-use crate::ChainError;
 
 pub(crate) use crate::constants::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,

@@ -11,8 +11,8 @@ use super::math::{
     any_orthonormal, atan2, finite4, is_unit_quat, normalize_or, quat_from_axis_angle, reject, rotation_arc,
 };
 use crate::constants::{LIMIT_AXIS2, LIMIT_CONE, LIMIT_HINGE, LIMIT_TWIST, PI};
+use crate::error::ChainError;
 use crate::records::{v3, ChainLimits};
-use crate::ChainError;
 
 /// One joint's limit, prepared for solving: its axes made perpendicular to its bone.
 #[derive(Clone, Copy, Debug, Default)]

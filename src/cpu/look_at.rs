@@ -16,8 +16,8 @@ use super::limits::clamp_angle;
 use super::math::atan2;
 use super::math::{finite4, in_range, is_unit_quat, nlerp_identity, sin_cos};
 use crate::constants as c;
+use crate::error::ChainError;
 use crate::records::{info, option, p4, v3, LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
-use crate::ChainError;
 
 /// Solves one look-at record; an invalid record gets a flagged FK fallback (every joint
 /// its FK pose, identity corrections, the error's code).

@@ -29,11 +29,11 @@ mod wide;
 
 use rayon::prelude::*;
 
+use crate::error::{ChainError, IkError};
 use crate::records::{
     CcdChain, ChainRecord, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
     MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
-use crate::{ChainError, IkError};
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};
 pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};

@@ -31,8 +31,8 @@ use super::fabrik::{FabrikMode, MAX_FABRIK_ITERATIONS};
 use super::limb::MIN_CHAIN_LENGTH;
 use super::math::{atan2, finite4, in_range, nlerp_identity, normalize_or, quat_from_axis_angle, rotation_arc};
 use crate::constants as c;
+use crate::error::ChainError;
 use crate::records::{p4, v3, MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
-use crate::ChainError;
 
 const NONE: usize = c::NONE as usize;
 

@@ -6,8 +6,8 @@ use glam::Quat;
 use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_three_bone_core};
 use super::math::finite4;
+use crate::error::ChainError;
 use crate::records::{option, v3, ThreeBoneChain, ThreeBoneSolved};
-use crate::ChainError;
 
 /// Solves one pseudo three-bone chain into `out`; an invalid chain gets a flagged FK
 /// fallback, as in [`super::two_bone()`].

@@ -5,8 +5,8 @@ use glam::Quat;
 use super::chain::{check_joints, finish_chain, relative, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_limb};
 use super::math::{finite4, in_range};
+use crate::error::ChainError;
 use crate::records::{option, v3, TwoBoneChain, TwoBoneSolved};
-use crate::ChainError;
 
 /// Solves one two-bone chain into `out`. Never fails: an invalid chain gets its FK pose,
 /// identity corrections, `reached = false` and its [`ChainError`] code.

@@ -3,7 +3,7 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::IkError;
+use crate::error::IkError;
 
 /// The ground under the crowd.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::MAX_LEGS;
 use crate::constants as c;
-use crate::IkError;
+use crate::error::IkError;
 
 /// How a foot is detected as planted (and then locked).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -146,8 +146,8 @@ pub struct FootResult {
 impl FootResult {
     /// The error code of leg `leg` (0 = none).
     #[must_use]
-    pub fn error(&self, leg: usize) -> Option<crate::ChainError> {
-        crate::ChainError::from_code((self.status[leg] >> 8) & 0xff)
+    pub fn error(&self, leg: usize) -> Option<crate::error::ChainError> {
+        crate::error::ChainError::from_code((self.status[leg] >> 8) & 0xff)
     }
 }
 

@@ -7,7 +7,7 @@ use super::ground::Ground;
 use super::placement::FootPlacement;
 use super::records::{JointPose, SolverLeg, SolverRig};
 use super::{MAX_LEGS, MAX_SKELETON_JOINTS, NONE};
-use crate::IkError;
+use crate::error::IkError;
 
 /// How a leg is solved.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -238,7 +238,7 @@ impl CrowdSolver {
     ) -> Result<(), GpuError> {
         self.context.check_lost()?;
         let c = characters.len();
-        let mismatch = |m: String| Err(GpuError::Input(crate::IkError::FrameMismatch(m)));
+        let mismatch = |m: String| Err(GpuError::Input(crate::error::IkError::FrameMismatch(m)));
         let want_poses = if self.external_poses.is_some() { 0 } else { c * self.joint_count };
         if poses.len() != want_poses {
             return mismatch(format!("{c} characters need {want_poses} uploaded poses, got {}", poses.len()));

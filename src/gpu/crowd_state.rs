@@ -103,7 +103,7 @@ impl CrowdSolver {
     /// character, flagged [`foot::RESET`](crate::crowd::foot::RESET).
     pub fn write_states(&mut self, first: usize, states: &[CharacterState]) -> Result<(), GpuError> {
         let Some(buffer) = self.state_buffer() else {
-            return Err(GpuError::Input(crate::IkError::StateRequired));
+            return Err(GpuError::Input(crate::error::IkError::StateRequired));
         };
         let record = self.state_bytes as usize;
         let capacity = (buffer.size() / self.state_bytes) as usize;
@@ -122,7 +122,7 @@ impl CrowdSolver {
     pub fn read_states(&self, states: &mut [CharacterState]) -> Result<(), GpuError> {
         self.context.check_lost()?;
         let Some(buffer) = self.state_buffer() else {
-            return Err(GpuError::Input(crate::IkError::StateRequired));
+            return Err(GpuError::Input(crate::error::IkError::StateRequired));
         };
         let record = self.state_bytes;
         let bytes = states.len() as u64 * record;

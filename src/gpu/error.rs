@@ -25,7 +25,7 @@ pub enum GpuError {
         max: usize,
     },
     /// The rig, ground or frame given is invalid (see the wrapped error).
-    Input(crate::IkError),
+    Input(crate::error::IkError),
     /// The output slice does not have one entry per uploaded chain.
     LengthMismatch {
         /// Chains uploaded.

@@ -53,7 +53,7 @@ impl PaletteBuilder {
     pub fn with_context(context: &GpuContext, inverse_bind: &[Mat4]) -> Result<Self, GpuError> {
         let (device, queue) = (context.device(), context.queue());
         if inverse_bind.is_empty() || !inverse_bind.iter().all(|m| m.is_finite()) {
-            return Err(GpuError::Input(crate::IkError::InvalidRig(
+            return Err(GpuError::Input(crate::error::IkError::InvalidRig(
                 "inverse bind matrices must be non-empty and finite".into(),
             )));
         }
@@ -112,7 +112,7 @@ impl PaletteBuilder {
         characters: usize,
     ) -> Result<&wgpu::Buffer, GpuError> {
         if root_inputs.size() < (characters * std::mem::size_of::<CharacterInput>()) as u64 {
-            return Err(GpuError::Input(crate::IkError::FrameMismatch(format!(
+            return Err(GpuError::Input(crate::error::IkError::FrameMismatch(format!(
                 "character buffer of {} bytes for {characters} characters",
                 root_inputs.size()
             ))));
@@ -137,7 +137,7 @@ impl PaletteBuilder {
     ) -> Result<(), GpuError> {
         let characters = offsets.len();
         let entries = characters * self.joints;
-        let mismatch = |m: String| Err(GpuError::Input(crate::IkError::FrameMismatch(m)));
+        let mismatch = |m: String| Err(GpuError::Input(crate::error::IkError::FrameMismatch(m)));
         if poses.size() < (entries * std::mem::size_of::<JointPose>()) as u64 {
             return mismatch(format!("pose buffer of {} bytes for {characters} characters", poses.size()));
         }
@@ -206,7 +206,7 @@ impl PaletteBuilder {
     ) -> Result<&wgpu::Buffer, GpuError> {
         let entries = characters * self.joints;
         if poses.size() < (entries * std::mem::size_of::<JointPose>()) as u64 {
-            return Err(GpuError::Input(crate::IkError::FrameMismatch(format!(
+            return Err(GpuError::Input(crate::error::IkError::FrameMismatch(format!(
                 "pose buffer of {} bytes for {characters} characters",
                 poses.size()
             ))));

@@ -75,7 +75,7 @@ impl ClipPoseSource {
     ) -> Result<Self, GpuError> {
         let (device, queue) = (context.device(), context.queue());
         let joints = parents.len();
-        let bad = |m: &str| Err(GpuError::Input(crate::IkError::Parse(format!("clip: {m}"))));
+        let bad = |m: &str| Err(GpuError::Input(crate::error::IkError::Parse(format!("clip: {m}"))));
         if joints == 0 || local.is_empty() || !local.len().is_multiple_of(joints) || !(frame_time > 0.0) {
             return bad("needs joints, whole frames and a positive frame time");
         }
@@ -242,7 +242,7 @@ impl ClipPoseSource {
 /// Offsets must be finite (a NaN would poison every joint of its character).
 fn check_offsets(offsets: &[f32]) -> Result<(), GpuError> {
     match offsets.iter().position(|o| !o.is_finite()) {
-        Some(i) => Err(GpuError::Input(crate::IkError::Parse(format!("clip: offset {i} is not finite")))),
+        Some(i) => Err(GpuError::Input(crate::error::IkError::Parse(format!("clip: offset {i} is not finite")))),
         None => Ok(()),
     }
 }

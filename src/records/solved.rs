@@ -69,8 +69,8 @@ impl<const N: usize> SolvedChain<N> {
     }
     /// The reason this chain fell back to its FK pose, if it did.
     #[must_use]
-    pub fn error(&self) -> Option<crate::ChainError> {
-        crate::ChainError::from_code(self.status[1])
+    pub fn error(&self) -> Option<crate::error::ChainError> {
+        crate::error::ChainError::from_code(self.status[1])
     }
     /// [`info`](crate::records::info) bits: what the solver had to do (softened, limited, stretched, ...).
     #[must_use]
