@@ -24,11 +24,13 @@ pub(crate) struct GroundData<'a> {
 }
 
 /// `x`, `y` and `z` within `±MAX_WORLD_COORDINATE`.
+#[inline]
 pub(crate) fn in_world(v: [f32; 4]) -> bool {
     v[..3].iter().all(|x| x.abs() <= MAX_WORLD_COORDINATE)
 }
 
 /// Ground under leg `leg` of a character at world `(x, z)`: `(point, normal)`.
+#[inline]
 pub(crate) fn ground_query(
     rig: &SolverRig,
     g: &GroundData,
@@ -61,6 +63,7 @@ pub(crate) fn ground_query(
 
 /// Height of the ground at `(x, z)` for reporting sole errors: the heightfield where it has
 /// a sample, else the plane of the foot's hit.
+#[inline]
 pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
     if rig.header[3] == 0 {
         if let Some(h) = heightfield_height(
@@ -80,6 +83,7 @@ pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal
 /// (under the ankle, `h` down the foot's world up axis `up`) to the ball (the toe joint
 /// brought down to the sole plane), each against the ground under it ([`sole_gap`]).
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[inline]
 pub(crate) fn sole_height(
     rig: &SolverRig,
     g: &GroundData,
@@ -122,6 +126,7 @@ pub(crate) struct SolePoints {
 }
 
 impl SolePoints {
+    #[inline]
     pub(crate) fn new(rig: &SolverRig, heel: Vec3, ball: Vec3) -> Self {
         let cell = rig.ground[2];
         let u = [(heel.x - rig.ground[0]) / cell, (ball.x - rig.ground[0]) / cell];
@@ -163,6 +168,7 @@ impl SolePoints {
     }
 
     /// The next point (call `count` times), as the fraction of the way from heel to ball.
+    #[inline]
     pub(crate) fn next(&mut self) -> f32 {
         self.k += 1;
         if self.even {
@@ -197,6 +203,7 @@ impl SolePoints {
 /// Height above the ground of the lowest point of a straight sole from `heel` to `ball`
 /// (world): heel, ball and the [`SolePoints`] between them, each against the ground under
 /// it ([`ground_height`]).
+#[inline]
 pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, heel: Vec3, ball: Vec3) -> f32 {
     let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
     let mut gap = above(heel).min(above(ball));
@@ -218,6 +225,7 @@ pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec
 /// upper hull from the end a sole of the reference slope would touch (a foot over a step
 /// edge stands flat on the step). The reference where a point is off the grid or the foot
 /// has no length along the ground.
+#[inline]
 pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, heel: Vec3, ball: Vec3) -> (f32, Vec3) {
     let grid = ([rig.grid[0], rig.grid[1]], [rig.ground[0], rig.ground[1], rig.ground[2]]);
     let d = Vec3::new(ball.x - heel.x, 0.0, ball.z - heel.z);
@@ -311,6 +319,7 @@ pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, he
 
 /// A leg's reach: `c_max = √(a² + b² − 2ab·cos θmax)` (or `a + b` without knee limits),
 /// world units.
+#[inline]
 pub(crate) fn leg_reach(pose: &[JointPose], leg: &SolverLeg, s: f32) -> f32 {
     let p = |k: usize| pose[leg.joints[k] as usize].position();
     let a = (p(1) - p(0)).length() * s;
@@ -322,6 +331,7 @@ pub(crate) fn leg_reach(pose: &[JointPose], leg: &SolverLeg, s: f32) -> f32 {
 /// How far the hip must drop (world up) for `target_ws` to come within a leg of this
 /// `reach` ([`leg_reach`]; less 1e-4 so the solve stays inside the knee limit); at most the
 /// hip's height above the target.
+#[inline]
 pub(crate) fn reach_drop(reach: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
     let c_max = reach * (1.0 - 1e-4);
     let v = target_ws - hip_ws;
@@ -334,6 +344,7 @@ pub(crate) fn reach_drop(reach: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
 }
 
 /// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
+#[inline]
 pub(crate) fn reference_joint(leg: &SolverLeg) -> usize {
     (if leg.mode[0] == 1 { leg.joints[3] } else { leg.joints[2] }) as usize
 }
@@ -349,25 +360,31 @@ pub(crate) struct Root {
 }
 
 impl Root {
+    #[inline]
     pub(crate) fn new(ch: &CharacterInput) -> Self {
         let scale = ch.root_ws[3];
         let m = if scale < 0.0 { -1.0 } else { 1.0 };
         Root { t: v3(ch.root_ws), s: scale.abs(), q: Quat::from_array(ch.root_rotation), m }
     }
+    #[inline]
     pub(crate) fn mirror(self, v: Vec3) -> Vec3 {
         Vec3::new(v.x * self.m, v.y, v.z)
     }
     /// A model-space direction in world space (unscaled).
+    #[inline]
     pub(crate) fn dir_to_world(self, v_ms: Vec3) -> Vec3 {
         self.q * self.mirror(v_ms)
     }
     /// A world-space direction in model space (unscaled).
+    #[inline]
     pub(crate) fn dir_to_model(self, v_ws: Vec3) -> Vec3 {
         self.mirror(self.q.conjugate() * v_ws)
     }
+    #[inline]
     pub(crate) fn to_world(self, p_ms: Vec3) -> Vec3 {
         self.dir_to_world(p_ms * self.s) + self.t
     }
+    #[inline]
     pub(crate) fn to_model(self, p_ws: Vec3) -> Vec3 {
         self.dir_to_model(p_ws - self.t) / self.s
     }
@@ -397,6 +414,7 @@ pub(crate) struct FeetGround {
 /// moved vertically so the lowest point of its sole ([`sole_gap`]: heel, ball and the
 /// points between) touches the ground under it.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[inline]
 pub(crate) fn sole_target(
     rig: &SolverRig,
     g: &GroundData,
@@ -420,6 +438,7 @@ pub(crate) fn sole_target(
 /// a two-bone foot turned by `turn` is when its ankle is `h` along the normal above the
 /// plane's point: what [`sole_target`] lowers such a foot by on a plane, with no ground
 /// sampled.
+#[inline]
 pub(crate) fn plane_sole_gap(root: &Root, normal: Vec3, turn: Quat, up_ms: Vec3, toe_off_ms: Vec3, h: f32) -> f32 {
     let up = root.dir_to_world(turn * up_ms);
     let heel = normal * h - up * h;
@@ -431,6 +450,7 @@ pub(crate) fn plane_sole_gap(root: &Root, normal: Vec3, turn: Quat, up_ms: Vec3,
 /// the ground `normal` (model space), within the leg's max foot angle, and whether that
 /// clamped it. Made by [`find_ground`] (which places the sole with it), applied by
 /// [`solve_legs`] (which flags `ANGLE_LIMITED`).
+#[inline]
 pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
     if leg.mode[1] & LEG_ALIGN_FLAT != 0 {
         align_up(leg, ankle * v3(leg.foot_up), normal)
@@ -442,12 +462,14 @@ pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, b
 
 /// Whether the foot keeps the animation's pitch and roll (so its heel is not where an
 /// aligned sole's would be, and [`sole_target`] measures it).
+#[inline]
 pub(crate) fn keeps_roll(leg: &SolverLeg) -> bool {
     leg.mode[1] & LEG_ALIGN_FLAT == 0
 }
 
 /// The model-space turn taking `up` to `normal` within the leg's max foot angle, and whether
 /// that clamped it.
+#[inline]
 pub(crate) fn align_up(leg: &SolverLeg, up: Vec3, normal: Vec3) -> (Quat, bool) {
     if up.dot(normal) >= leg.limits[2] {
         (rotation_arc(up, normal), false)
