@@ -57,7 +57,7 @@ var<private> rel: array<vec4<f32>, 12>;
 // (shaders/shared/foot_placement.wgsl) begin_placement first, place_feet and spring_pelvis instead
 // of the stateless targets and drop_pelvis, end_placement last.
 fn solve_character(c: u32) {
-    let n = rig.header.x;
+    let n = rig_joint_count();
     let temporal = PLACEMENT;
     let base = c * n;
     res.pelvis = vec4<f32>(0.0);
@@ -126,8 +126,8 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
 
 // find_ground for leg l (which first reads the leg's FK joints for every stage).
 fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l: u32) {
-    let step_up = rig.params.y;
-    let step_down = rig.params.z;
+    let step_up = rig_max_step_up();
+    let step_down = rig_max_step_down();
     let leg = rig.legs[l];
     let three = three_bone(l);
     load_leg_fk(base, leg, l);
@@ -199,7 +199,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
 }
 
 fn drop_pelvis(root: Root) -> vec3<f32> {
-    let drop = clamp(ground.drop, 0.0, rig.params.x);
+    let drop = clamp(ground.drop, 0.0, rig_max_pelvis_drop());
     res.pelvis.x = drop;
     return dir_to_model(root, vec3<f32>(0.0, -drop, 0.0)) / root.s;
 }
@@ -293,8 +293,8 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
 // Pose: the corrected pose, parents first: the pelvis drops, everything below follows,
 // leg joints turn by their deltas.
 fn write_pose(base: u32, drop_ms: vec3<f32>) {
-    let n = rig.header.x;
-    let pelvis = rig.header.y;
+    let n = rig_joint_count();
+    let pelvis = rig_pelvis();
     for (var j = 0u; j < n; j++) {
         let fk = pose_in[base + j];
         let parent = rb.joint_table[j];

@@ -58,6 +58,31 @@ var<private> frame: FrameInput;
 // Foot placement's state buffer, binding 7: shaders/shared/foot_state.wgsl.
 @group(0) @binding(8) var<uniform> dispatch: DispatchParams;
 
+// Named reads of the rig's packed words (SolverRig in src/crowd/records.rs has the same
+// names as methods).
+fn rig_joint_count() -> u32 { return rig.header.x; }
+fn rig_pelvis() -> u32 { return rig.header.y; }
+fn rig_leg_count() -> u32 { return rig.header.z; }
+fn rig_ground_mode() -> u32 { return rig.header.w; }
+fn rig_grid_x() -> u32 { return rig.grid.x; }
+fn rig_grid_z() -> u32 { return rig.grid.y; }
+fn rig_placement() -> u32 { return rig.grid.z; }
+fn rig_origin_x() -> f32 { return rig.ground.x; }
+fn rig_origin_z() -> f32 { return rig.ground.y; }
+fn rig_cell() -> f32 { return rig.ground.z; }
+fn rig_max_pelvis_drop() -> f32 { return rig.params.x; }
+fn rig_max_step_up() -> f32 { return rig.params.y; }
+fn rig_max_step_down() -> f32 { return rig.params.z; }
+fn rig_swing_lookahead() -> f32 { return rig.params.w; }
+fn rig_pelvis_half_life() -> f32 { return rig.springs.x; }
+fn rig_pelvis_max_speed() -> f32 { return rig.springs.y; }
+fn rig_pelvis_max_rise() -> f32 { return rig.springs.z; }
+fn rig_ground_half_life() -> f32 { return rig.springs.w; }
+fn rig_ground_tolerance() -> f32 { return rig.blend.x; }
+fn rig_weight_blend_time() -> f32 { return rig.blend.y; }
+fn rig_max_reach() -> f32 { return rig.blend.z; }
+fn rig_root_snap_speed() -> f32 { return rig.blend.w; }
+
 struct Ground {
     found: bool,
     point: vec3<f32>,
@@ -72,10 +97,10 @@ struct HeightSample {
 
 fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     var out = HeightSample(false, 0.0, vec3<f32>(0.0, 1.0, 0.0));
-    let nx = rig.grid.x;
-    let nz = rig.grid.y;
-    let u = (x - rig.ground.x) / rig.ground.z;
-    let v = (z - rig.ground.y) / rig.ground.z;
+    let nx = rig_grid_x();
+    let nz = rig_grid_z();
+    let u = (x - rig_origin_x()) / rig_cell();
+    let v = (z - rig_origin_z()) / rig_cell();
     if (!(u >= 0.0 && v >= 0.0 && u <= f32(nx - 1u) && v <= f32(nz - 1u))) {
         return out;
     }
@@ -94,8 +119,8 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     let h1 = h01 + (h11 - h01) * fx;
     out.found = true;
     out.height = h0 + (h1 - h0) * fz;
-    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rig.ground.z;
-    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rig.ground.z;
+    let dhdx = ((h10 - h00) * (1.0 - fz) + (h11 - h01) * fz) / rig_cell();
+    let dhdz = ((h01 - h00) * (1.0 - fx) + (h11 - h10) * fx) / rig_cell();
     out.normal = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
     return out;
 }
@@ -167,9 +192,9 @@ struct SolePoints {
 }
 
 fn sole_points(heel: vec3<f32>, ball: vec3<f32>) -> SolePoints {
-    let cell = rig.ground.z;
-    let u = vec2<f32>((heel.x - rig.ground.x) / cell, (ball.x - rig.ground.x) / cell);
-    let v = vec2<f32>((heel.z - rig.ground.y) / cell, (ball.z - rig.ground.y) / cell);
+    let cell = rig_cell();
+    let u = vec2<f32>((heel.x - rig_origin_x()) / cell, (ball.x - rig_origin_x()) / cell);
+    let v = vec2<f32>((heel.z - rig_origin_z()) / cell, (ball.z - rig_origin_z()) / cell);
     // Lines crossed: those in (heel, ball], from the heel's side.
     let fu = floor(u);
     let fv = floor(v);

@@ -215,7 +215,7 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = frame.dt;
     load_state();
-    pl_rates = vec2<f32>(spring_rate(rig.springs.x), spring_rate(rig.springs.w));
+    pl_rates = vec2<f32>(spring_rate(rig_pelvis_half_life()), spring_rate(rig_ground_half_life()));
     pl_snap = (st.flags & STATE_VALID) == 0u || !state_in_range() || !(dt <= MAX_FRAME_TIME);
     if (pl_snap) {
         st.flags = 0u; // a reset starts from clean flags
@@ -235,7 +235,7 @@ fn begin_placement(ch: CharacterInput, root: Root) {
         pl_root_velocity = st.root_velocity;
         // Beyond where last frame's vertical velocity carries the root (with dt = 0, any
         // move is a jump); the velocity carried is the root's within 0.9 of the snap speed.
-        let snap_speed = rig.blend.w;
+        let snap_speed = rig_root_snap_speed();
         let moved = root.t.y - st.root.x;
         let beyond = moved - pl_root_velocity * dt;
         if (abs(beyond) > snap_speed * dt) {
@@ -247,14 +247,14 @@ fn begin_placement(ch: CharacterInput, root: Root) {
         }
         pl_start = st.pelvis.x + held;
         let sh = spring(held, st.pelvis.w, 0.0, 0.0, pl_rates.x, frame.pelvis_decay, dt);
-        pl_held = vec2<f32>(clamp(sh.x, -rig.params.x, rig.springs.z), sh.y);
+        pl_held = vec2<f32>(clamp(sh.x, -rig_max_pelvis_drop(), rig_pelvis_max_rise()), sh.y);
         pl_settle = pl_held.x - held;
     }
 }
 
 // Leg l's foot weight blended over time.
 fn blend_weight(ch: CharacterInput, l: u32) {
-    let blend_time = rig.blend.y;
+    let blend_time = rig_weight_blend_time();
     let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
     if (pl_snap || !(blend_time > 0.0)) {
         pl_weights[l] = goal;
@@ -340,7 +340,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     }
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
     // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
-    var tolerance = rig.blend.x;
+    var tolerance = rig_ground_tolerance();
     if (planted) {
         tolerance = 0.0;
     }
@@ -504,7 +504,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         var need_ahead = 0.0;
         if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
             let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
-            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig.params.w;
+            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig_swing_lookahead();
             // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
             let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
             // Only while the animation swings the foot: a foot it plants looks no further.
@@ -524,7 +524,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         if (locked && w >= 1.0) {
             // A locked foot settles onto the ground under it: all of a gap up to twice the
             // ground tolerance, then less, down to the tolerance (src/cpu/foot_placement.rs).
-            let settle = clamp(gap, 0.0, max(rig.blend.x, 4.0 * rig.blend.x - gap));
+            let settle = clamp(gap, 0.0, max(rig_ground_tolerance(), 4.0 * rig_ground_tolerance() - gap));
             aim.y -= settle;
             st.legs[l].lock.y -= settle;
         }
@@ -556,7 +556,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         // its reach.
         var within = free[l].reach;
         if (locked) {
-            within = within * rig.blend.z;
+            within = within * rig_max_reach();
         }
         let reach = reach_drop(within, free[l].hip, aim);
         need = max(need, reach);
@@ -570,9 +570,9 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
 // low enough for every leg to reach; the whole output at most the max speed unless those
 // bounds need more (flagged). The state keeps the output (src/cpu/foot_placement.rs).
 fn spring_pelvis(root: Root) -> vec3<f32> {
-    let max_speed = rig.springs.y;
-    let max_rise = rig.springs.z;
-    let max_drop = rig.params.x;
+    let max_speed = rig_pelvis_max_speed();
+    let max_rise = rig_pelvis_max_rise();
+    let max_drop = rig_max_pelvis_drop();
     let dt = frame.dt;
     let goal = -clamp(ground.drop, 0.0, max_drop);
     let lo = -max_drop - pl_held.x;
@@ -623,7 +623,7 @@ fn end_foot(l: u32) {
         // hip already).
         let hip_ws = free[l].hip + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
         // (With a margin of 1e-4 of the reach: a pelvis at its reach cap is no release.)
-        if (length(ground.aim[l] - hip_ws) > free[l].reach * (rig.blend.z + 1e-4)) {
+        if (length(ground.aim[l] - hip_ws) > free[l].reach * (rig_max_reach() + 1e-4)) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
         }

@@ -39,11 +39,11 @@ pub(crate) fn ground_query(
     x: f32,
     z: f32,
 ) -> Option<(Vec3, Vec3)> {
-    if rig.header[3] == 0 {
+    if rig.ground_mode() == 0 {
         let (h, n) = sample_heightfield(
             g.heights,
-            [rig.grid[0], rig.grid[1]],
-            [rig.ground[0], rig.ground[1], rig.ground[2]],
+            [rig.grid_x(), rig.grid_z()],
+            [rig.origin_x(), rig.origin_z(), rig.cell()],
             x,
             z,
         )?;
@@ -65,11 +65,11 @@ pub(crate) fn ground_query(
 /// a sample, else the plane of the foot's hit.
 #[inline]
 pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, x: f32, z: f32) -> f32 {
-    if rig.header[3] == 0 {
+    if rig.ground_mode() == 0 {
         if let Some(h) = heightfield_height(
             g.heights,
-            [rig.grid[0], rig.grid[1]],
-            [rig.ground[0], rig.ground[1], rig.ground[2]],
+            [rig.grid_x(), rig.grid_z()],
+            [rig.origin_x(), rig.origin_z(), rig.cell()],
             x,
             z,
         ) {
@@ -128,9 +128,9 @@ pub(crate) struct SolePoints {
 impl SolePoints {
     #[inline]
     pub(crate) fn new(rig: &SolverRig, heel: Vec3, ball: Vec3) -> Self {
-        let cell = rig.ground[2];
-        let u = [(heel.x - rig.ground[0]) / cell, (ball.x - rig.ground[0]) / cell];
-        let v = [(heel.z - rig.ground[1]) / cell, (ball.z - rig.ground[1]) / cell];
+        let cell = rig.cell();
+        let u = [(heel.x - rig.origin_x()) / cell, (ball.x - rig.origin_x()) / cell];
+        let v = [(heel.z - rig.origin_z()) / cell, (ball.z - rig.origin_z()) / cell];
         // Lines crossed: those in (heel, ball], from the heel's side.
         let axis = |a: [f32; 2]| {
             let (f0, f1) = (a[0].floor(), a[1].floor());
@@ -155,7 +155,7 @@ impl SolePoints {
             prev: 0.0,
             k: 0,
         };
-        if rig.header[3] != 0 {
+        if rig.ground_mode() != 0 {
             return out;
         }
         if !(cu + cv <= SOLE_CROSSINGS as f32) {
@@ -227,7 +227,7 @@ pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec
 /// has no length along the ground.
 #[inline]
 pub(crate) fn sole_ground(rig: &SolverRig, g: &GroundData, gp: Vec3, n: Vec3, heel: Vec3, ball: Vec3) -> (f32, Vec3) {
-    let grid = ([rig.grid[0], rig.grid[1]], [rig.ground[0], rig.ground[1], rig.ground[2]]);
+    let grid = ([rig.grid_x(), rig.grid_z()], [rig.origin_x(), rig.origin_z(), rig.cell()]);
     let d = Vec3::new(ball.x - heel.x, 0.0, ball.z - heel.z);
     let len = d.length();
     let mut found = true;
@@ -324,7 +324,7 @@ pub(crate) fn leg_reach(pose: &[JointPose], leg: &SolverLeg, s: f32) -> f32 {
     let p = |k: usize| pose[leg.joints[k] as usize].position();
     let a = (p(1) - p(0)).length() * s;
     let b = (p(2) - p(1)).length() * s;
-    let cos_max = if leg.mode[1] & option::KNEE_LIMITS != 0 { leg.limits[1] } else { -1.0 };
+    let cos_max = if leg.options() & option::KNEE_LIMITS != 0 { leg.cos_max() } else { -1.0 };
     (a * a + b * b - 2.0 * a * b * cos_max).max(0.0).sqrt()
 }
 
@@ -346,7 +346,7 @@ pub(crate) fn reach_drop(reach: f32, hip_ws: Vec3, target_ws: Vec3) -> f32 {
 /// The joint placed on the ground: the ankle (two-bone) or the hoof tip (pseudo three-bone).
 #[inline]
 pub(crate) fn reference_joint(leg: &SolverLeg) -> usize {
-    (if leg.mode[0] == 1 { leg.joints[3] } else { leg.joints[2] }) as usize
+    (if leg.is_three_bone() { leg.toe() } else { leg.ankle() }) as usize
 }
 
 /// A character's root: `world = q · (mirror(model) · s) + t`, `mirror` negating x for a
@@ -452,7 +452,7 @@ pub(crate) fn plane_sole_gap(root: &Root, normal: Vec3, turn: Quat, up_ms: Vec3,
 /// [`solve_legs`] (which flags `ANGLE_LIMITED`).
 #[inline]
 pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
-    if leg.mode[1] & LEG_ALIGN_FLAT != 0 {
+    if leg.options() & LEG_ALIGN_FLAT != 0 {
         align_up(leg, ankle * v3(leg.foot_up), normal)
     } else {
         // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
@@ -464,17 +464,17 @@ pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, b
 /// aligned sole's would be, and [`sole_target`] measures it).
 #[inline]
 pub(crate) fn keeps_roll(leg: &SolverLeg) -> bool {
-    leg.mode[1] & LEG_ALIGN_FLAT == 0
+    leg.options() & LEG_ALIGN_FLAT == 0
 }
 
 /// The model-space turn taking `up` to `normal` within the leg's max foot angle, and whether
 /// that clamped it.
 #[inline]
 pub(crate) fn align_up(leg: &SolverLeg, up: Vec3, normal: Vec3) -> (Quat, bool) {
-    if up.dot(normal) >= leg.limits[2] {
+    if up.dot(normal) >= leg.cos_max_foot_angle() {
         (rotation_arc(up, normal), false)
     } else {
         let axis = normalize_or(up.cross(normal), any_orthonormal(up), 1e-12);
-        (quat_from_axis_cos_sin(axis, leg.limits[2], leg.limits[3]), true)
+        (quat_from_axis_cos_sin(axis, leg.cos_max_foot_angle(), leg.sin_max_foot_angle()), true)
     }
 }

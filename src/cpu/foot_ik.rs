@@ -79,8 +79,8 @@ pub(crate) fn foot_ik(
     res: &mut FootResult,
     frame: Option<(&mut CharacterState, &FrameInput)>,
 ) {
-    let n = rig.header[0] as usize;
-    let legs = rig.header[2] as usize;
+    let n = rig.joint_count() as usize;
+    let legs = rig.leg_count() as usize;
     *res = FootResult::default();
     let err = check_character(ch, &pose_in[..n]);
     if err != 0 {
@@ -147,19 +147,19 @@ fn find_ground(
         limited: [false; MAX_LEGS],
         drop: 0.0,
     };
-    for l in 0..rig.header[2] as usize {
+    for l in 0..rig.leg_count() as usize {
         let leg = &rig.legs[l];
-        let three = leg.mode[0] == 1;
+        let three = leg.is_three_bone();
         let ref_ws = root.to_world(pose_in[reference_joint(leg)].position());
-        let h = leg.knee_axis[3];
+        let h = leg.foot_height();
         let Some((gp, mut gn)) = ground_query(rig, g, hits, l, ref_ws.x, ref_ws.z) else { continue };
         // A heightfield has no overhangs: ground above the step-up window means the foot is
         // inside the terrain (flagged). It stands on that ground where the hip is above it;
         // ground above the hip is a wall, and the foot keeps its FK pose.
-        let under = !(gp.y <= ref_ws.y + step_up) && rig.header[3] == 0;
+        let under = !(gp.y <= ref_ws.y + step_up) && rig.ground_mode() == 0;
         if under {
             res.status[l] |= foot::UNDER_GROUND;
-            if !(gp.y < root.to_world(pose_in[leg.joints[0] as usize].position()).y) {
+            if !(gp.y < root.to_world(pose_in[leg.hip() as usize].position()).y) {
                 continue;
             }
         }
@@ -168,10 +168,10 @@ fn find_ground(
         }
         out.hit[l] = true;
         res.status[l] |= foot::HIT;
-        let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
+        let (ankle, toe) = (pose_in[leg.ankle() as usize], pose_in[leg.toe() as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_ws = root.to_world(toe.position());
-        if rig.header[3] == 0 && !three {
+        if rig.ground_mode() == 0 && !three {
             // The heel and ball (and the sole between them) sampled once for both the FK
             // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
@@ -214,7 +214,7 @@ fn find_ground(
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
         if !three {
-            let hip_ws = root.to_world(pose_in[leg.joints[0] as usize].position());
+            let hip_ws = root.to_world(pose_in[leg.hip() as usize].position());
             need = need.max(reach_drop(leg_reach(pose_in, leg, root.s), hip_ws, target_ws));
         }
         out.drop = out.drop.max(need * w.min(1.0));
@@ -224,7 +224,7 @@ fn find_ground(
 
 /// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.
 fn drop_pelvis(rig: &SolverRig, root: &Root, drop: f32, res: &mut FootResult) -> Vec3 {
-    let drop = drop.clamp(0.0, rig.params[0]);
+    let drop = drop.clamp(0.0, rig.max_pelvis_drop());
     res.pelvis[0] = drop;
     root.dir_to_model(Vec3::new(0.0, -drop, 0.0)) / root.s
 }
@@ -243,13 +243,13 @@ fn solve_legs(
     res: &mut FootResult,
 ) -> [[Quat; 3]; MAX_LEGS] {
     let mut rel = [[Quat::IDENTITY; 3]; MAX_LEGS];
-    for l in 0..rig.header[2] as usize {
+    for l in 0..rig.leg_count() as usize {
         let w = weights[l];
         if !ground.aimed[l] {
             continue;
         }
         let leg = &rig.legs[l];
-        let three = leg.mode[0] == 1;
+        let three = leg.is_three_bone();
         let jp = |k: usize| pose_in[leg.joints[k] as usize].position() + drop_ms;
         let jr = |k: usize| pose_in[leg.joints[k] as usize].rotation();
         let (p0, p1, p2, p3) = (jp(0), jp(1), jp(2), jp(3));
@@ -257,7 +257,7 @@ fn solve_legs(
         // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane, hinge-defined),
         // the FK plane, or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
-        let (pole_mode, pole) = match leg.mode[2] {
+        let (pole_mode, pole) = match leg.pole_rule() {
             0 if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() => (PoleMode::Direction, knee_dir),
             2 => (PoleMode::Direction, v3(leg.pole)),
             _ => (PoleMode::FkPlane, Vec3::ZERO),
@@ -266,15 +266,15 @@ fn solve_legs(
             target_ms: target_ms.extend(w).to_array(),
             pole_ms: pole.extend(0.0).to_array(),
             mid_axis: [leg.knee_axis[0], leg.knee_axis[1], leg.knee_axis[2], 0.0],
-            params: [1.0, 1.0, leg.limits[0], leg.limits[1]],
-            mode: [pole_mode as u32, 0, leg.mode[1] & option::KNEE_LIMITS, 0],
+            params: [1.0, 1.0, leg.cos_min(), leg.cos_max()],
+            mode: [pole_mode as u32, 0, leg.options() & option::KNEE_LIMITS, 0],
         };
         let solved = if three {
             solve_three_bone_core(
                 [p0, p1, p2, p3],
                 [jr(0), jr(1), jr(2), jr(3)],
                 target_ms,
-                leg.foot_up[3],
+                leg.blend_ratio(),
                 false,
                 &limb,
             )
@@ -322,8 +322,8 @@ fn write_pose(
     rel: &[[Quat; 3]; MAX_LEGS],
     drop_ms: Vec3,
 ) {
-    let n = rig.header[0] as usize;
-    let pelvis = rig.header[1] as usize;
+    let n = rig.joint_count() as usize;
+    let pelvis = rig.pelvis() as usize;
     for j in 0..n {
         let fk = pose_in[j];
         let parent = table[j];
@@ -351,20 +351,20 @@ fn measure_soles(
     ground: &FeetGround,
     res: &mut FootResult,
 ) {
-    for l in 0..rig.header[2] as usize {
+    for l in 0..rig.leg_count() as usize {
         if !ground.hit[l] {
             continue;
         }
         let leg = &rig.legs[l];
-        let three = leg.mode[0] == 1;
+        let three = leg.is_three_bone();
         let ref_ws = root.to_world(pose_out[reference_joint(leg)].position());
-        let (point, normal, h) = (ground.point[l], ground.normal[l], leg.knee_axis[3]);
+        let (point, normal, h) = (ground.point[l], ground.normal[l], leg.foot_height());
         res.sole_after[l] = if three {
             let sole = ref_ws - Vec3::Y * h;
             sole.y - ground_height(rig, g, point, normal, sole.x, sole.z)
         } else {
-            let up = root.dir_to_world(pose_out[leg.joints[2] as usize].rotation() * v3(leg.foot_up));
-            let toe_ws = root.to_world(pose_out[leg.joints[3] as usize].position());
+            let up = root.dir_to_world(pose_out[leg.ankle() as usize].rotation() * v3(leg.foot_up));
+            let toe_ws = root.to_world(pose_out[leg.toe() as usize].position());
             // Heel and ball: the report, not the solve (which keeps every point of the sole
             // on or above the ground).
             let heel = ref_ws - up * h;

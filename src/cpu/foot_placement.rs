@@ -23,7 +23,7 @@ use super::foot_ground::{
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
 use crate::constants::{
-    MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PIVOT_BALL, PLANT_SPEED, PLANT_WEIGHTS,
+    MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
     STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
@@ -221,11 +221,11 @@ pub(crate) fn begin_placement(
     frame: &FrameInput,
 ) -> Placement {
     let dt = frame.dt;
-    let pelvis = Decay { y: spring_rate(rig.springs[0]), e: frame.pelvis_decay, dt };
-    let ground = Decay { y: spring_rate(rig.springs[3]), e: frame.ground_decay, dt };
-    let legs = rig.header[2] as usize;
+    let pelvis = Decay { y: spring_rate(rig.pelvis_half_life()), e: frame.pelvis_decay, dt };
+    let ground = Decay { y: spring_rate(rig.ground_half_life()), e: frame.ground_decay, dt };
+    let legs = rig.leg_count() as usize;
     let snap = state.flags & STATE_VALID == 0 || !state_in_range(state, legs) || !(dt <= MAX_FRAME_TIME);
-    let blend_time = rig.blend[1];
+    let blend_time = rig.weight_blend_time();
     let mut weights = [0.0; MAX_LEGS];
     for (l, w) in weights.iter_mut().enumerate().take(legs) {
         let goal = ch.foot_weights[l].clamp(0.0, 1.0);
@@ -245,7 +245,7 @@ pub(crate) fn begin_placement(
         // move is a jump). The velocity carried is the root's, within 0.9 of the snap speed
         // (a frame later, a root that stops passes: no velocity sticks; a steady climb up to
         // 1.9 times the snap speed passes at once).
-        let snap_speed = rig.blend[3];
+        let snap_speed = rig.root_snap_speed();
         let moved = root.t.y - state.root[0];
         let beyond = moved - root_velocity * dt;
         if beyond.abs() > snap_speed * dt {
@@ -258,7 +258,7 @@ pub(crate) fn begin_placement(
         start = state.pelvis[0] + held;
         let before = held;
         (held, held_velocity) = spring(held, state.pelvis[3], 0.0, 0.0, pelvis);
-        held = held.max(-rig.params[0]).min(rig.springs[2]);
+        held = held.max(-rig.max_pelvis_drop()).min(rig.pelvis_max_rise());
         settle = held - before;
     }
     Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity, settle }
@@ -283,23 +283,23 @@ pub(crate) fn place_feet(
     state: &mut CharacterState,
     free: &mut [FreeFoot; MAX_LEGS],
 ) -> (f32, f32) {
-    let tolerance = rig.blend[0];
+    let tolerance = rig.ground_tolerance();
     let dt = p.dt;
     // A reset starts from clean flags (no stray bit survives it).
     let mut flags = if p.snap { 0 } else { state.flags };
     let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
-    for l in 0..rig.header[2] as usize {
+    for l in 0..rig.leg_count() as usize {
         let leg = &rig.legs[l];
-        let three = leg.mode[0] == 1;
-        let ball_pivot = !three && leg.mode[3] & PIVOT_BALL != 0;
-        let h = leg.knee_axis[3];
+        let three = leg.is_three_bone();
+        let ball_pivot = !three && leg.pivots_on_ball();
+        let h = leg.foot_height();
         let w = p.weights[l];
         let ls = &mut state.legs[l];
-        let (ankle, toe) = (pose_in[leg.joints[2] as usize], pose_in[leg.joints[3] as usize]);
+        let (ankle, toe) = (pose_in[leg.ankle() as usize], pose_in[leg.toe() as usize]);
         let toe_off = toe.position() - ankle.position();
         let ref_fk = root.to_world(pose_in[reference_joint(leg)].position());
         let contact_fk = if ball_pivot { root.to_world(toe.position()) } else { ref_fk };
-        let mode = leg.mode[3] & 0xff;
+        let mode = leg.plant_detection();
         let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
         let detected = match mode {
             PLANT_SPEED if !p.snap && dt > 0.0 => {
@@ -307,9 +307,9 @@ pub(crate) fn place_feet(
                 // drawn back to its root after a step is not a foot moving).
                 let speed = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle).length() / dt;
                 if was_planted {
-                    speed <= leg.lock[1]
+                    speed <= leg.plant_exit()
                 } else {
-                    speed < leg.lock[0]
+                    speed < leg.plant_enter()
                 }
             }
             PLANT_SPEED => was_planted && !p.snap,
@@ -391,7 +391,7 @@ pub(crate) fn place_feet(
         free[l] = FreeFoot {
             contact: free_contact,
             heading: free_heading,
-            hip: root.to_world(pose_in[leg.joints[0] as usize].position()),
+            hip: root.to_world(pose_in[leg.hip() as usize].position()),
             reach: 0.0, // set below for a two-bone leg
         };
         let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
@@ -400,7 +400,7 @@ pub(crate) fn place_feet(
             ls.heading[0] = 0.0;
             ls.heading[1] = 0.0;
         }
-        let (release_distance, release_time) = (leg.lock[2], leg.lock[3]);
+        let (release_distance, release_time) = (leg.release_distance(), leg.release_time());
         let was_locked = locked;
         if locked {
             let d = v3(ls.lock) - free_contact;
@@ -461,7 +461,7 @@ pub(crate) fn place_feet(
             let mut need_ahead = 0.0;
             if !p.snap && !locked && w < 1.0 && dt > 0.0 {
                 let velocity = (contact_fk - v3(ls.fk)) / dt;
-                let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.params[3];
+                let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.swing_lookahead();
                 // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
                 let gap = foot_gap(rig, g, leg, ahead, foot, (gp, gn), true);
                 // Only while the animation swings the foot: a foot it plants looks no further.
@@ -485,7 +485,7 @@ pub(crate) fn place_feet(
                 // less, down to the tolerance from three times it (over a step edge the
                 // carried height stands, as it did): continuous in the gap, and a gap that
                 // jumps (an edge crossed) moves the foot by at most twice the tolerance.
-                let tolerance = rig.blend[0];
+                let tolerance = rig.ground_tolerance();
                 let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
                 target.y -= settle;
                 ls.lock[1] -= settle;
@@ -515,7 +515,7 @@ pub(crate) fn place_feet(
             free[l].reach = leg_reach(pose_in, leg, root.s);
             // A locked leg within `max_reach` of its reach (what keeps its lock), any other
             // within its reach.
-            let within = if locked { free[l].reach * rig.blend[2] } else { free[l].reach };
+            let within = if locked { free[l].reach * rig.max_reach() } else { free[l].reach };
             let reach = reach_drop(within, free[l].hip, target);
             need = need.max(reach);
             cap = cap.max(reach);
@@ -540,8 +540,8 @@ fn foot_gap(
     (gp, gn): (Vec3, Vec3),
     lead: bool,
 ) -> f32 {
-    let h = leg.knee_axis[3];
-    if leg.mode[0] == 1 {
+    let h = leg.foot_height();
+    if leg.is_three_bone() {
         let sole = at - Vec3::Y * h;
         return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
     }
@@ -580,7 +580,7 @@ pub(crate) fn spring_pelvis(
     res: &mut FootResult,
 ) -> Vec3 {
     let [_, max_speed, max_rise, _] = rig.springs;
-    let max_drop = rig.params[0];
+    let max_drop = rig.max_pelvis_drop();
     let goal = -goal_drop.clamp(0.0, max_drop);
     let lo = -max_drop - p.held;
     let hi = (max_rise - p.held).min(-cap).max(lo);
@@ -597,7 +597,7 @@ pub(crate) fn spring_pelvis(
     let bounded = o.max(lo).min(hi);
     let offset = bounded + p.held;
     if !p.snap && bounded != o && !(offset >= p.start - step && offset <= p.start + step) {
-        for status in &mut res.status[..rig.header[2] as usize] {
+        for status in &mut res.status[..rig.leg_count() as usize] {
             *status |= foot::PELVIS_FAST;
         }
     }
@@ -624,14 +624,14 @@ pub(crate) fn end_placement(
     res: &mut FootResult,
 ) {
     let mut flags = state.flags;
-    for l in 0..rig.header[2] as usize {
+    for l in 0..rig.leg_count() as usize {
         if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && rig.legs[l].mode[0] == 0 {
             // The hip lowered by the pelvis offset within its limits (the held snap is in the
             // hip already).
             let hip_ws = free[l].hip + Vec3::Y * (-res.pelvis[0] - p.held);
             // (With a margin of 1e-4 of the reach: a pelvis the reach cap holds puts the hip
             // at exactly this distance, which rounding must not turn into a release.)
-            if (ground.target[l] - hip_ws).length() > free[l].reach * (rig.blend[2] + 1e-4) {
+            if (ground.target[l] - hip_ws).length() > free[l].reach * (rig.max_reach() + 1e-4) {
                 release(&mut state.legs[l], free[l]);
                 flags &= !bit(STATE_LOCKED_SHIFT, l);
             }

@@ -228,6 +228,272 @@ pub struct SolverRig {
     pub legs: [SolverLeg; MAX_LEGS],
 }
 
+impl SolverLeg {
+    // Named reads of the packed words, as the kernel's helpers name them.
+    /// A pseudo three-bone leg (`kind() == 1`).
+    #[inline]
+    #[must_use]
+    pub fn is_three_bone(&self) -> bool {
+        self.mode[0] == 1
+    }
+    /// Foot placement locks the ball (`PIVOT_BALL`).
+    #[inline]
+    #[must_use]
+    pub fn pivots_on_ball(&self) -> bool {
+        self.mode[3] & crate::constants::PIVOT_BALL != 0
+    }
+    /// Foot placement's plant detection (`PLANT_*`).
+    #[inline]
+    #[must_use]
+    pub fn plant_detection(&self) -> u32 {
+        self.mode[3] & 0xff
+    }
+    /// Hip joint.
+    #[inline]
+    #[must_use]
+    pub fn hip(&self) -> u32 {
+        self.joints[0]
+    }
+    /// Knee joint.
+    #[inline]
+    #[must_use]
+    pub fn knee(&self) -> u32 {
+        self.joints[1]
+    }
+    /// Ankle joint.
+    #[inline]
+    #[must_use]
+    pub fn ankle(&self) -> u32 {
+        self.joints[2]
+    }
+    /// Toe joint.
+    #[inline]
+    #[must_use]
+    pub fn toe(&self) -> u32 {
+        self.joints[3]
+    }
+    /// 0: two-bone, 1: pseudo three-bone.
+    #[inline]
+    #[must_use]
+    pub fn kind(&self) -> u32 {
+        self.mode[0]
+    }
+    /// Option bits (knee limits, `LEG_ALIGN_FLAT`).
+    #[inline]
+    #[must_use]
+    pub fn options(&self) -> u32 {
+        self.mode[1]
+    }
+    /// Knee pole rule: 0 FK knee, 1 FK plane, 2 direction.
+    #[inline]
+    #[must_use]
+    pub fn pole_rule(&self) -> u32 {
+        self.mode[2]
+    }
+    /// Foot placement: plant detection `PLANT_*` | `PIVOT_BALL`.
+    #[inline]
+    #[must_use]
+    pub fn placement_mode(&self) -> u32 {
+        self.mode[3]
+    }
+    /// Ankle height above the sole.
+    #[inline]
+    #[must_use]
+    pub fn foot_height(&self) -> f32 {
+        self.knee_axis[3]
+    }
+    /// cos θmin of the knee.
+    #[inline]
+    #[must_use]
+    pub fn cos_min(&self) -> f32 {
+        self.limits[0]
+    }
+    /// cos θmax of the knee.
+    #[inline]
+    #[must_use]
+    pub fn cos_max(&self) -> f32 {
+        self.limits[1]
+    }
+    /// cos of the max foot angle.
+    #[inline]
+    #[must_use]
+    pub fn cos_max_foot_angle(&self) -> f32 {
+        self.limits[2]
+    }
+    /// sin of the max foot angle.
+    #[inline]
+    #[must_use]
+    pub fn sin_max_foot_angle(&self) -> f32 {
+        self.limits[3]
+    }
+    /// Pseudo three-bone blend ratio.
+    #[inline]
+    #[must_use]
+    pub fn blend_ratio(&self) -> f32 {
+        self.foot_up[3]
+    }
+    /// Foot placement: plant enter speed.
+    #[inline]
+    #[must_use]
+    pub fn plant_enter(&self) -> f32 {
+        self.lock[0]
+    }
+    /// Foot placement: plant exit speed.
+    #[inline]
+    #[must_use]
+    pub fn plant_exit(&self) -> f32 {
+        self.lock[1]
+    }
+    /// Foot placement: release distance.
+    #[inline]
+    #[must_use]
+    pub fn release_distance(&self) -> f32 {
+        self.lock[2]
+    }
+    /// Foot placement: release time (s).
+    #[inline]
+    #[must_use]
+    pub fn release_time(&self) -> f32 {
+        self.lock[3]
+    }
+}
+
+impl SolverRig {
+    // Named reads of the packed words, as the kernel's helpers name them.
+    /// Joints per character.
+    #[inline]
+    #[must_use]
+    pub fn joint_count(&self) -> u32 {
+        self.header[0]
+    }
+    /// The pelvis joint.
+    #[inline]
+    #[must_use]
+    pub fn pelvis(&self) -> u32 {
+        self.header[1]
+    }
+    /// Legs of the rig.
+    #[inline]
+    #[must_use]
+    pub fn leg_count(&self) -> u32 {
+        self.header[2]
+    }
+    /// 0: heightfield, 1: caller hits.
+    #[inline]
+    #[must_use]
+    pub fn ground_mode(&self) -> u32 {
+        self.header[3]
+    }
+    /// Heightfield samples along x.
+    #[inline]
+    #[must_use]
+    pub fn grid_x(&self) -> u32 {
+        self.grid[0]
+    }
+    /// Heightfield samples along z.
+    #[inline]
+    #[must_use]
+    pub fn grid_z(&self) -> u32 {
+        self.grid[1]
+    }
+    /// Foot placement on (1) or off (0).
+    #[inline]
+    #[must_use]
+    pub fn placement(&self) -> u32 {
+        self.grid[2]
+    }
+    /// Heightfield origin x.
+    #[inline]
+    #[must_use]
+    pub fn origin_x(&self) -> f32 {
+        self.ground[0]
+    }
+    /// Heightfield origin z.
+    #[inline]
+    #[must_use]
+    pub fn origin_z(&self) -> f32 {
+        self.ground[1]
+    }
+    /// Heightfield cell size.
+    #[inline]
+    #[must_use]
+    pub fn cell(&self) -> f32 {
+        self.ground[2]
+    }
+    /// Most the pelvis drops below FK.
+    #[inline]
+    #[must_use]
+    pub fn max_pelvis_drop(&self) -> f32 {
+        self.params[0]
+    }
+    /// Step window above the FK foot.
+    #[inline]
+    #[must_use]
+    pub fn max_step_up(&self) -> f32 {
+        self.params[1]
+    }
+    /// Step window below the FK foot.
+    #[inline]
+    #[must_use]
+    pub fn max_step_down(&self) -> f32 {
+        self.params[2]
+    }
+    /// Foot placement: swing look-ahead (s).
+    #[inline]
+    #[must_use]
+    pub fn swing_lookahead(&self) -> f32 {
+        self.params[3]
+    }
+    /// Foot placement: pelvis spring half-life (s).
+    #[inline]
+    #[must_use]
+    pub fn pelvis_half_life(&self) -> f32 {
+        self.springs[0]
+    }
+    /// Foot placement: pelvis max speed.
+    #[inline]
+    #[must_use]
+    pub fn pelvis_max_speed(&self) -> f32 {
+        self.springs[1]
+    }
+    /// Foot placement: pelvis max rise.
+    #[inline]
+    #[must_use]
+    pub fn pelvis_max_rise(&self) -> f32 {
+        self.springs[2]
+    }
+    /// Foot placement: ground spring half-life (s).
+    #[inline]
+    #[must_use]
+    pub fn ground_half_life(&self) -> f32 {
+        self.springs[3]
+    }
+    /// Foot placement: ground tolerance.
+    #[inline]
+    #[must_use]
+    pub fn ground_tolerance(&self) -> f32 {
+        self.blend[0]
+    }
+    /// Foot placement: weight blend time (s).
+    #[inline]
+    #[must_use]
+    pub fn weight_blend_time(&self) -> f32 {
+        self.blend[1]
+    }
+    /// Foot placement: max reach (fraction of the leg).
+    #[inline]
+    #[must_use]
+    pub fn max_reach(&self) -> f32 {
+        self.blend[2]
+    }
+    /// Foot placement: root snap speed.
+    #[inline]
+    #[must_use]
+    pub fn root_snap_speed(&self) -> f32 {
+        self.blend[3]
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
 const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);

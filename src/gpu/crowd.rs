@@ -8,7 +8,6 @@ use super::buffers::{
 use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
 use super::shaders;
-use crate::constants::PIVOT_BALL;
 use crate::crowd::{
     CharacterInput, CharacterState, FootResult, FootRig, FrameInput, Ground, GroundHit, JointPose, LegState, SolverRig,
     MAX_LEGS,
@@ -21,17 +20,17 @@ use crate::crowd::{
 /// pseudo three-bone (bit 0) and ball pivot (bit 1); `GROUND_HITS`: per-foot hits rather
 /// than a heightfield.
 fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
-    let legs = rig.header[2] as usize;
+    let legs = rig.leg_count() as usize;
     let kinds = rig.legs[..legs].iter().enumerate().fold(0u32, |k, (l, leg)| {
-        let three = u32::from(leg.mode[0] == 1);
-        let ball = u32::from(leg.mode[3] & PIVOT_BALL != 0);
+        let three = u32::from(leg.is_three_bone());
+        let ball = u32::from(leg.pivots_on_ball());
         k | (three | ball << 1) << (8 * l)
     });
     [
-        ("PLACEMENT", f64::from(rig.grid[2])),
+        ("PLACEMENT", f64::from(rig.placement())),
         ("LEGS", legs as f64),
         ("LEG_KINDS", f64::from(kinds)),
-        ("GROUND_HITS", f64::from(rig.header[3])),
+        ("GROUND_HITS", f64::from(rig.ground_mode())),
     ]
 }
 
