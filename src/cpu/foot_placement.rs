@@ -27,8 +27,8 @@ use crate::constants::{
     STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
-    foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, SolverLeg, SolverRig,
-    MAX_LEGS,
+    foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, LegState, SolverLeg,
+    SolverRig, MAX_LEGS,
 };
 use crate::records::v3;
 
@@ -264,12 +264,296 @@ pub(crate) fn begin_placement(
     Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity, settle }
 }
 
-/// Feet: per leg, the final target and foot turn of this frame. With ground: the normal and
-/// the plane of the sole-placed ankle target each follow a spring, never lagging more than
-/// the ground tolerance below the real ground; the target blends from the swing target (the
-/// FK foot, kept above the ground) to the ground target by the blended weight. Then the
-/// lock: a planted foot holds its contact point and heading; a released one blends back.
-/// Fills `ground.target`, `turn`, `limited`, `aimed` and the pelvis goal and reach cap.
+/// One leg's FK inputs to this frame's placement stages.
+#[derive(Clone, Copy)]
+struct LegFrame<'a> {
+    l: usize,
+    leg: &'a SolverLeg,
+    three: bool,
+    ball_pivot: bool,
+    /// Foot height.
+    h: f32,
+    /// The blended foot weight.
+    w: f32,
+    ankle: JointPose,
+    /// The toe from the ankle (model space).
+    toe_off: Vec3,
+    /// The reference joint (ankle, or a hoof's tip) and the contact point (the ball for a
+    /// ball pivot), world, where the FK pose puts them.
+    ref_fk: Vec3,
+    contact_fk: Vec3,
+}
+
+/// Where a foot is aimed: its target (world), its turn (model space) and the ground normal
+/// it stands on (world).
+#[derive(Clone, Copy)]
+struct FootAim {
+    target: Vec3,
+    turn: Quat,
+    up: Vec3,
+}
+
+/// Plant detection: whether the animation plants the foot this frame (by its contact
+/// point's speed with hysteresis, or by its input weight).
+fn detect_plant(f: &LegFrame, ls: &LegState, was_planted: bool, p: &Placement, ch: &CharacterInput) -> bool {
+    let LegFrame { l, leg, contact_fk, .. } = *f;
+    let dt = p.dt;
+
+    let mode = leg.plant_detection();
+    match mode {
+        PLANT_SPEED if !p.snap && dt > 0.0 => {
+            // The animation's own motion: without the held snap settling (the character
+            // drawn back to its root after a step is not a foot moving).
+            let speed = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle).length() / dt;
+            if was_planted {
+                speed <= leg.plant_exit()
+            } else {
+                speed < leg.plant_enter()
+            }
+        }
+        PLANT_SPEED => was_planted && !p.snap,
+        PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
+        _ => false,
+    }
+}
+
+/// The foot on the ground: the ground normal and the plane of the sole-placed target each
+/// follow a spring (never lagging more than `tolerance` below the real ground), and the
+/// target blends from the swing target (the FK foot) to the ground target by the weight.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn ground_target(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    ground: &mut FeetGround,
+    p: &Placement,
+    ls: &mut LegState,
+    f: &LegFrame,
+    tolerance: f32,
+) -> FootAim {
+    let LegFrame { l, leg, three, ball_pivot, h, w, ankle, toe_off, ref_fk, .. } = *f;
+    let mut turn = Quat::IDENTITY;
+
+    let (gp, gn) = (ground.point[l], ground.normal[l]);
+    // A ground spring with no memory (reset, or no ground last frame) starts at rest.
+    let fresh = p.snap || !(ls.plane[1] > 0.0);
+    let (mut n, mut nv) = (gn, Vec3::ZERO);
+    if !fresh {
+        (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), v3(ls.plane_goal), gn, p.ground);
+    }
+    let mut nf = normalize_or(n, gn, 1e-12);
+    if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
+        (n, nv, nf) = (gn, Vec3::ZERO, gn);
+    }
+    // `roll`: how much higher the foot's own pitch and roll put the target than a foot
+    // laid flat would be (`FootAlign::KeepRoll`): the ground spring smooths the flat
+    // foot's height (the ground), and the roll is added after, unsmoothed.
+    let mut roll = 0.0;
+    let raw = if three {
+        gp + nf * h
+    } else {
+        let normal_ms = root.dir_to_model(nf).normalize();
+        let (t, limited) =
+            if ball_pivot { align_up(leg, Vec3::Y, normal_ms) } else { align_foot(leg, ankle.rotation(), normal_ms) };
+        (turn, ground.limited[l]) = (t, limited);
+        let up_ms = ankle.rotation() * v3(leg.foot_up);
+        let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h);
+        if keeps_roll(leg) && !ball_pivot {
+            // Measured on the smoothed plane (no ground sampled): the spring smooths
+            // the rest, the real ground's, and the sum is `raw` once it settles.
+            let (flat, _) = align_up(leg, up_ms, normal_ms);
+            roll = plane_sole_gap(root, nf, flat, up_ms, toe_off, h) - plane_sole_gap(root, nf, t, up_ms, toe_off, h);
+        }
+        raw
+    };
+    // The ground height under the target: the smoothed plane carried to this frame's
+    // target (exact on a plane however far the foot moves), then its spring toward the
+    // real ground, never more than the tolerance below it.
+    let (mut y, mut yv) = (raw.y - roll, 0.0);
+    if !fresh {
+        let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
+        let carry = (nf.x * dx + nf.z * dz) / nf.y;
+        let (carried, from) = (ls.plane[3] - carry, ls.plane_goal[3] - carry);
+        (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y - roll, p.ground);
+    }
+    ls.plane = n.extend(y).to_array();
+    ls.plane_velocity = nv.extend(yv).to_array();
+    // The spring runs free; what the foot stands on is never more than the tolerance
+    // below the real ground (a limit on the output, not the state, so frame rates
+    // agree).
+    y = y.max(raw.y - roll - tolerance) + roll;
+    ls.plane_goal = gn.extend(raw.y - roll).to_array();
+    ls.lift[2] = raw.x;
+    ls.lift[3] = raw.z;
+    // From the swing target (the FK foot, where a root snap left it) to the ground.
+    FootAim { target: ref_fk.lerp(Vec3::new(raw.x, y, raw.z), w), turn: nlerp_identity(turn, w), up: nf }
+}
+
+/// The lock: the contact point and heading of the unlocked solve (`free`), then held (a
+/// planted foot) or blended back (a released one). Returns the aim, whether the foot is
+/// locked, and what is left of a release.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn lock_foot(
+    root: &Root,
+    p: &Placement,
+    ls: &mut LegState,
+    f: &LegFrame,
+    aim: FootAim,
+    (was_locked_flag, planted): (bool, bool),
+    free: &mut FreeFoot,
+    hip: Vec3,
+) -> (FootAim, bool, f32) {
+    let LegFrame { leg, three, ball_pivot, toe_off, .. } = *f;
+    let FootAim { mut target, mut turn, up } = aim;
+    let dt = p.dt;
+
+    // The lock: contact point and heading of the unlocked solve, then held or blended.
+    let offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { Vec3::ZERO };
+    let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
+    let free_contact = target + offset;
+    *free = FreeFoot {
+        contact: free_contact,
+        heading: free_heading,
+        hip,
+        reach: 0.0, // set below for a two-bone leg
+    };
+    let mut locked = was_locked_flag && !p.snap;
+    if p.snap {
+        ls.lock = [0.0; 4];
+        ls.heading[0] = 0.0;
+        ls.heading[1] = 0.0;
+    }
+    let (release_distance, release_time) = (leg.release_distance(), leg.release_time());
+    let was_locked = locked;
+    if locked {
+        let d = v3(ls.lock) - free_contact;
+        if !planted || d.x * d.x + d.z * d.z > release_distance * release_distance {
+            release(ls, *free);
+            locked = false;
+        }
+    }
+    // What is left of the last release (all of it just after one) and its heading turn:
+    // a new lock starts from them, an unlocked foot blends back with them (an unlocked
+    // foot's state holds the release's offset and heading turn).
+    let left = remaining(ls.lock[3], release_time);
+    let left_turn = fade_turn(ls.heading[0], left);
+    if !was_locked && planted {
+        let lock_heading = turn_heading(free_heading, left_turn);
+        let contact = free_contact + v3(ls.lock) * left;
+        ls.lock = contact.extend(0.0).to_array();
+        ls.heading[0] = lock_heading[0];
+        ls.heading[1] = lock_heading[1];
+        locked = true;
+    }
+    let mut fading = 0.0; // what is left of a release
+    let (contact, r) = if locked {
+        // The lock holds the contact point's place on the ground and its heading; its
+        // height is the unlocked solve's carried along the ground plane to it, so a lock
+        // taken while the weight still blends in neither floats nor sinks.
+        let mut c = v3(ls.lock);
+        c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
+        ls.lock[1] = c.y;
+        (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
+    } else {
+        fading = left;
+        ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
+        (free_contact + v3(ls.lock) * fading, left_turn)
+    };
+    target = contact - offset;
+    if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
+        // The heading held: the foot turned about the ground normal.
+        let spin_ws = quat_from_axis_cos_sin(up, r[0], r[1]);
+        target = contact - spin_ws * offset;
+        turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
+    }
+    (FootAim { target, turn, up }, locked, fading)
+}
+
+/// No part of the foot (heel and ball as turned, or a hoof tip) more than `tolerance` below
+/// the ground: a swinging or blending foot is lifted, smoothly (the ground spring), and
+/// early where the ground rises ahead of it (the look-ahead at the FK foot's horizontal
+/// speed); a locked foot at full weight settles onto the ground under it. Returns the
+/// target.
+#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+fn lift_foot(
+    rig: &SolverRig,
+    g: &GroundData,
+    root: &Root,
+    ground: &FeetGround,
+    p: &Placement,
+    ls: &mut LegState,
+    f: &LegFrame,
+    ch: &CharacterInput,
+    aim: FootAim,
+    (locked, fading): (bool, f32),
+    tolerance: f32,
+) -> Vec3 {
+    let LegFrame { l, leg, w, ankle, toe_off, contact_fk, .. } = *f;
+    let FootAim { mut target, turn, .. } = aim;
+    let dt = p.dt;
+
+    // No part of the foot (heel and ball as turned, or a hoof tip) more than the
+    // tolerance below the ground: a swinging or blending foot is lifted, smoothly
+    // (the ground spring), and early where the ground rises ahead of it (the
+    // lookahead at the FK foot's horizontal speed).
+    let up_ms = ankle.rotation() * v3(leg.foot_up);
+    let (gp, gn) = (ground.point[l], ground.normal[l]);
+    // The foot as turned, in world space: its up axis and the toe from the ankle.
+    let foot = (root.dir_to_world(turn * up_ms), root.dir_to_world(turn * toe_off) * root.s);
+    // A foot on its ground target (full weight, not locked, no release fading) is
+    // on the ground by construction: nothing to measure.
+    let grounded = w >= 1.0 && !locked && fading == 0.0;
+    let gap = if grounded { 0.0 } else { foot_gap(rig, g, leg, target, foot, (gp, gn), false) };
+    let need = (-gap - tolerance).max(0.0);
+    // A swinging (not planted, not locked) foot looks ahead along its FK motion.
+    let mut need_ahead = 0.0;
+    if !p.snap && !locked && w < 1.0 && dt > 0.0 {
+        let velocity = (contact_fk - v3(ls.fk)) / dt;
+        let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.swing_lookahead();
+        // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
+        let gap = foot_gap(rig, g, leg, ahead, foot, (gp, gn), true);
+        // Only while the animation swings the foot: a foot it plants looks no further.
+        need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w.max(ch.foot_weights[l].clamp(0.0, 1.0)));
+    }
+    let goal = need.max(need_ahead);
+    let (mut lift, mut lv) = (goal, 0.0);
+    if !p.snap {
+        (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.heading[2], goal, p.ground);
+    }
+    ls.heading[2] = goal;
+    ls.lift[0] = lift;
+    ls.lift[1] = lv;
+    // The lift keeps the swing target (the FK foot) clear; it fades as the weight
+    // blends the target onto the ground, so a foot that plants is on the ground.
+    target.y += (lift * (1.0 - w)).max(need);
+    if locked && w >= 1.0 {
+        // A locked foot settles onto the ground under it: its height was carried
+        // along the plane under the animated foot, which curved ground leaves above
+        // the lock by a few mm. All of a gap up to twice the ground tolerance, then
+        // less, down to the tolerance from three times it (over a step edge the
+        // carried height stands, as it did): continuous in the gap, and a gap that
+        // jumps (an edge crossed) moves the foot by at most twice the tolerance.
+        let tolerance = rig.ground_tolerance();
+        let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
+        target.y -= settle;
+        ls.lock[1] -= settle;
+    }
+    target
+}
+
+/// No ground under the foot: its ground springs forget it.
+fn forget_ground(ls: &mut LegState) {
+    ls.plane = [0.0; 4];
+    ls.plane_velocity = [0.0; 4];
+    ls.plane_goal = [0.0; 4];
+    ls.lift = [0.0; 4];
+    ls.heading[2] = 0.0;
+}
+
+/// Feet: per leg, the final target and foot turn of this frame, in stages: plant detection
+/// (`detect_plant`), the ground target (`ground_target`), the lock (`lock_foot`), the lift
+/// (`lift_foot`). Fills `ground.target`, `turn`, `limited`, `aimed` and the pelvis goal and
+/// reach cap.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 #[allow(clippy::needless_range_loop)] // one index over every per-leg array, as in the kernel
 pub(crate) fn place_feet(
@@ -283,8 +567,6 @@ pub(crate) fn place_feet(
     state: &mut CharacterState,
     free: &mut [FreeFoot; MAX_LEGS],
 ) -> (f32, f32) {
-    let tolerance = rig.ground_tolerance();
-    let dt = p.dt;
     // A reset starts from clean flags (no stray bit survives it).
     let mut flags = if p.snap { 0 } else { state.flags };
     let (mut goal, mut cap) = (0.0f32, f32::MIN); // no two-bone leg: no cap
@@ -292,212 +574,42 @@ pub(crate) fn place_feet(
         let leg = &rig.legs[l];
         let three = leg.is_three_bone();
         let ball_pivot = !three && leg.pivots_on_ball();
-        let h = leg.foot_height();
-        let w = p.weights[l];
-        let ls = &mut state.legs[l];
         let (ankle, toe) = (pose_in[leg.ankle() as usize], pose_in[leg.toe() as usize]);
-        let toe_off = toe.position() - ankle.position();
         let ref_fk = root.to_world(pose_in[reference_joint(leg)].position());
         let contact_fk = if ball_pivot { root.to_world(toe.position()) } else { ref_fk };
-        let mode = leg.plant_detection();
-        let was_planted = flags & bit(STATE_PLANTED_SHIFT, l) != 0;
-        let detected = match mode {
-            PLANT_SPEED if !p.snap && dt > 0.0 => {
-                // The animation's own motion: without the held snap settling (the character
-                // drawn back to its root after a step is not a foot moving).
-                let speed = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle).length() / dt;
-                if was_planted {
-                    speed <= leg.plant_exit()
-                } else {
-                    speed < leg.plant_enter()
-                }
-            }
-            PLANT_SPEED => was_planted && !p.snap,
-            PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
-            _ => false,
+        let f = LegFrame {
+            l,
+            leg,
+            three,
+            ball_pivot,
+            h: leg.foot_height(),
+            w: p.weights[l],
+            ankle,
+            toe_off: toe.position() - ankle.position(),
+            ref_fk,
+            contact_fk,
         };
+        let w = f.w;
+        let ls = &mut state.legs[l];
+        let detected = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, p, ch);
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
-        let tolerance = if planted { 0.0 } else { tolerance };
-        let mut target = ref_fk;
-        let mut turn = Quat::IDENTITY;
-        let mut up = Vec3::Y;
+        let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };
+        let mut aim = FootAim { target: ref_fk, turn: Quat::IDENTITY, up: Vec3::Y };
         if ground.hit[l] {
-            let (gp, gn) = (ground.point[l], ground.normal[l]);
-            // A ground spring with no memory (reset, or no ground last frame) starts at rest.
-            let fresh = p.snap || !(ls.plane[1] > 0.0);
-            let (mut n, mut nv) = (gn, Vec3::ZERO);
-            if !fresh {
-                (n, nv) = spring3(v3(ls.plane), v3(ls.plane_velocity), v3(ls.plane_goal), gn, p.ground);
-            }
-            let mut nf = normalize_or(n, gn, 1e-12);
-            if !(nf.y > crate::constants::MIN_GROUND_NORMAL_Y) {
-                (n, nv, nf) = (gn, Vec3::ZERO, gn);
-            }
-            // `roll`: how much higher the foot's own pitch and roll put the target than a foot
-            // laid flat would be (`FootAlign::KeepRoll`): the ground spring smooths the flat
-            // foot's height (the ground), and the roll is added after, unsmoothed.
-            let mut roll = 0.0;
-            let raw = if three {
-                gp + nf * h
-            } else {
-                let normal_ms = root.dir_to_model(nf).normalize();
-                let (t, limited) = if ball_pivot {
-                    align_up(leg, Vec3::Y, normal_ms)
-                } else {
-                    align_foot(leg, ankle.rotation(), normal_ms)
-                };
-                (turn, ground.limited[l]) = (t, limited);
-                let up_ms = ankle.rotation() * v3(leg.foot_up);
-                let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h);
-                if keeps_roll(leg) && !ball_pivot {
-                    // Measured on the smoothed plane (no ground sampled): the spring smooths
-                    // the rest, the real ground's, and the sum is `raw` once it settles.
-                    let (flat, _) = align_up(leg, up_ms, normal_ms);
-                    roll = plane_sole_gap(root, nf, flat, up_ms, toe_off, h)
-                        - plane_sole_gap(root, nf, t, up_ms, toe_off, h);
-                }
-                raw
-            };
-            // The ground height under the target: the smoothed plane carried to this frame's
-            // target (exact on a plane however far the foot moves), then its spring toward the
-            // real ground, never more than the tolerance below it.
-            let (mut y, mut yv) = (raw.y - roll, 0.0);
-            if !fresh {
-                let (dx, dz) = (raw.x - ls.lift[2], raw.z - ls.lift[3]);
-                let carry = (nf.x * dx + nf.z * dz) / nf.y;
-                let (carried, from) = (ls.plane[3] - carry, ls.plane_goal[3] - carry);
-                (y, yv) = spring(carried, ls.plane_velocity[3], from, raw.y - roll, p.ground);
-            }
-            ls.plane = n.extend(y).to_array();
-            ls.plane_velocity = nv.extend(yv).to_array();
-            // The spring runs free; what the foot stands on is never more than the tolerance
-            // below the real ground (a limit on the output, not the state, so frame rates
-            // agree).
-            y = y.max(raw.y - roll - tolerance) + roll;
-            ls.plane_goal = gn.extend(raw.y - roll).to_array();
-            ls.lift[2] = raw.x;
-            ls.lift[3] = raw.z;
-            // From the swing target (the FK foot, where a root snap left it) to the ground.
-            target = ref_fk.lerp(Vec3::new(raw.x, y, raw.z), w);
-            turn = nlerp_identity(turn, w);
-            up = nf;
+            aim = ground_target(rig, g, root, ground, p, ls, &f, tolerance);
         }
-        // The lock: contact point and heading of the unlocked solve, then held or blended.
-        let offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { Vec3::ZERO };
-        let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
-        let free_contact = target + offset;
-        free[l] = FreeFoot {
-            contact: free_contact,
-            heading: free_heading,
-            hip: root.to_world(pose_in[leg.hip() as usize].position()),
-            reach: 0.0, // set below for a two-bone leg
-        };
-        let mut locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !p.snap;
-        if p.snap {
-            ls.lock = [0.0; 4];
-            ls.heading[0] = 0.0;
-            ls.heading[1] = 0.0;
-        }
-        let (release_distance, release_time) = (leg.release_distance(), leg.release_time());
-        let was_locked = locked;
-        if locked {
-            let d = v3(ls.lock) - free_contact;
-            if !planted || d.x * d.x + d.z * d.z > release_distance * release_distance {
-                release(ls, free[l]);
-                locked = false;
-            }
-        }
-        // What is left of the last release (all of it just after one) and its heading turn:
-        // a new lock starts from them, an unlocked foot blends back with them (an unlocked
-        // foot's state holds the release's offset and heading turn).
-        let left = remaining(ls.lock[3], release_time);
-        let left_turn = fade_turn(ls.heading[0], left);
-        if !was_locked && planted {
-            let lock_heading = turn_heading(free_heading, left_turn);
-            let contact = free_contact + v3(ls.lock) * left;
-            ls.lock = contact.extend(0.0).to_array();
-            ls.heading[0] = lock_heading[0];
-            ls.heading[1] = lock_heading[1];
-            locked = true;
-        }
-        let mut fading = 0.0; // what is left of a release
-        let (contact, r) = if locked {
-            // The lock holds the contact point's place on the ground and its heading; its
-            // height is the unlocked solve's carried along the ground plane to it, so a lock
-            // taken while the weight still blends in neither floats nor sinks.
-            let mut c = v3(ls.lock);
-            c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
-            ls.lock[1] = c.y;
-            (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
-        } else {
-            fading = left;
-            ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
-            (free_contact + v3(ls.lock) * fading, left_turn)
-        };
-        target = contact - offset;
-        if !three && (free_heading[0] != 0.0 || free_heading[1] != 0.0) && r != [1.0, 0.0] {
-            // The heading held: the foot turned about the ground normal.
-            let spin_ws = quat_from_axis_cos_sin(up, r[0], r[1]);
-            target = contact - spin_ws * offset;
-            turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
-        }
+        let hip = root.to_world(pose_in[leg.hip() as usize].position());
+        let was_locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0;
+        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, planted), &mut free[l], hip);
+        let (mut target, turn) = (aim.target, aim.turn);
         if ground.hit[l] {
-            // No part of the foot (heel and ball as turned, or a hoof tip) more than the
-            // tolerance below the ground: a swinging or blending foot is lifted, smoothly
-            // (the ground spring), and early where the ground rises ahead of it (the
-            // lookahead at the FK foot's horizontal speed).
-            let up_ms = ankle.rotation() * v3(leg.foot_up);
-            let (gp, gn) = (ground.point[l], ground.normal[l]);
-            // The foot as turned, in world space: its up axis and the toe from the ankle.
-            let foot = (root.dir_to_world(turn * up_ms), root.dir_to_world(turn * toe_off) * root.s);
-            // A foot on its ground target (full weight, not locked, no release fading) is
-            // on the ground by construction: nothing to measure.
-            let grounded = w >= 1.0 && !locked && fading == 0.0;
-            let gap = if grounded { 0.0 } else { foot_gap(rig, g, leg, target, foot, (gp, gn), false) };
-            let need = (-gap - tolerance).max(0.0);
-            // A swinging (not planted, not locked) foot looks ahead along its FK motion.
-            let mut need_ahead = 0.0;
-            if !p.snap && !locked && w < 1.0 && dt > 0.0 {
-                let velocity = (contact_fk - v3(ls.fk)) / dt;
-                let ahead = target + Vec3::new(velocity.x, 0.0, velocity.z) * rig.swing_lookahead();
-                // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-                let gap = foot_gap(rig, g, leg, ahead, foot, (gp, gn), true);
-                // Only while the animation swings the foot: a foot it plants looks no further.
-                need_ahead = (-gap - tolerance).max(0.0) * (1.0 - w.max(ch.foot_weights[l].clamp(0.0, 1.0)));
-            }
-            let goal = need.max(need_ahead);
-            let (mut lift, mut lv) = (goal, 0.0);
-            if !p.snap {
-                (lift, lv) = spring(ls.lift[0], ls.lift[1], ls.heading[2], goal, p.ground);
-            }
-            ls.heading[2] = goal;
-            ls.lift[0] = lift;
-            ls.lift[1] = lv;
-            // The lift keeps the swing target (the FK foot) clear; it fades as the weight
-            // blends the target onto the ground, so a foot that plants is on the ground.
-            target.y += (lift * (1.0 - w)).max(need);
-            if locked && w >= 1.0 {
-                // A locked foot settles onto the ground under it: its height was carried
-                // along the plane under the animated foot, which curved ground leaves above
-                // the lock by a few mm. All of a gap up to twice the ground tolerance, then
-                // less, down to the tolerance from three times it (over a step edge the
-                // carried height stands, as it did): continuous in the gap, and a gap that
-                // jumps (an edge crossed) moves the foot by at most twice the tolerance.
-                let tolerance = rig.ground_tolerance();
-                let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
-                target.y -= settle;
-                ls.lock[1] -= settle;
-            }
+            target = lift_foot(rig, g, root, ground, p, ls, &f, ch, aim, (locked, fading), tolerance);
         } else {
-            // No ground: the ground springs forget it.
-            ls.plane = [0.0; 4];
-            ls.plane_velocity = [0.0; 4];
-            ls.plane_goal = [0.0; 4];
-            ls.lift = [0.0; 4];
-            ls.heading[2] = 0.0;
+            forget_ground(ls);
         }
+
         ls.fk = contact_fk.extend(w).to_array();
         flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
         if locked {
