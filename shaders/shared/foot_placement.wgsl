@@ -305,21 +305,31 @@ fn place_feet(base: u32, ch: CharacterInput, root: Root) {
     if (LEGS > 3u) { place_foot(base, ch, root, 3u); }
 }
 
-// place_feet for leg l.
-fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
+// One leg's FK inputs to this frame's placement stages (src/cpu/foot_placement.rs: LegFrame).
+struct LegFrame {
+    three: bool,
+    ball: bool,
+    h: f32,                      // foot height
+    w: f32,                      // the blended foot weight
+    ankle_rotation: vec4<f32>,
+    toe_off: vec3<f32>,          // the toe from the ankle (model space)
+    ref_fk: vec3<f32>,           // the reference joint, world, as the FK pose puts it
+    contact_fk: vec3<f32>,       // the contact point (the ball for a ball pivot), world
+}
+
+// Where a foot is aimed: its target (world), turn (model space) and ground normal (world).
+struct FootAim {
+    aim: vec3<f32>,
+    turn: vec4<f32>,
+    up: vec3<f32>,
+}
+
+// Plant detection: whether the animation plants the foot this frame.
+fn detect_plant(f: LegFrame, ch: CharacterInput, l: u32) -> bool {
     let dt = frame.dt;
     let leg = rig.legs[l];
-    let three = three_bone(l);
-    let ball = !three && ball_pivot(l);
-    let h = leg.knee_axis.w;
-    let w = pl_weights[l];
-    let ankle_rotation = legs_fk[l].ankle_rotation;
-    let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
-    let ref_fk = to_world(root, reference_fk(l));
-    var contact_fk = ref_fk;
-    if (ball) {
-        contact_fk = to_world(root, legs_fk[l].toe);
-    }
+    let contact_fk = f.contact_fk;
+
     let mode = leg.mode.w & 0xffu;
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
@@ -338,87 +348,113 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     } else if (mode == PLANT_WEIGHTS) {
         detected = ch.foot_weights[l] >= 1.0;
     }
-    let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
-    // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
-    var tolerance = rig_ground_tolerance();
-    if (planted) {
-        tolerance = 0.0;
-    }
-    var aim = ref_fk;
+    return detected;
+}
+
+// The foot on the ground: the ground normal and the plane of the sole-placed target each
+// follow a spring, never lagging more than the tolerance below the real ground; the target
+// blends from the swing target to the ground target by the weight.
+fn ground_target(f: LegFrame, root: Root, l: u32, tolerance: f32) -> FootAim {
+    let dt = frame.dt;
+    let leg = rig.legs[l];
+    let three = f.three;
+    let ball = f.ball;
+    let h = f.h;
+    let w = f.w;
+    let ankle_rotation = f.ankle_rotation;
+    let toe_off = f.toe_off;
+    let ref_fk = f.ref_fk;
     var turn = Q_IDENTITY;
-    var up = vec3<f32>(0.0, 1.0, 0.0);
-    if (ground.hit[l]) {
-        let gp = ground.point[l];
-        let gn = ground.normal[l];
-        // A ground spring with no memory (reset, or no ground last frame) starts at rest.
-        let fresh = pl_snap || !(st.legs[l].plane.y > 0.0);
-        var n = gn;
-        var nv = vec3<f32>(0.0);
-        if (!fresh) {
-            let g0 = st.legs[l].plane_goal;
-            let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, frame.ground_decay, dt);
-            let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, frame.ground_decay, dt);
-            let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, frame.ground_decay, dt);
-            n = vec3<f32>(sx.x, sy.x, sz.x);
-            nv = vec3<f32>(sx.y, sy.y, sz.y);
-        }
-        var nf = normalize_or(n, gn, 1e-12);
-        if (!(nf.y > MIN_GROUND_NORMAL_Y)) {
-            n = gn;
-            nv = vec3<f32>(0.0);
-            nf = gn;
-        }
-        // roll: how much higher the foot's own pitch and roll put the target than a flat
-        // foot's (KeepRoll); the ground spring smooths the flat foot's height, the roll is
-        // added after (src/cpu/foot_placement.rs).
-        var roll = 0.0;
-        var raw: vec3<f32>;
-        if (three) {
-            raw = gp + nf * h;
-        } else {
-            let normal_ms = normalize(dir_to_model(root, nf));
-            var t: FootTurn;
-            if (ball) {
-                t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
-            } else {
-                t = align_foot(leg, ankle_rotation, normal_ms);
-            }
-            turn = t.q;
-            ground.limited[l] = t.limited;
-            let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-            raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h);
-            if (keeps_roll(leg) && !ball) {
-                let flat = align_up(leg, up_ms, normal_ms);
-                // Measured on the smoothed plane: the spring smooths the rest.
-                roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h) - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h);
-            }
-        }
-        // The ground height under the target: the smoothed plane carried to this frame's
-        // target, then its spring toward the real ground, within the tolerance.
-        var y = raw.y - roll;
-        var yv = 0.0;
-        if (!fresh) {
-            let dx = raw.x - st.legs[l].lift.z;
-            let dz = raw.z - st.legs[l].lift.w;
-            let carry = (nf.x * dx + nf.z * dz) / nf.y;
-            let carried = st.legs[l].plane.w - carry;
-            let goal0 = st.legs[l].plane_goal.w - carry;
-            let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y - roll, pl_rates.y, frame.ground_decay, dt);
-            y = sy.x;
-            yv = sy.y;
-        }
-        st.legs[l].plane = vec4<f32>(n, y);
-        st.legs[l].plane_velocity = vec4<f32>(nv, yv);
-        // The spring runs free; the output stays within the tolerance of the ground.
-        y = max(y, raw.y - roll - tolerance) + roll;
-        st.legs[l].plane_goal = vec4<f32>(gn, raw.y - roll);
-        st.legs[l].lift.z = raw.x;
-        st.legs[l].lift.w = raw.z;
-        // From the swing target (the FK foot, where a root snap left it) to the ground.
-        aim = mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w);
-        turn = nlerp_identity(turn, w);
-        up = nf;
+
+    let gp = ground.point[l];
+    let gn = ground.normal[l];
+    // A ground spring with no memory (reset, or no ground last frame) starts at rest.
+    let fresh = pl_snap || !(st.legs[l].plane.y > 0.0);
+    var n = gn;
+    var nv = vec3<f32>(0.0);
+    if (!fresh) {
+        let g0 = st.legs[l].plane_goal;
+        let sx = spring(st.legs[l].plane.x, st.legs[l].plane_velocity.x, g0.x, gn.x, pl_rates.y, frame.ground_decay, dt);
+        let sy = spring(st.legs[l].plane.y, st.legs[l].plane_velocity.y, g0.y, gn.y, pl_rates.y, frame.ground_decay, dt);
+        let sz = spring(st.legs[l].plane.z, st.legs[l].plane_velocity.z, g0.z, gn.z, pl_rates.y, frame.ground_decay, dt);
+        n = vec3<f32>(sx.x, sy.x, sz.x);
+        nv = vec3<f32>(sx.y, sy.y, sz.y);
     }
+    var nf = normalize_or(n, gn, 1e-12);
+    if (!(nf.y > MIN_GROUND_NORMAL_Y)) {
+        n = gn;
+        nv = vec3<f32>(0.0);
+        nf = gn;
+    }
+    // roll: how much higher the foot's own pitch and roll put the target than a flat
+    // foot's (KeepRoll); the ground spring smooths the flat foot's height, the roll is
+    // added after (src/cpu/foot_placement.rs).
+    var roll = 0.0;
+    var raw: vec3<f32>;
+    if (three) {
+        raw = gp + nf * h;
+    } else {
+        let normal_ms = normalize(dir_to_model(root, nf));
+        var t: FootTurn;
+        if (ball) {
+            t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
+        } else {
+            t = align_foot(leg, ankle_rotation, normal_ms);
+        }
+        turn = t.q;
+        ground.limited[l] = t.limited;
+        let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
+        raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h);
+        if (keeps_roll(leg) && !ball) {
+            let flat = align_up(leg, up_ms, normal_ms);
+            // Measured on the smoothed plane: the spring smooths the rest.
+            roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h) - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h);
+        }
+    }
+    // The ground height under the target: the smoothed plane carried to this frame's
+    // target, then its spring toward the real ground, within the tolerance.
+    var y = raw.y - roll;
+    var yv = 0.0;
+    if (!fresh) {
+        let dx = raw.x - st.legs[l].lift.z;
+        let dz = raw.z - st.legs[l].lift.w;
+        let carry = (nf.x * dx + nf.z * dz) / nf.y;
+        let carried = st.legs[l].plane.w - carry;
+        let goal0 = st.legs[l].plane_goal.w - carry;
+        let sy = spring(carried, st.legs[l].plane_velocity.w, goal0, raw.y - roll, pl_rates.y, frame.ground_decay, dt);
+        y = sy.x;
+        yv = sy.y;
+    }
+    st.legs[l].plane = vec4<f32>(n, y);
+    st.legs[l].plane_velocity = vec4<f32>(nv, yv);
+    // The spring runs free; the output stays within the tolerance of the ground.
+    y = max(y, raw.y - roll - tolerance) + roll;
+    st.legs[l].plane_goal = vec4<f32>(gn, raw.y - roll);
+    st.legs[l].lift.z = raw.x;
+    st.legs[l].lift.w = raw.z;
+    // From the swing target (the FK foot, where a root snap left it) to the ground.
+    return FootAim(mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w), nlerp_identity(turn, w), nf);
+}
+
+// The lock's outcome: the aim, whether the foot is locked, what is left of a release.
+struct FootLock {
+    a: FootAim,
+    locked: bool,
+    fading: f32,
+}
+
+// The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
+// blended back (a released one).
+fn lock_foot(f: LegFrame, root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
+    let dt = frame.dt;
+    let leg = rig.legs[l];
+    let three = f.three;
+    let ball = f.ball;
+    let toe_off = f.toe_off;
+    var aim = a.aim;
+    var turn = a.turn;
+    let up = a.up;
+
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     var offset = vec3<f32>(0.0);
     if (ball) {
@@ -483,59 +519,112 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         aim = contact - quat_rotate(spin_ws, offset);
         turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
     }
-    if (ground.hit[l]) {
-        // No part of the foot more than the tolerance below the ground: a swinging or
-        // blending foot is lifted, smoothly, and early where the ground rises ahead.
-        let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-        let gp = ground.point[l];
-        let gn = ground.normal[l];
-        // The foot as turned, in world space: its up axis and the toe from the ankle.
-        let foot_up = dir_to_world(root, quat_rotate(turn, up_ms));
-        let foot_toe = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
-        // A foot on its ground target (full weight, not locked, no release fading) is on
-        // the ground by construction: nothing to measure.
-        let grounded = w >= 1.0 && !locked && fading == 0.0;
-        var gap = 0.0;
-        if (!grounded) {
-            gap = foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false);
-        }
-        let need = max(-gap - tolerance, 0.0);
-        // A swinging (not planted, not locked) foot looks ahead along its FK motion.
-        var need_ahead = 0.0;
-        if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
-            let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
-            let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig_swing_lookahead();
-            // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-            let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
-            // Only while the animation swings the foot: a foot it plants looks no further.
-            need_ahead = max(-gap - tolerance, 0.0) * (1.0 - max(w, clamp(ch.foot_weights[l], 0.0, 1.0)));
-        }
-        let lift_goal = max(need, need_ahead);
-        var lift = vec2<f32>(lift_goal, 0.0);
-        if (!pl_snap) {
-            lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].heading.z, lift_goal, pl_rates.y, frame.ground_decay, dt);
-        }
-        st.legs[l].heading.z = lift_goal;
-        st.legs[l].lift.x = lift.x;
-        st.legs[l].lift.y = lift.y;
-        // The lift keeps the swing target clear and fades as the weight blends it onto the
-        // ground.
-        aim.y += max(lift.x * (1.0 - w), need);
-        if (locked && w >= 1.0) {
-            // A locked foot settles onto the ground under it: all of a gap up to twice the
-            // ground tolerance, then less, down to the tolerance (src/cpu/foot_placement.rs).
-            let settle = clamp(gap, 0.0, max(rig_ground_tolerance(), 4.0 * rig_ground_tolerance() - gap));
-            aim.y -= settle;
-            st.legs[l].lock.y -= settle;
-        }
-    } else {
-        // No ground: the ground springs forget it.
-        st.legs[l].plane = vec4<f32>(0.0);
-        st.legs[l].plane_velocity = vec4<f32>(0.0);
-        st.legs[l].plane_goal = vec4<f32>(0.0);
-        st.legs[l].lift = vec4<f32>(0.0);
-        st.legs[l].heading.z = 0.0;
+    return FootLock(FootAim(aim, turn, up), locked, fading);
+}
+
+// No part of the foot more than the tolerance below the ground: a swinging or blending foot
+// is lifted, smoothly, and early where the ground rises ahead; a locked foot at full weight
+// settles onto the ground under it. Returns the target.
+fn lift_foot(f: LegFrame, root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, fading: f32, tolerance: f32) -> vec3<f32> {
+    let dt = frame.dt;
+    let leg = rig.legs[l];
+    let w = f.w;
+    let ankle_rotation = f.ankle_rotation;
+    let toe_off = f.toe_off;
+    let contact_fk = f.contact_fk;
+    var aim = a.aim;
+    let turn = a.turn;
+
+    // No part of the foot more than the tolerance below the ground: a swinging or
+    // blending foot is lifted, smoothly, and early where the ground rises ahead.
+    let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
+    let gp = ground.point[l];
+    let gn = ground.normal[l];
+    // The foot as turned, in world space: its up axis and the toe from the ankle.
+    let foot_up = dir_to_world(root, quat_rotate(turn, up_ms));
+    let foot_toe = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
+    // A foot on its ground target (full weight, not locked, no release fading) is on
+    // the ground by construction: nothing to measure.
+    let grounded = w >= 1.0 && !locked && fading == 0.0;
+    var gap = 0.0;
+    if (!grounded) {
+        gap = foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false);
     }
+    let need = max(-gap - tolerance, 0.0);
+    // A swinging (not planted, not locked) foot looks ahead along its FK motion.
+    var need_ahead = 0.0;
+    if (!pl_snap && !locked && w < 1.0 && dt > 0.0) {
+        let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
+        let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig_swing_lookahead();
+        // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
+        let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
+        // Only while the animation swings the foot: a foot it plants looks no further.
+        need_ahead = max(-gap - tolerance, 0.0) * (1.0 - max(w, clamp(ch.foot_weights[l], 0.0, 1.0)));
+    }
+    let lift_goal = max(need, need_ahead);
+    var lift = vec2<f32>(lift_goal, 0.0);
+    if (!pl_snap) {
+        lift = spring(st.legs[l].lift.x, st.legs[l].lift.y, st.legs[l].heading.z, lift_goal, pl_rates.y, frame.ground_decay, dt);
+    }
+    st.legs[l].heading.z = lift_goal;
+    st.legs[l].lift.x = lift.x;
+    st.legs[l].lift.y = lift.y;
+    // The lift keeps the swing target clear and fades as the weight blends it onto the
+    // ground.
+    aim.y += max(lift.x * (1.0 - w), need);
+    if (locked && w >= 1.0) {
+        // A locked foot settles onto the ground under it: all of a gap up to twice the
+        // ground tolerance, then less, down to the tolerance (src/cpu/foot_placement.rs).
+        let settle = clamp(gap, 0.0, max(rig_ground_tolerance(), 4.0 * rig_ground_tolerance() - gap));
+        aim.y -= settle;
+        st.legs[l].lock.y -= settle;
+    }
+    return aim;
+}
+
+// No ground under the foot: its ground springs forget it.
+fn forget_ground(l: u32) {
+
+    st.legs[l].plane = vec4<f32>(0.0);
+    st.legs[l].plane_velocity = vec4<f32>(0.0);
+    st.legs[l].plane_goal = vec4<f32>(0.0);
+    st.legs[l].lift = vec4<f32>(0.0);
+    st.legs[l].heading.z = 0.0;
+}
+
+// place_feet for leg l, in stages: detect_plant, ground_target, lock_foot, lift_foot.
+fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
+    let leg = rig.legs[l];
+    let three = three_bone(l);
+    let ball = !three && ball_pivot(l);
+    let w = pl_weights[l];
+    let ref_fk = to_world(root, reference_fk(l));
+    var contact_fk = ref_fk;
+    if (ball) {
+        contact_fk = to_world(root, legs_fk[l].toe);
+    }
+    let f = LegFrame(three, ball, leg.knee_axis.w, w, legs_fk[l].ankle_rotation, legs_fk[l].toe - legs_fk[l].ankle, ref_fk, contact_fk);
+    let detected = detect_plant(f, ch, l);
+    let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+    // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
+    var tolerance = rig_ground_tolerance();
+    if (planted) {
+        tolerance = 0.0;
+    }
+    var a = FootAim(ref_fk, Q_IDENTITY, vec3<f32>(0.0, 1.0, 0.0));
+    if (ground.hit[l]) {
+        a = ground_target(f, root, l, tolerance);
+    }
+    let lk = lock_foot(f, root, l, a, planted);
+    let locked = lk.locked;
+    let turn = lk.a.turn;
+    var aim = lk.a.aim;
+    if (ground.hit[l]) {
+        aim = lift_foot(f, root, ch, l, lk.a, locked, lk.fading, tolerance);
+    } else {
+        forget_ground(l);
+    }
+
     st.legs[l].fk = vec4<f32>(contact_fk, w);
     var flags = st.flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
     if (locked) {
