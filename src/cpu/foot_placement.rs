@@ -4,16 +4,15 @@
 //!
 //! Per character and frame (docs/ALGORITHMS.md, "Foot placement across frames"):
 //! [`begin_placement`] (reset or not, weights blended over time) → `find_ground` (raw
-//! ground; on a heightfield the flattest ground under heel, ankle or ball, so a foot on a
-//! step edge stands on the step) → [`place_feet`] (ground plane smoothed by springs, never
-//! more than the tolerance below the real ground; swing targets; locks) →
-//! [`spring_pelvis`] → leg IK → [`end_placement`] (a locked leg stretched past its reach is
-//! released; the state's flags).
+//! ground under each foot, the sole's own normal) → [`place_feet`], per leg:
+//! `detect_plant` → `ground_target` (ground plane smoothed by springs, never more than the
+//! tolerance below the real ground; the weight's blend from the swing target) →
+//! `lock_foot` (locks held or blended back) → `lift_foot` (nothing below the ground; the
+//! swing look-ahead; a lock settling) → [`spring_pelvis`] → leg IK → [`end_placement`] (a
+//! locked leg stretched past its reach is released; the state's flags).
 //!
 //! It builds on the ground and foot geometry of `foot_ground.rs`, as the stateless frame
-//! does; the frame (`foot_ik.rs`) calls it, never the other way. About 640 lines: the twin
-//! of the kernel's temporal stages (`shaders/shared/foot_placement.wgsl`), read side by side
-//! with it.
+//! does; the frame (`foot_ik.rs`) calls it, never the other way.
 
 use glam::{Quat, Vec3, Vec4};
 
