@@ -317,6 +317,10 @@ struct LegFrame {
     contact_fk: vec3<f32>,       // the contact point (the ball for a ball pivot), world
 }
 
+// The leg being placed (set by place_foot for each leg in turn): a per-invocation variable,
+// like `ground` and `res`, rather than a value passed to every stage.
+var<private> pf: LegFrame;
+
 // Where a foot is aimed: its target (world), turn (model space) and ground normal (world).
 struct FootAim {
     aim: vec3<f32>,
@@ -325,10 +329,10 @@ struct FootAim {
 }
 
 // Plant detection: whether the animation plants the foot this frame.
-fn detect_plant(f: LegFrame, ch: CharacterInput, l: u32) -> bool {
+fn detect_plant(ch: CharacterInput, l: u32) -> bool {
     let dt = frame.dt;
     let leg = rig.legs[l];
-    let contact_fk = f.contact_fk;
+    let contact_fk = pf.contact_fk;
 
     let mode = leg.mode.w & 0xffu;
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
@@ -354,16 +358,16 @@ fn detect_plant(f: LegFrame, ch: CharacterInput, l: u32) -> bool {
 // The foot on the ground: the ground normal and the plane of the sole-placed target each
 // follow a spring, never lagging more than the tolerance below the real ground; the target
 // blends from the swing target to the ground target by the weight.
-fn ground_target(f: LegFrame, root: Root, l: u32, tolerance: f32) -> FootAim {
+fn ground_target(root: Root, l: u32, tolerance: f32) -> FootAim {
     let dt = frame.dt;
     let leg = rig.legs[l];
-    let three = f.three;
-    let ball = f.ball;
-    let h = f.h;
-    let w = f.w;
-    let ankle_rotation = f.ankle_rotation;
-    let toe_off = f.toe_off;
-    let ref_fk = f.ref_fk;
+    let three = pf.three;
+    let ball = pf.ball;
+    let h = pf.h;
+    let w = pf.w;
+    let ankle_rotation = pf.ankle_rotation;
+    let toe_off = pf.toe_off;
+    let ref_fk = pf.ref_fk;
     var turn = Q_IDENTITY;
 
     let gp = ground.point[l];
@@ -445,12 +449,12 @@ struct FootLock {
 
 // The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
 // blended back (a released one).
-fn lock_foot(f: LegFrame, root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
+fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
     let dt = frame.dt;
     let leg = rig.legs[l];
-    let three = f.three;
-    let ball = f.ball;
-    let toe_off = f.toe_off;
+    let three = pf.three;
+    let ball = pf.ball;
+    let toe_off = pf.toe_off;
     var aim = a.aim;
     var turn = a.turn;
     let up = a.up;
@@ -525,13 +529,13 @@ fn lock_foot(f: LegFrame, root: Root, l: u32, a: FootAim, planted: bool) -> Foot
 // No part of the foot more than the tolerance below the ground: a swinging or blending foot
 // is lifted, smoothly, and early where the ground rises ahead; a locked foot at full weight
 // settles onto the ground under it. Returns the target.
-fn lift_foot(f: LegFrame, root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, fading: f32, tolerance: f32) -> vec3<f32> {
+fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, fading: f32, tolerance: f32) -> vec3<f32> {
     let dt = frame.dt;
     let leg = rig.legs[l];
-    let w = f.w;
-    let ankle_rotation = f.ankle_rotation;
-    let toe_off = f.toe_off;
-    let contact_fk = f.contact_fk;
+    let w = pf.w;
+    let ankle_rotation = pf.ankle_rotation;
+    let toe_off = pf.toe_off;
+    let contact_fk = pf.contact_fk;
     var aim = a.aim;
     let turn = a.turn;
 
@@ -603,8 +607,8 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     if (ball) {
         contact_fk = to_world(root, legs_fk[l].toe);
     }
-    let f = LegFrame(three, ball, leg.knee_axis.w, w, legs_fk[l].ankle_rotation, legs_fk[l].toe - legs_fk[l].ankle, ref_fk, contact_fk);
-    let detected = detect_plant(f, ch, l);
+    pf = LegFrame(three, ball, leg.knee_axis.w, w, legs_fk[l].ankle_rotation, legs_fk[l].toe - legs_fk[l].ankle, ref_fk, contact_fk);
+    let detected = detect_plant(ch, l);
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
     // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
     var tolerance = rig_ground_tolerance();
@@ -613,14 +617,14 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     }
     var a = FootAim(ref_fk, Q_IDENTITY, vec3<f32>(0.0, 1.0, 0.0));
     if (ground.hit[l]) {
-        a = ground_target(f, root, l, tolerance);
+        a = ground_target(root, l, tolerance);
     }
-    let lk = lock_foot(f, root, l, a, planted);
+    let lk = lock_foot(root, l, a, planted);
     let locked = lk.locked;
     let turn = lk.a.turn;
     var aim = lk.a.aim;
     if (ground.hit[l]) {
-        aim = lift_foot(f, root, ch, l, lk.a, locked, lk.fading, tolerance);
+        aim = lift_foot(root, ch, l, lk.a, locked, lk.fading, tolerance);
     } else {
         forget_ground(l);
     }
