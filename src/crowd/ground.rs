@@ -184,6 +184,7 @@ impl Heightfield {
     }
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// The CPU twin of `sample_heightfield` in `shaders/kernels/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
 /// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
 /// `ground` = origin X, origin Z, cell size.
@@ -196,6 +197,7 @@ pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: 
     Some((c.height(), Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// The height of [`sample_heightfield`] alone (no normal): what measuring a sole point
 /// needs. Same arithmetic, same bits.
 #[must_use]

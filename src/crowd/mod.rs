@@ -5,7 +5,7 @@
 //! | [`rig`] | [`FootRig`], [`LegRig`]: which joints are the pelvis and legs, and each leg's settings |
 //! | [`ground`] | [`Ground`], [`Heightfield`] (sampling, `.npy` and raw loaders), [`GroundHit`] from the caller |
 //! | [`placement`] | [`FootPlacement`]: foot placement across frames, and the [`CharacterState`] it keeps per character |
-//! | [`records`] | the records both twins read: [`CharacterInput`], [`JointPose`], [`FootResult`], [`SolverRig`] |
+//! | [`records`] | the records both twins read: [`CharacterInput`], [`JointPose`], [`FootResult`] (and the packed rig the kernels read) |
 //!
 //! This module depends on none of the solvers: `cpu::foot_ik` and `gpu::crowd` read it.
 //! World space is Y-up; a character's model space maps to world by its root:

@@ -302,6 +302,7 @@ pub(crate) fn check_frame_time(dt: f32) -> Result<(), IkError> {
     }
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// This frame's time for foot placement, as both twins read it: the frame time and each
 /// spring's decay over it, `e^{−y·dt}` with `y = 2 ln 2 / half-life`, computed once per
 /// frame on the host (so the twins use the same bits). 16 bytes. Keep in sync with
@@ -337,6 +338,7 @@ impl FrameInput {
     }
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// A critically damped spring's rate for a half-life: `y = 2 ln 2 / half-life` (0 for a
 /// half-life ≤ 0: no smoothing).
 #[must_use]

@@ -184,6 +184,7 @@ pub mod foot {
     pub const UNDER_GROUND: u32 = crate::constants::FOOT_UNDER_GROUND;
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in
 /// `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -207,6 +208,7 @@ pub struct SolverLeg {
     pub lock: [f32; 4],
 }
 
+#[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
 /// the CPU job from memory. 544 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]

@@ -273,6 +273,7 @@ impl FootRig {
     }
 
     /// The packed rig both foot-IK twins read, for this rig and ground.
+    #[doc(hidden)] // kernel plumbing
     #[must_use]
     pub fn solver_rig(&self, ground: &Ground) -> SolverRig {
         let mut r = SolverRig::zeroed();
