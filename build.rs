@@ -90,16 +90,22 @@ mod shaders {
     /// Shared modules exported on their own (`<NAME>_WGSL`), each validated alone.
     const EXPORTED_MODULES: &[&str] = &["records", "limits", "aim", "crowd"];
 
-    /// Every shader built: the kernels found in `shaders/kernels/` (sorted by name), then the
-    /// exported modules.
-    fn shaders() -> Vec<(String, Build)> {
-        let mut kernels: Vec<String> = std::fs::read_dir("shaders/kernels")
-            .expect("shaders/kernels")
+    /// The names of the `.wgsl` files in `dir`, sorted.
+    fn wgsl_names(dir: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
             .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
             .collect();
-        kernels.sort();
+        names.sort();
+        names
+    }
+
+    /// Every shader built: the kernels found in `shaders/kernels/` (sorted by name), then the
+    /// exported modules.
+    fn shaders() -> Vec<(String, Build)> {
+        let kernels = wgsl_names("shaders/kernels");
         for name in PER_JOINT_COUNT {
             assert!(kernels.iter().any(|k| k == name), "PER_JOINT_COUNT names `{name}`, not in shaders/kernels/");
         }
@@ -308,14 +314,7 @@ mod shaders {
         // Every shared module, assembled with its own imports alone, validates on its own: it
         // says all it uses (no module leans on what its importer declares), but for the
         // per-joint-count kernels' template stages.
-        let mut modules: Vec<_> = std::fs::read_dir("shaders/shared")
-            .expect("shaders/shared")
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
-            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-            .collect();
-        modules.sort();
-        for module in &modules {
+        for module in &wgsl_names("shaders/shared") {
             let mut asm = Assembled { source: String::new(), spans: Vec::new() };
             assemble(module, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
             let caps = naga::valid::Capabilities::SHADER_INT64;
