@@ -319,7 +319,7 @@ fn detect_plant(f: &LegFrame, ls: &LegState, was_planted: bool, p: &Placement, c
 /// The foot on the ground: the ground normal and the plane of the sole-placed target each
 /// follow a spring (never lagging more than `tolerance` below the real ground), and the
 /// target blends from the swing target (the FK foot) to the ground target by the weight.
-#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[allow(clippy::too_many_arguments)] // the leg's context (the kernel keeps it per invocation)
 fn ground_target(
     rig: &SolverRig,
     g: &GroundData,
@@ -391,7 +391,7 @@ fn ground_target(
 /// The lock: the contact point and heading of the unlocked solve (`free`), then held (a
 /// planted foot) or blended back (a released one). Returns the aim, whether the foot is
 /// locked, and what is left of a release.
-#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[allow(clippy::too_many_arguments)] // the leg's context (the kernel keeps it per invocation)
 fn lock_foot(
     root: &Root,
     p: &Placement,
@@ -473,7 +473,7 @@ fn lock_foot(
 /// early where the ground rises ahead of it (the look-ahead at the FK foot's horizontal
 /// speed); a locked foot at full weight settles onto the ground under it. Returns the
 /// target.
-#[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
+#[allow(clippy::too_many_arguments)] // the leg's context (the kernel keeps it per invocation)
 fn lift_foot(
     rig: &SolverRig,
     g: &GroundData,

@@ -182,10 +182,7 @@ pub fn slope(degrees: f32) -> Heightfield {
     let (nx, nz, cell) = (121, 121, 1.0);
     let origin = Vec2::new(-60.0, -60.0);
     let k = degrees.to_radians().tan();
-    let heights = (0..nx * nz)
-        .map(|i| (origin.x + (i % nx) as f32 * cell) * k + (origin.y + (i / nx) as f32 * cell) * 0.05)
-        .collect();
-    Heightfield::new(origin, cell, nx, nz, heights).expect("valid slope")
+    Heightfield::from_fn(origin, cell, nx, nz, |x, z| x * k + z * 0.05).expect("valid slope")
 }
 
 /// CMU units to metres.
