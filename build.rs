@@ -83,8 +83,9 @@ mod shaders {
     /// The kernels built once per joint count (every other kernel is built once).
     const PER_JOINT_COUNT: &[&str] = &["fabrik", "constrained_fabrik", "ccd"];
 
-    /// Shared modules that are the per-joint-count kernels' template stages: they use their
-    /// kernel's `N` and output bindings, so they are validated only inside those kernels.
+    /// Shared modules that are the per-joint-count kernels' template stages: they use the
+    /// variant's `const N`, which build.rs puts in front of each variant; alone they are
+    /// validated with every joint count's `N` the same way.
     const TEMPLATE_STAGES: &[&str] = &["fabrik_chain", "limited_chain"];
 
     /// Shared modules exported on their own (`<NAME>_WGSL`), each validated alone.
@@ -312,13 +313,18 @@ mod shaders {
             writeln!(out, "pub const {name}_WGSL: &str = {expanded:?};\n").unwrap();
         }
         // Every shared module, assembled with its own imports alone, validates on its own: it
-        // says all it uses (no module leans on what its importer declares), but for the
-        // per-joint-count kernels' template stages.
+        // says all it uses (no module leans on what its importer declares). A template stage
+        // gets the template's parameter, `const N`, as each variant does.
         for module in &wgsl_names("shaders/shared") {
             let mut asm = Assembled { source: String::new(), spans: Vec::new() };
             assemble(module, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
             let caps = naga::valid::Capabilities::SHADER_INT64;
-            if !TEMPLATE_STAGES.contains(&module.as_str()) {
+            if TEMPLATE_STAGES.contains(&module.as_str()) {
+                for n in [2, MAX_FABRIK_JOINTS] {
+                    let source = format!("const N: u32 = {n}u;\n{}", asm.source);
+                    validate(module, &source, &|line| asm.locate(module, line.saturating_sub(1)), caps);
+                }
+            } else {
                 validate(module, &asm.source, &|line| asm.locate(module, line), caps);
             }
         }

@@ -28,6 +28,21 @@ shared_constants! {
     /// `ChainError::OutOfRange`.
     ERR_OUT_OF_RANGE: u32 = 9;
 
+    /// `records::PoleMode::FkPlane` (a limb's `mode.x`).
+    POLE_FK_PLANE: u32 = 0;
+    /// `records::PoleMode::Position`.
+    POLE_POSITION: u32 = 1;
+    /// `records::PoleMode::Direction`.
+    POLE_DIRECTION: u32 = 2;
+    /// `records::PoleMode::Swivel`.
+    POLE_SWIVEL: u32 = 3;
+    /// `records::BendMode::Hinge` (a limb's `mode.y`).
+    BEND_HINGE: u32 = 0;
+    /// `records::BendMode::KeepFk`.
+    BEND_KEEP_FK: u32 = 1;
+    /// `records::BendMode::Reversed`.
+    BEND_REVERSED: u32 = 2;
+
     /// `records::option::KNEE_LIMITS`.
     OPT_KNEE_LIMITS: u32 = 1;
     /// `SolverLeg::mode[1]`: the foot aligns its sole flat to the ground
@@ -39,8 +54,6 @@ shared_constants! {
     OPT_COPY_MID_ROTATION: u32 = 4;
     /// `records::option::MIRRORED`.
     OPT_MIRRORED: u32 = 8;
-    /// `records::option::ALL`: every option bit a limb (two-bone, pseudo three-bone) knows.
-    OPT_ALL: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
     /// CCD only: sweep the joints from the root to the tip's parent (default: tip first).
     OPT_ROOT_FIRST: u32 = 16;
     /// Look-at only: roll each joint's up axis toward the record's up target.
@@ -53,6 +66,18 @@ shared_constants! {
     /// Constrained FABRIK only: before a hinge joint, turn its parent about its own bone so
     /// the hinge can bend toward where the backward pass left the next joint.
     OPT_ALIGN_HINGES: u32 = 256;
+    /// `records::option::LIMB`: the option bits a limb (two-bone, pseudo three-bone) knows.
+    OPT_LIMB: u32 = OPT_KNEE_LIMITS | OPT_KEEP_END_ROTATION | OPT_COPY_MID_ROTATION | OPT_MIRRORED;
+    /// `records::option::FABRIK`: the option bits a FABRIK chain knows.
+    OPT_FABRIK: u32 = OPT_KEEP_END_ROTATION | OPT_MIRRORED;
+    /// `records::option::CONSTRAINED_FABRIK`.
+    OPT_CONSTRAINED_FABRIK: u32 = OPT_FABRIK | OPT_ALIGN_HINGES;
+    /// `records::option::CCD`.
+    OPT_CCD: u32 = OPT_FABRIK | OPT_ROOT_FIRST;
+    /// `records::option::LOOK_AT`.
+    OPT_LOOK_AT: u32 = OPT_UP_TARGET | OPT_SHORTEST_ARC | OPT_MIRRORED;
+    /// `records::option::MULTI_FABRIK`.
+    OPT_MULTI_FABRIK: u32 = OPT_KEEP_ROOT_ROTATION;
     /// Most joints in a look-at record.
     MAX_LOOK_AT_JOINTS: u32 = 4;
     /// Most joints in a multi-effector FABRIK tree.

@@ -126,7 +126,7 @@ pub enum IkError {
     /// A file could not be parsed (BVH, .npy, raw heights).
     Parse(String),
     /// A CPU batch job asked for an instruction set this CPU does not have.
-    CpuPathUnavailable(crate::cpu::CpuPath),
+    CpuPathUnavailable(crate::cpu_path::CpuPath),
     /// A frame time that is NaN, infinite or negative (the value as written).
     InvalidFrameTime(String),
     /// A rig with foot placement was run without its per-character state

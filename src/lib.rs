@@ -59,6 +59,7 @@ pub mod bvh;
 /// kernels' `constants` module from the same file.
 pub mod constants;
 pub mod cpu;
+mod cpu_path;
 pub mod crowd;
 mod error;
 #[cfg(feature = "gpu")]
@@ -99,7 +100,7 @@ pub mod prelude {
     };
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
-    pub use crate::records::{info, option};
+    pub use crate::records::{info, option, Options};
     pub use crate::{
         BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, IkError,
         LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, ThreeBoneChain,

@@ -11,15 +11,10 @@
 #import fabrik_chain
 #import limited_chain
 
-const WORKGROUP_SIZE: u32 = 64u;
-
 // Pipeline-overridable: this variant solves the chains with option ROOT_FIRST (the host
 // builds each joint count's variant twice; src/gpu/kinds.rs, variant_constants).
 override ROOT_FIRST: bool = false;
 
-@group(0) @binding(0) var<storage, read> chains: array<CcdChain>;
-@group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
-@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // A chain's per-visit cap (cpu::ccd::Cap): the cosine and sine of half of `max_step`, the
 // cosine −2 (under every w) without a cap (0, or π and more).
@@ -144,7 +139,7 @@ fn solve(i: u32) -> u32 {
     var len: array<f32, N>;
     var dir_fk: array<vec3<f32>, N>;
     var lim: array<Limit, N>;
-    let l = load_limited(i, OPT_KEEP_END_ROTATION | OPT_MIRRORED | OPT_ROOT_FIRST, &fk, &rot, &len, &dir_fk, &lim);
+    let l = load_limited(i, OPT_CCD, &fk, &rot, &len, &dir_fk, &lim);
     if (l.err != 0u) {
         return l.err;
     }
@@ -167,8 +162,8 @@ fn solve(i: u32) -> u32 {
         cur[k] = rot[k];
     }
     // Zero iterations project the FK pose onto the limits (one sweep that only limits).
-    let sweep = Sweep(target_pos, l.parent_ms, cap_of(params.y), 1e-12 * l.total * l.total, mode.y == 0u);
-    for (var it = 0u; it < max(mode.y, 1u); it++) {
+    let sweep = Sweep(target_pos, l.parent_ms, cap_of(params.y), 1e-12 * l.total * l.total, iterations(mode) == 0u);
+    for (var it = 0u; it < max(iterations(mode), 1u); it++) {
         if (ROOT_FIRST) {
             sweep_root_first(&p, &cur, &lim, sweep);
         } else {
@@ -186,7 +181,7 @@ fn solve(i: u32) -> u32 {
         rel[k] = normalize(quat_mul(quat_conj(parent_delta), delta));
         parent_delta = delta;
     }
-    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent_delta), (mode.z & OPT_KEEP_END_ROTATION) != 0u);
+    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent_delta), has_option(mode, OPT_KEEP_END_ROTATION));
     write_solved(i, &fk, &rot, &rel, weight, reached, flags, l.mirrored);
     return 0u;
 }
@@ -194,16 +189,8 @@ fn solve(i: u32) -> u32 {
 // Solves the chains of this variant's joint count N.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn ccd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count) {
-        return;
-    }
-    let mode = chains[i].chain.mode;
-    if (mode.x != N || ((mode.z & OPT_ROOT_FIRST) != 0u) != ROOT_FIRST) {
-        return;
-    }
-    let err = solve(i);
-    if (err != 0u) {
-        write_fk(i, N, err);
+    let i = variant_record(wg, li, OPT_ROOT_FIRST, ROOT_FIRST);
+    if (i != NO_RECORD) {
+        fallback_on_error(i, solve(i));
     }
 }

@@ -15,16 +15,11 @@
 #import fabrik_chain
 #import limited_chain
 
-const WORKGROUP_SIZE: u32 = 64u;
-
 // Pipeline-overridable: this variant solves the chains with option ALIGN_HINGES (the host
 // builds each joint count's variant twice; src/gpu/kinds.rs, variant_constants). A constant
 // here, so the other variant carries no alignment code (lavapipe would run it masked).
 override ALIGN: bool = false;
 
-@group(0) @binding(0) var<storage, read> chains: array<ConstrainedFabrikChain>;
-@group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
-@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // Joint k turned about its own bone so that its child's hinge can point the child's bone
 // along `toward` (cpu::constrained_fabrik::align_hinge; read them side by side). `f` = joint
@@ -67,7 +62,7 @@ fn solve(i: u32) -> u32 {
     var len: array<f32, N>;
     var dir_fk: array<vec3<f32>, N>;
     var lim: array<Limit, N>;
-    let l = load_limited(i, OPT_KEEP_END_ROTATION | OPT_MIRRORED | OPT_ALIGN_HINGES, &fk, &rot, &len, &dir_fk, &lim);
+    let l = load_limited(i, OPT_CONSTRAINED_FABRIK, &fk, &rot, &len, &dir_fk, &lim);
     if (l.err != 0u) {
         return l.err;
     }
@@ -85,9 +80,9 @@ fn solve(i: u32) -> u32 {
     let eps2 = 1e-12 * l.total * l.total;
     var rel: array<vec4<f32>, N>;
     var delta = Q_IDENTITY;
-    let iterations = l.mode.y;
-    for (var it = 0u; it < max(iterations, 1u); it++) {
-        if (it < iterations) {
+    let iters = iterations(l.mode);
+    for (var it = 0u; it < max(iters, 1u); it++) {
+        if (it < iters) {
             backward_pass(&p, target_pos, &len, &dir_fk, eps2);
         }
         // Forward, limited: root back on the base, each bone into its limit.
@@ -109,7 +104,7 @@ fn solve(i: u32) -> u32 {
     }
     let reached = length(p[N - 1u] - target_pos) <= l.params.x;
     let flags = select(0u, INFO_OUT_OF_REACH, length(target_pos - base) >= l.total);
-    rel[N - 1u] = select(Q_IDENTITY, quat_conj(delta), (l.mode.z & OPT_KEEP_END_ROTATION) != 0u);
+    rel[N - 1u] = select(Q_IDENTITY, quat_conj(delta), has_option(l.mode, OPT_KEEP_END_ROTATION));
     write_solved(i, &fk, &rot, &rel, weight, reached, flags, l.mirrored);
     return 0u;
 }
@@ -117,16 +112,8 @@ fn solve(i: u32) -> u32 {
 // Solves the chains of this variant's joint count N.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn constrained_fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count) {
-        return;
-    }
-    let mode = chains[i].chain.mode;
-    if (mode.x != N || ((mode.z & OPT_ALIGN_HINGES) != 0u) != ALIGN) {
-        return;
-    }
-    let err = solve(i);
-    if (err != 0u) {
-        write_fk(i, N, err);
+    let i = variant_record(wg, li, OPT_ALIGN_HINGES, ALIGN);
+    if (i != NO_RECORD) {
+        fallback_on_error(i, solve(i));
     }
 }

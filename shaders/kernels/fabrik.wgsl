@@ -23,7 +23,6 @@
 const WORKGROUP_SIZE: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> chains: array<FabrikChain>;
-@group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // FK pose of the first n joints, zeros after (as the CPU's SolvedChain::default()).
@@ -43,7 +42,7 @@ fn solve(i: u32) -> u32 {
     // 16 joint slots are 512 of its 560 bytes).
     // A mirrored chain is solved as its unmirrored twin and its solved pose reflected back
     // (option MIRRORED).
-    let mirrored = (chains[i].mode.z & OPT_MIRRORED) != 0u;
+    let mirrored = has_option(chains[i].mode, OPT_MIRRORED);
     var fk: array<vec4<f32>, N>;
     var rot: array<vec4<f32>, N>;
     // unroll
@@ -58,12 +57,12 @@ fn solve(i: u32) -> u32 {
     if (checked != 0u) {
         return checked;
     }
-    let settings = check_settings(target_ms, params, mode, OPT_KEEP_END_ROTATION | OPT_MIRRORED);
+    let settings = check_settings(target_ms, params, mode, OPT_FABRIK);
     if (settings != 0u) {
         return settings;
     }
-    let iterations = mode.y;
-    let tip_precision = params.x; // `precision` is reserved in WGSL
+    let iters = iterations(mode);
+    let tip_precision = precision_of(params); // `precision` is reserved in WGSL
     // Setup: bone lengths and FK directions.
     var len: array<f32, N>;
     var dir_fk: array<vec3<f32>, N>;
@@ -99,7 +98,7 @@ fn solve(i: u32) -> u32 {
         }
         flags = flags | INFO_OUT_OF_REACH;
     } else {
-        for (var it = 0u; it < iterations; it++) {
+        for (var it = 0u; it < iters; it++) {
             backward_pass(&p, target_pos, &len, &dir_fk, eps2);
             // Forward: root back on the base, walk to the tip.
             p[0] = base;
@@ -123,7 +122,7 @@ fn solve(i: u32) -> u32 {
         parent = quat_mul(parent, rel[k]);
     }
     // The end joint has no bone; it keeps its model-space rotation when asked.
-    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent), (mode.z & OPT_KEEP_END_ROTATION) != 0u);
+    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent), has_option(mode, OPT_KEEP_END_ROTATION));
     write_solved(i, &fk, &rot, &rel, weight, reached, flags, mirrored);
     return 0u;
 }
@@ -133,7 +132,7 @@ fn solve(i: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
-    if (i >= dispatch.count || chains[i].mode.x != N) {
+    if (i >= dispatch.count || joint_count(chains[i].mode) != N) {
         return;
     }
     let err = solve(i);
@@ -150,7 +149,7 @@ fn fabrik_joint_count_error(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local
     if (i >= dispatch.count) {
         return;
     }
-    let n = chains[i].mode.x;
+    let n = joint_count(chains[i].mode);
     if (n < 2u || n > MAX_FABRIK_JOINTS) {
         write_fk(i, min(n, MAX_FABRIK_JOINTS), ERR_JOINT_COUNT);
     }

@@ -15,7 +15,7 @@ const WORKGROUP_SIZE: u32 = 64u;
 
 // The record's joint count clamped to the record (cpu::look_at::look_at's n).
 fn joints_of(c: LookAtChain) -> u32 {
-    return min(c.mode.x, MAX_LOOK_AT_JOINTS);
+    return min(joint_count(c.mode), MAX_LOOK_AT_JOINTS);
 }
 
 fn write_fk(i: u32, n: u32, err: u32) {
@@ -44,7 +44,7 @@ fn limited(c: LookAtChain, k: u32) -> bool {
 
 // The record's checks (cpu::look_at::check), in the same order; 0 when it passes.
 fn check(c: LookAtChain, n: u32) -> u32 {
-    if (n == 0u || c.mode.x > MAX_LOOK_AT_JOINTS) {
+    if (n == 0u || joint_count(c.mode) > MAX_LOOK_AT_JOINTS) {
         return ERR_JOINT_COUNT;
     }
     // unroll
@@ -65,7 +65,7 @@ fn check(c: LookAtChain, n: u32) -> u32 {
             return ERR_OUT_OF_RANGE;
         }
     }
-    let up_target = (c.mode.z & OPT_UP_TARGET) != 0u;
+    let up_target = has_option(c.mode, OPT_UP_TARGET);
     var finite = finite4(c.target_ms) && finite4(c.parent_ms) && (!up_target || finite4(c.up_target_ms));
     var unit = is_unit_quat(c.parent_ms);
     // unroll
@@ -94,8 +94,7 @@ fn check(c: LookAtChain, n: u32) -> u32 {
     if (!in_range(c.target_ms) || (up_target && !in_range(c.up_target_ms)) || !axes_in_range) {
         return ERR_OUT_OF_RANGE;
     }
-    let options = OPT_UP_TARGET | OPT_SHORTEST_ARC | OPT_MIRRORED;
-    if ((c.mode.z & ~options) != 0u || (c.mode.w >> n) != 0u) {
+    if (!only_options(c.mode, OPT_LOOK_AT) || (c.mode.w >> n) != 0u) {
         return ERR_INVALID_PARAMETER;
     }
     // unroll
@@ -136,7 +135,7 @@ fn clamp_yaw_pitch(d: vec3<f32>, l: vec4<f32>) -> vec4<f32> {
 
 fn solve(i: u32) -> u32 {
     var c = chains[i];
-    let mirrored = (c.mode.z & OPT_MIRRORED) != 0u;
+    let mirrored = has_option(c.mode, OPT_MIRRORED);
     // unroll
     for (var k = 0u; k < 4u; k++) {
         c.joints_ms[k] = mirror_point(c.joints_ms[k], mirrored);
@@ -156,8 +155,8 @@ fn solve(i: u32) -> u32 {
         return 0u;
     }
     let target_pos = c.target_ms.xyz;
-    let up_target = (c.mode.z & OPT_UP_TARGET) != 0u;
-    let shortest_arc = (c.mode.z & OPT_SHORTEST_ARC) != 0u;
+    let up_target = has_option(c.mode, OPT_UP_TARGET);
+    let shortest_arc = has_option(c.mode, OPT_SHORTEST_ARC);
     var pos: array<vec3<f32>, 4>;
     var rot: array<vec4<f32>, 4>;
     var delta: array<vec4<f32>, 4>;

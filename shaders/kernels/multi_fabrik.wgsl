@@ -94,7 +94,7 @@ fn setup(i: u32, n: u32, total: ptr<function, f32>) -> u32 {
     if (!ranged) {
         return ERR_OUT_OF_RANGE;
     }
-    if (mode.w == 0u || mode.w > MAX_EFFECTORS || mode.y > MAX_FABRIK_ITERATIONS || (mode.z & ~OPT_KEEP_ROOT_ROTATION) != 0u
+    if (mode.w == 0u || mode.w > MAX_EFFECTORS || iterations(mode) > MAX_FABRIK_ITERATIONS || !only_options(mode, OPT_MULTI_FABRIK)
         || !(params.x >= 0.0) || params.z != 0.0 || params.w != 0.0) {
         return ERR_INVALID_PARAMETER;
     }
@@ -250,7 +250,7 @@ fn forward(n: u32, keep_root: bool, eps2: f32) {
 }
 
 fn solve(i: u32) -> u32 {
-    let n = chains[i].mode.x;
+    let n = joint_count(chains[i].mode);
     var total = 0.0;
     let err = setup(i, n, &total);
     if (err != 0u) {
@@ -268,10 +268,10 @@ fn solve(i: u32) -> u32 {
         q[j] = p[j];
         d[j] = Q_IDENTITY;
     }
-    let iterations = chains[i].mode.y;
-    for (var it = 0u; it < iterations; it++) {
+    let iters = iterations(chains[i].mode);
+    for (var it = 0u; it < iters; it++) {
         backward(i, n, eps2);
-        forward(n, (chains[i].mode.z & OPT_KEEP_ROOT_ROTATION) != 0u, eps2);
+        forward(n, has_option(chains[i].mode, OPT_KEEP_ROOT_ROTATION), eps2);
     }
     // Finishing (weights, pose rebuilt from the deltas); dw and pw reuse q and an array.
     clear_past_tree(i, n);
@@ -313,6 +313,6 @@ fn multi_fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     }
     let err = solve(i);
     if (err != 0u) {
-        write_fk(i, min(chains[i].mode.x, MAX_TREE_JOINTS), err);
+        write_fk(i, min(joint_count(chains[i].mode), MAX_TREE_JOINTS), err);
     }
 }

@@ -24,31 +24,18 @@ fn solve(i: u32) -> u32 {
     // The record, read once (every field of it is used). A mirrored chain is solved as its
     // unmirrored twin and its solved pose reflected back (option MIRRORED).
     var c = chains[i];
-    let mirrored = (c.limb.mode.z & OPT_MIRRORED) != 0u;
-    c.joints_ms = array<vec4<f32>, 4>(mirror_point(c.joints_ms[0], mirrored), mirror_point(c.joints_ms[1], mirrored),
-        mirror_point(c.joints_ms[2], mirrored), mirror_point(c.joints_ms[3], mirrored));
-    c.rotations_ms = array<vec4<f32>, 4>(mirror_rotation(c.rotations_ms[0], mirrored),
-        mirror_rotation(c.rotations_ms[1], mirrored), mirror_rotation(c.rotations_ms[2], mirrored),
-        mirror_rotation(c.rotations_ms[3], mirrored));
+    let mirrored = has_option(c.limb.mode, OPT_MIRRORED);
+    var err = 0u;
+    // unroll
+    for (var k = 0u; k < 4u; k++) {
+        c.joints_ms[k] = mirror_point(c.joints_ms[k], mirrored);
+        c.rotations_ms[k] = mirror_rotation(c.rotations_ms[k], mirrored);
+        err = pose_error(err, c.joints_ms[k], c.rotations_ms[k]);
+    }
     c.limb.target_ms = mirror_point(c.limb.target_ms, mirrored);
     c.limb.pole_ms = mirror_point(c.limb.pole_ms, mirrored);
-    // unroll
-    for (var k = 0u; k < 4u; k++) {
-        if (!finite4(c.joints_ms[k]) || !finite4(c.rotations_ms[k])) {
-            return ERR_NON_FINITE;
-        }
-    }
-    // unroll
-    for (var k = 0u; k < 4u; k++) {
-        if (!is_unit_quat(c.rotations_ms[k])) {
-            return ERR_NOT_NORMALIZED;
-        }
-    }
-    // unroll
-    for (var k = 0u; k < 4u; k++) {
-        if (!in_range(c.joints_ms[k])) {
-            return ERR_OUT_OF_RANGE;
-        }
+    if (err != 0u) {
+        return err;
     }
     if (!finite4(c.blend)) {
         return ERR_NON_FINITE;
@@ -63,7 +50,7 @@ fn solve(i: u32) -> u32 {
         return ERR_INVALID_PARAMETER;
     }
     let p0 = c.joints_ms[0].xyz;
-    let copy_mid = (l.mode.z & OPT_COPY_MID_ROTATION) != 0u;
+    let copy_mid = has_option(l.mode, OPT_COPY_MID_ROTATION);
     let sol = solve_three_bone_core(p0, c.joints_ms[1].xyz, c.joints_ms[2].xyz, c.joints_ms[3].xyz,
         c.rotations_ms[1], c.rotations_ms[2], l.target_ms.xyz, ratio, copy_mid, l);
     if (sol.err != 0u) {

@@ -25,30 +25,18 @@ fn solve(i: u32) -> u32 {
     // The record, read once (every field of it is used). A mirrored chain is solved as its
     // unmirrored twin and its solved pose reflected back (option MIRRORED).
     var c = chains[i];
-    let mirrored = (c.limb.mode.z & OPT_MIRRORED) != 0u;
-    c.joints_ms = array<vec4<f32>, 3>(mirror_point(c.joints_ms[0], mirrored), mirror_point(c.joints_ms[1], mirrored),
-        mirror_point(c.joints_ms[2], mirrored));
-    c.rotations_ms = array<vec4<f32>, 3>(mirror_rotation(c.rotations_ms[0], mirrored),
-        mirror_rotation(c.rotations_ms[1], mirrored), mirror_rotation(c.rotations_ms[2], mirrored));
+    let mirrored = has_option(c.limb.mode, OPT_MIRRORED);
+    var err = 0u;
+    // unroll
+    for (var k = 0u; k < 3u; k++) {
+        c.joints_ms[k] = mirror_point(c.joints_ms[k], mirrored);
+        c.rotations_ms[k] = mirror_rotation(c.rotations_ms[k], mirrored);
+        err = pose_error(err, c.joints_ms[k], c.rotations_ms[k]);
+    }
     c.limb.target_ms = mirror_point(c.limb.target_ms, mirrored);
     c.limb.pole_ms = mirror_point(c.limb.pole_ms, mirrored);
-    // unroll
-    for (var k = 0u; k < 3u; k++) {
-        if (!finite4(c.joints_ms[k]) || !finite4(c.rotations_ms[k])) {
-            return ERR_NON_FINITE;
-        }
-    }
-    // unroll
-    for (var k = 0u; k < 3u; k++) {
-        if (!is_unit_quat(c.rotations_ms[k])) {
-            return ERR_NOT_NORMALIZED;
-        }
-    }
-    // unroll
-    for (var k = 0u; k < 3u; k++) {
-        if (!in_range(c.joints_ms[k])) {
-            return ERR_OUT_OF_RANGE;
-        }
+    if (err != 0u) {
+        return err;
     }
     if (!finite4(c.effector_offset)) {
         return ERR_NON_FINITE;
@@ -78,7 +66,7 @@ fn solve(i: u32) -> u32 {
     }
     let d1 = quat_mul(sol.e0, sol.e1);
     var d2 = d1;
-    if ((l.mode.z & OPT_KEEP_END_ROTATION) != 0u) {
+    if (has_option(l.mode, OPT_KEEP_END_ROTATION)) {
         d2 = Q_IDENTITY;
     }
     var rel = array<vec4<f32>, 3>(sol.e0, sol.e1, relative(d1, d2));

@@ -1,10 +1,14 @@
 // The stages the per-joint-count chain kernels share (fabrik, constrained_fabrik, ccd):
 // reading and checking a FabrikChain's N joints and settings, and clearing the output slots
-// past them. Only kernels built per joint count import it (it uses their `const N`), and
-// each declares `solved: array<FabrikSolved>`. The CPU twin is cpu::fabrik::setup_chain.
+// past them. A template stage: only kernels built per joint count import it, and build.rs
+// puts each variant's `const N` in front (and a stand-in N when it validates this module
+// alone). It declares the output binding all three share. The CPU twin is
+// cpu::fabrik::setup_chain.
 
 #import records
 #import chain
+
+@group(0) @binding(1) var<storage, read_write> solved: array<FabrikSolved>;
 
 // Zeroes the slots from joint n up to the joints the record held before (its status.w;
 // see the top of shaders/kernels/fabrik.wgsl). Call before writing the record's new status.
@@ -48,7 +52,7 @@ fn check_settings(target_ms: vec4<f32>, params: vec4<f32>, mode: vec4<u32>, opti
     if (!in_range(target_ms)) {
         return ERR_OUT_OF_RANGE;
     }
-    if (mode.y > MAX_FABRIK_ITERATIONS || params.x < 0.0 || (mode.z & ~options) != 0u || mode.w != 0u) {
+    if (iterations(mode) > MAX_FABRIK_ITERATIONS || params.x < 0.0 || !only_options(mode, options) || mode.w != 0u) {
         return ERR_INVALID_PARAMETER;
     }
     return 0u;

@@ -18,6 +18,22 @@ fn limb_error(err: u32) -> LimbSolution {
     return LimbSolution(Q_IDENTITY, Q_IDENTITY, 1.0, false, 0u, err);
 }
 
+// One joint of a limb's pose checked, ranked as the CPU checks the whole pose (any
+// non-finite value first, then any rotation off unit length, then any position out of
+// range): `worst` is the error of the joints before, and the higher rank is returned.
+fn pose_error(worst: u32, p: vec4<f32>, r: vec4<f32>) -> u32 {
+    if (worst == ERR_NON_FINITE || !finite4(p) || !finite4(r)) {
+        return ERR_NON_FINITE;
+    }
+    if (worst == ERR_NOT_NORMALIZED || !is_unit_quat(r)) {
+        return ERR_NOT_NORMALIZED;
+    }
+    if (worst == ERR_OUT_OF_RANGE || !in_range(p)) {
+        return ERR_OUT_OF_RANGE;
+    }
+    return 0u;
+}
+
 fn check_limb_settings(l: LimbSettings) -> u32 {
     if (!(finite4(l.target_ms) && finite4(l.pole_ms) && finite4(l.mid_axis) && finite4(l.params))) {
         return ERR_NON_FINITE;
@@ -29,15 +45,15 @@ fn check_limb_settings(l: LimbSettings) -> u32 {
     let stretch = l.params.y;
     let cos_min = l.params.z;
     let cos_max = l.params.w;
-    let limits = (l.mode.z & OPT_KNEE_LIMITS) != 0u;
-    let bad = l.mode.x > 3u
-        || l.mode.y > 2u
-        || (l.mode.z & ~OPT_ALL) != 0u
-        || l.mode.w != 0u
+    let limits = has_option(l.mode, OPT_KNEE_LIMITS);
+    let bad = pole_mode(l.mode) > POLE_SWIVEL
+        || bend_mode(l.mode) > BEND_REVERSED
+        || !only_options(l.mode, OPT_LIMB)
+        || l.mode.w != 0u // reserved
         || !(soften >= 0.0 && soften <= 1.0)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
-        || (l.mode.x == 3u && (dot(l.pole_ms.xyz, l.pole_ms.xyz) <= 0.0 || !(abs(l.pole_ms.w) <= MAX_ANGLE)))
+        || (pole_mode(l.mode) == POLE_SWIVEL && (dot(l.pole_ms.xyz, l.pole_ms.xyz) <= 0.0 || !(abs(l.pole_ms.w) <= MAX_ANGLE)))
         || !(abs(l.mid_axis.w) <= MAX_ANGLE);
     if (bad) {
         return ERR_INVALID_PARAMETER;
@@ -119,13 +135,13 @@ fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     let side = dot(cross(u, h), v);
     var flip = side < -straight_eps;
     var against = side < -against_eps;
-    if (l.mode.y == 1u) { // KeepFk
+    if (bend_mode(l.mode) == BEND_KEEP_FK) {
         if (flip) {
             h = -h;
             flip = false;
         }
         against = false;
-    } else if (l.mode.y == 2u) { // Reversed
+    } else if (bend_mode(l.mode) == BEND_REVERSED) {
         h = -h;
         flip = dot(cross(u, h), v) < -straight_eps;
         against = side > against_eps;
@@ -201,7 +217,7 @@ fn limb_reach(s: LimbSetup, l: LimbSettings) -> LimbReach {
     let two_ab = 2.0 * a_s * b_s;
     var one_plus = slack * (chain_s + cs) / two_ab;
     var one_minus = (cs - diff) * (cs + diff) / two_ab;
-    if ((l.mode.z & OPT_KNEE_LIMITS) != 0u) {
+    if (has_option(l.mode, OPT_KNEE_LIMITS)) {
         let sum2 = a_s * a_s + b_s * b_s;
         let c_min = sqrt(max(sum2 - two_ab * cos_min, 0.0));
         let c_max = sqrt(max(sum2 - two_ab * cos_max, 0.0));
@@ -255,9 +271,9 @@ fn limb_start_joint(s: LimbSetup, p0: vec3<f32>, e1: vec4<f32>, l: LimbSettings)
     let pole = l.pole_ms.xyz;
     var info = 0u;
     var plane = Q_IDENTITY;
-    if (l.mode.x == 1u || l.mode.x == 2u) { // Position / Direction
+    if (pole_mode(l.mode) == POLE_POSITION || pole_mode(l.mode) == POLE_DIRECTION) {
         var dir = pole;
-        if (l.mode.x == 1u) {
+        if (pole_mode(l.mode) == POLE_POSITION) {
             dir = pole - p0;
         }
         let k = reject(dir, d);
@@ -265,7 +281,7 @@ fn limb_start_joint(s: LimbSetup, p0: vec3<f32>, e1: vec4<f32>, l: LimbSettings)
             return LimbStart(Q_IDENTITY, 0u, ERR_POLE_ON_AXIS);
         }
         plane = quat_from_axis_cos_sin(d, dot(k_now, k), dot(d, cross(k_now, k)));
-    } else if (l.mode.x == 3u) { // Swivel
+    } else if (pole_mode(l.mode) == POLE_SWIVEL) {
         let north = normalize(pole);
         var n0 = reject(north, d);
         if (!(dot(n0, n0) > POLE_ON_AXIS2)) {

@@ -1,13 +1,18 @@
 // The stages the two limited-chain kernels share (constrained_fabrik, ccd): reading and
 // checking a record (its FabrikChain, then its ChainLimits), the FK fallback and the
-// joint-count error entry point. Each kernel declares `WORKGROUP_SIZE`, `chains` (records
-// with `chain` and `limits` members), `solved: array<FabrikSolved>` and `dispatch`. The CPU twin is
-// cpu::constrained_fabrik::checked.
+// joint-count error entry point. A template stage like fabrik_chain (it uses the variant's
+// `const N`); it declares the bindings and workgroup size both kernels share. The CPU twin
+// is cpu::constrained_fabrik::checked.
 
 #import records
 #import chain
 #import limits
 #import fabrik_chain
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+@group(0) @binding(0) var<storage, read> chains: array<LimitedChain>;
+@group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // A record read and checked: `err` = its error code (0: solvable).
 struct Loaded {
@@ -25,7 +30,7 @@ struct Loaded {
 // limits of joints 0..N-1 (the last joint's slot is unlimited).
 fn load_limited(i: u32, options: u32, fk: ptr<function, array<vec4<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, len: ptr<function, array<f32, N>>, dir_fk: ptr<function, array<vec3<f32>, N>>, lim: ptr<function, array<Limit, N>>) -> Loaded {
     var l: Loaded;
-    l.mirrored = (chains[i].chain.mode.z & OPT_MIRRORED) != 0u;
+    l.mirrored = has_option(chains[i].chain.mode, OPT_MIRRORED);
     for (var k = 0u; k < N; k++) {
         (*fk)[k] = mirror_point(chains[i].chain.joints_ms[k], l.mirrored);
         (*rot)[k] = mirror_rotation(chains[i].chain.rotations_ms[k], l.mirrored);
@@ -85,6 +90,29 @@ fn write_fk(i: u32, n: u32, err: u32) {
     solved[i].status = vec4<u32>(0u, err, 0u, n);
 }
 
+// The record this invocation of a limited kernel's variant solves: its index, or NO_RECORD
+// when the invocation is past the batch or the record belongs to another variant (another
+// joint count, or `variant_bit` set other than `variant` says).
+const NO_RECORD: u32 = 0xffffffffu;
+fn variant_record(wg: vec3<u32>, li: u32, variant_bit: u32, variant: bool) -> u32 {
+    let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
+    if (i >= dispatch.count) {
+        return NO_RECORD;
+    }
+    let mode = chains[i].chain.mode;
+    if (joint_count(mode) != N || has_option(mode, variant_bit) != variant) {
+        return NO_RECORD;
+    }
+    return i;
+}
+
+// A solve's end: an error code gets the flagged FK fallback.
+fn fallback_on_error(i: u32, err: u32) {
+    if (err != 0u) {
+        write_fk(i, N, err);
+    }
+}
+
 // Chains whose joint count has no variant (outside 2..=MAX_FABRIK_JOINTS): FK pose of the
 // joints there are and ERR_JOINT_COUNT.
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -93,7 +121,7 @@ fn limited_joint_count_error(@builtin(workgroup_id) wg: vec3<u32>, @builtin(loca
     if (i >= dispatch.count) {
         return;
     }
-    let n = chains[i].chain.mode.x;
+    let n = joint_count(chains[i].chain.mode);
     if (n < 2u || n > MAX_FABRIK_JOINTS) {
         write_fk(i, min(n, MAX_FABRIK_JOINTS), ERR_JOINT_COUNT);
     }

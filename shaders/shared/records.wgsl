@@ -4,6 +4,34 @@
 
 #import constants
 
+// The packed words of a chain record by name, as the Rust records' accessors name them.
+// Every chain's `mode` word: x = joint count (a limb: pole mode), y = iterations (a limb:
+// bend mode), z = option bits, w = reserved or kind-specific; `params.x` = precision (a
+// limb: soften).
+fn joint_count(mode: vec4<u32>) -> u32 {
+    return mode.x;
+}
+fn iterations(mode: vec4<u32>) -> u32 {
+    return mode.y;
+}
+fn pole_mode(mode: vec4<u32>) -> u32 {
+    return mode.x;
+}
+fn bend_mode(mode: vec4<u32>) -> u32 {
+    return mode.y;
+}
+// Whether any bit of `bits` is set in the option word.
+fn has_option(mode: vec4<u32>, bits: u32) -> bool {
+    return (mode.z & bits) != 0u;
+}
+// Whether the option word has no bit outside `known` (a chain kind's OPT_* set).
+fn only_options(mode: vec4<u32>, known: u32) -> bool {
+    return (mode.z & ~known) == 0u;
+}
+fn precision_of(params: vec4<f32>) -> f32 {
+    return params.x;
+}
+
 struct LimbSettings {
     target_ms: vec4<f32>,   // w = weight
     pole_ms: vec4<f32>,     // w = swivel angle
@@ -47,13 +75,10 @@ struct ChainLimits {
     joints: array<JointLimit, 16>,
 }
 
-struct ConstrainedFabrikChain {
+// A chain with limits: the layout of both ConstrainedFabrikChain and CcdChain
+// (src/records/limits.rs); for CCD, chain.params.y = most one visit turns a joint (0: no cap).
+struct LimitedChain {
     chain: FabrikChain,
-    limits: ChainLimits,
-}
-
-struct CcdChain {
-    chain: FabrikChain,     // params.y = most one visit turns a joint (0: no cap)
     limits: ChainLimits,
 }
 

@@ -13,18 +13,18 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{finish_chain, solve_or_fk, write_fk};
-use super::constrained_fabrik::checked;
+use super::chain::{finish_chain, write_fk};
+use super::constrained_fabrik::{check_limited, checked, solve_limited};
 use super::fabrik::FabrikMode;
 use super::limits::{limit_rotation, Limit};
 use super::math::{rotation_arc, sin_cos};
 use crate::error::ChainError;
-use crate::records::{info, option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::records::{info, option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
 
 /// The option bits a CCD chain may set.
-pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ROOT_FIRST;
+pub(crate) const OPTIONS: u32 = option::CCD;
 
-/// Solves one CCD chain with exactly `mode[1]` iterations (what the GPU kernel runs); an
+/// Solves one CCD chain with exactly [`FabrikChain::iterations`](crate::records::FabrikChain::iterations) (what the GPU kernel runs); an
 /// invalid chain gets a flagged FK fallback.
 pub fn ccd(chain: &CcdChain, out: &mut FabrikSolved) {
     ccd_with_mode(chain, FabrikMode::Fixed, out);
@@ -33,23 +33,17 @@ pub fn ccd(chain: &CcdChain, out: &mut FabrikSolved) {
 /// [`ccd`] with an explicit mode: [`FabrikMode::Converge`] stops after the iteration that
 /// brings the tip within the precision (`params.x`) of the target.
 pub fn ccd_with_mode(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    let twin = (chain.chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
-    let n = chain.chain.joint_count().min(MAX_FABRIK_JOINTS);
-    let joints = (&chain.chain.joints_ms[..], &chain.chain.rotations_ms[..]);
-    solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
+    solve_limited(chain, out, |c, o| solve(c, mode, o));
 }
 
 /// Checks one CCD chain the way [`ccd`] does: a mirrored chain ([`option::MIRRORED`]) as
 /// its unmirrored twin, the chain the solver checks and solves.
 pub fn validate_ccd(chain: &CcdChain) -> Result<(), ChainError> {
-    let twin = if chain.chain.mode[2] & option::MIRRORED != 0 { chain.unmirrored() } else { *chain };
-    let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
-    checked(&twin.chain, &twin.limits, OPTIONS, &mut limits)?;
-    check_step(&twin)
+    check_step(&check_limited(chain, OPTIONS)?)
 }
 
 pub(crate) fn check_step(chain: &CcdChain) -> Result<(), ChainError> {
-    if chain.chain.params[1] >= 0.0 {
+    if chain.max_step() >= 0.0 {
         Ok(())
     } else {
         Err(ChainError::InvalidParameter)
@@ -103,9 +97,9 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
         return Ok(());
     }
-    let precision = ch.params[0];
-    let max_step = ch.params[1];
-    let root_first = ch.mode[2] & option::ROOT_FIRST != 0;
+    let precision = ch.precision();
+    let max_step = ch.params[1]; // `CcdChain::max_step`
+    let root_first = ch.has_option(option::ROOT_FIRST);
     let target = v3(ch.target_ms);
     let parent_ms = Quat::from_array(chain.limits.parent_ms);
     let mut fk = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
@@ -119,9 +113,9 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
     let eps2 = 1e-12 * total * total;
     // Zero iterations project the FK pose onto the limits: one sweep that turns no joint
     // toward the target and only moves each into its limit.
-    let project = ch.mode[1] == 0;
+    let project = ch.iterations() == 0;
     let sweep = Sweep { target, parent_ms, cap: Cap::new(max_step), eps2, project };
-    for _ in 0..ch.mode[1].max(1) {
+    for _ in 0..ch.iterations().max(1) {
         if root_first {
             sweep_root_first(&mut p, &mut rot, &limits, &sweep, n);
         } else {
@@ -141,7 +135,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         rel[i] = (parent_delta.conjugate() * delta).normalize();
         parent_delta = delta;
     }
-    rel[n - 1] = if ch.mode[2] & option::KEEP_END_ROTATION != 0 { parent_delta.conjugate() } else { Quat::IDENTITY };
+    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { parent_delta.conjugate() } else { Quat::IDENTITY };
     finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
     Ok(())
 }

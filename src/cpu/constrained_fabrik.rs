@@ -18,11 +18,12 @@ use super::math::{normalize_or, quat_from_axis_cos_sin};
 use crate::constants::LIMIT_HINGE;
 use crate::error::ChainError;
 use crate::records::{
-    info, option, v3, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS,
+    info, option, v3, CcdChain, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, Options,
+    MAX_FABRIK_JOINTS,
 };
 
 /// The option bits a constrained chain may set.
-pub(crate) const OPTIONS: u32 = option::KEEP_END_ROTATION | option::MIRRORED | option::ALIGN_HINGES;
+pub(crate) const OPTIONS: u32 = option::CONSTRAINED_FABRIK;
 
 /// Solves one constrained chain in [`FabrikMode::Fixed`] mode; an invalid chain gets a
 /// flagged FK fallback. Same contract as [`super::fabrik()`], plus: at weight 1 every joint
@@ -33,18 +34,63 @@ pub fn constrained_fabrik(chain: &ConstrainedFabrikChain, out: &mut FabrikSolved
 
 /// [`constrained_fabrik`] with an explicit [`FabrikMode`].
 pub fn constrained_fabrik_with_mode(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    let twin = (chain.chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
-    let n = chain.chain.joint_count().min(MAX_FABRIK_JOINTS);
-    let joints = (&chain.chain.joints_ms[..], &chain.chain.rotations_ms[..]);
-    solve_or_fk(chain, twin, joints, n, out, |c, o| solve(c, mode, o));
+    solve_limited(chain, out, |c, o| solve(c, mode, o));
 }
 
 /// Checks one constrained chain the way [`constrained_fabrik`] does (a mirrored chain as
 /// its unmirrored twin, the chain the solver checks and solves).
 pub fn validate_constrained_fabrik(chain: &ConstrainedFabrikChain) -> Result<(), ChainError> {
-    let twin = if chain.chain.mode[2] & option::MIRRORED != 0 { chain.unmirrored() } else { *chain };
+    check_limited(chain, OPTIONS).map(|_| ())
+}
+
+/// A chain record with limits: constrained FABRIK's and CCD's, which share their entry
+/// logic (mirroring, checks, FK fallback).
+pub(crate) trait LimitedRecord: Copy + Options {
+    /// The chain: joints, target, settings.
+    fn fabrik_chain(&self) -> &FabrikChain;
+    /// Its limits.
+    fn limits(&self) -> &ChainLimits;
+    /// The unmirrored twin a mirrored record is solved as.
+    fn unmirrored_twin(&self) -> Self;
+}
+
+macro_rules! limited_record {
+    ($($record:ty),*) => {$(
+        impl LimitedRecord for $record {
+            fn fabrik_chain(&self) -> &FabrikChain {
+                &self.chain
+            }
+            fn limits(&self) -> &ChainLimits {
+                &self.limits
+            }
+            fn unmirrored_twin(&self) -> Self {
+                self.unmirrored()
+            }
+        }
+    )*};
+}
+limited_record!(ConstrainedFabrikChain, CcdChain);
+
+/// Solves a limited record with `solve`: a mirrored record as its unmirrored twin (the
+/// results reflected back), an invalid one as a flagged FK fallback.
+pub(crate) fn solve_limited<C: LimitedRecord>(
+    chain: &C,
+    out: &mut FabrikSolved,
+    solve: impl FnOnce(&C, &mut FabrikSolved) -> Result<(), ChainError>,
+) {
+    let twin = chain.has_option(option::MIRRORED).then(|| chain.unmirrored_twin());
+    let c = chain.fabrik_chain();
+    let n = c.joint_count().min(MAX_FABRIK_JOINTS);
+    solve_or_fk(chain, twin, (&c.joints_ms[..], &c.rotations_ms[..]), n, out, solve);
+}
+
+/// The record a solver checks and solves (a mirrored record's unmirrored twin), its chain
+/// and limits checked with the option bits the solver knows (`options`).
+pub(crate) fn check_limited<C: LimitedRecord>(chain: &C, options: u32) -> Result<C, ChainError> {
+    let twin = if chain.has_option(option::MIRRORED) { chain.unmirrored_twin() } else { *chain };
     let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
-    checked(&twin.chain, &twin.limits, OPTIONS, &mut limits).map(|_| ())
+    checked(twin.fabrik_chain(), twin.limits(), options, &mut limits)?;
+    Ok(twin)
 }
 
 /// The chain's checks and then its limits' (shared with CCD).
@@ -69,7 +115,7 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
         write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
         return Ok(());
     }
-    let precision = ch.params[0];
+    let precision = ch.precision();
     let base = v3(ch.joints_ms[0]);
     let target = v3(ch.target_ms);
     let mut fk = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
@@ -80,8 +126,8 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
     }
     let eps2 = 1e-12 * total * total;
     let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
-    let iterations = ch.mode[1];
-    let align = ch.mode[2] & option::ALIGN_HINGES != 0;
+    let iterations = ch.iterations();
+    let align = ch.has_option(option::ALIGN_HINGES);
     let mut prev_err = f32::INFINITY;
     let mut delta = Quat::IDENTITY;
     for it in 0..iterations.max(1) {
@@ -99,7 +145,7 @@ fn solve(chain: &ConstrainedFabrikChain, mode: FabrikMode, out: &mut FabrikSolve
     }
     let reached = (p[n - 1] - target).length() <= precision;
     let flags = if (target - base).length() >= total { info::OUT_OF_REACH } else { 0 };
-    rel[n - 1] = if ch.mode[2] & option::KEEP_END_ROTATION != 0 { delta.conjugate() } else { Quat::IDENTITY };
+    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { delta.conjugate() } else { Quat::IDENTITY };
     finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
     Ok(())
 }

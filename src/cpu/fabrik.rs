@@ -6,7 +6,7 @@ use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use super::math::{finite4, in_range, normalize_or, rotation_arc};
 use crate::error::ChainError;
-use crate::records::{info, option, v3, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::records::{info, option, v3, FabrikChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
 
 /// Most iterations a chain may ask for.
 pub const MAX_FABRIK_ITERATIONS: u32 = crate::constants::MAX_FABRIK_ITERATIONS;
@@ -14,11 +14,11 @@ pub const MAX_FABRIK_ITERATIONS: u32 = crate::constants::MAX_FABRIK_ITERATIONS;
 /// How many iterations FABRIK runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FabrikMode {
-    /// Exactly `mode[1]` iterations, no early exit: identical work per chain, what the GPU
+    /// Exactly [`FabrikChain::iterations`], no early exit: identical work per chain, what the GPU
     /// kernel runs, and what makes CPU and GPU results comparable.
     #[default]
     Fixed,
-    /// At most `mode[1]` iterations, stopping once the tip is within the precision of the
+    /// At most [`FabrikChain::iterations`], stopping once the tip is within the precision of the
     /// target or the error stops changing (by less than `1e-7 ×` chain length). CPU only.
     Converge,
 }
@@ -42,7 +42,7 @@ pub fn fabrik(chain: &FabrikChain, out: &mut FabrikSolved) {
 pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) {
     // A mirrored chain is solved as its unmirrored twin, and its results reflected back
     // (option::MIRRORED); a fallback is the chain's own FK pose.
-    let twin = (chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
+    let twin = chain.has_option(option::MIRRORED).then(|| chain.unmirrored());
     let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
     solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), n, out, |c, o| solve(c, mode, o));
 }
@@ -62,13 +62,13 @@ pub(crate) struct Setup {
 
 /// Every check, in the kernel's order; the stage `validate_fabrik` and `solve` share.
 fn setup(chain: &FabrikChain) -> Result<Setup, ChainError> {
-    setup_chain(chain, option::KEEP_END_ROTATION | option::MIRRORED)
+    setup_chain(chain, option::FABRIK)
 }
 
 /// [`setup`] with the option bits a solver knows (`options`): shared with constrained
 /// FABRIK and CCD, whose records embed a [`FabrikChain`].
 pub(crate) fn setup_chain(chain: &FabrikChain, options: u32) -> Result<Setup, ChainError> {
-    let n = chain.mode[0] as usize;
+    let n = chain.joint_count();
     if !(2..=MAX_FABRIK_JOINTS).contains(&n) {
         return Err(ChainError::JointCount);
     }
@@ -79,10 +79,10 @@ pub(crate) fn setup_chain(chain: &FabrikChain, options: u32) -> Result<Setup, Ch
     if !in_range(chain.target_ms) {
         return Err(ChainError::OutOfRange);
     }
-    if chain.mode[1] > MAX_FABRIK_ITERATIONS
-        || chain.params[0] < 0.0
-        || chain.mode[2] & !options != 0
-        || chain.mode[3] != 0
+    if chain.iterations() > MAX_FABRIK_ITERATIONS
+        || chain.precision() < 0.0
+        || chain.options() & !options != 0
+        || chain.reserved() != 0
     {
         return Err(ChainError::InvalidParameter);
     }
@@ -107,8 +107,8 @@ pub(crate) fn setup_chain(chain: &FabrikChain, options: u32) -> Result<Setup, Ch
 
 fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
     let Setup { n, len, dir_fk, total } = setup(chain)?;
-    let iterations = chain.mode[1];
-    let precision = chain.params[0];
+    let iterations = chain.iterations();
+    let precision = chain.precision();
     let base = v3(chain.joints_ms[0]);
     let target = v3(chain.target_ms);
     let c = (target - base).length();
@@ -166,7 +166,7 @@ fn solve(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikSolved) -> Resul
         rel[i] = rotation_arc(dir_fk[i], parent.conjugate() * new_dir);
         parent *= rel[i];
     }
-    rel[n - 1] = if chain.mode[2] & option::KEEP_END_ROTATION != 0 { parent.conjugate() } else { Quat::IDENTITY };
+    rel[n - 1] = if chain.has_option(option::KEEP_END_ROTATION) { parent.conjugate() } else { Quat::IDENTITY };
     finish_chain(
         &chain.joints_ms,
         &chain.rotations_ms,

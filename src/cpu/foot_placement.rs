@@ -736,7 +736,7 @@ pub(crate) fn end_placement(
 ) {
     let mut flags = state.flags;
     for l in 0..rig.leg_count() as usize {
-        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && rig.legs[l].mode[0] == 0 {
+        if flags & bit(STATE_LOCKED_SHIFT, l) != 0 && !rig.legs[l].is_three_bone() {
             // The hip lowered by the pelvis offset within its limits (the held snap is in the
             // hip already).
             let hip_ws = free[l].hip + Vec3::Y * (-res.pelvis[0] - p.held);

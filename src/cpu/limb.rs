@@ -16,7 +16,7 @@ use super::math::{
     rotation_arc, sin_cos,
 };
 use crate::error::ChainError;
-use crate::records::{info, option, v3, BendMode, LimbSettings, PoleMode};
+use crate::records::{info, option, v3, BendMode, LimbSettings, Options, PoleMode};
 
 pub(crate) use crate::constants::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
@@ -46,15 +46,15 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
         return Err(ChainError::OutOfRange);
     }
     let [soften, stretch, cos_min, cos_max] = l.params;
-    let limits = l.mode[2] & option::KNEE_LIMITS != 0;
-    let bad = PoleMode::from_u32(l.mode[0]).is_none()
-        || BendMode::from_u32(l.mode[1]).is_none()
-        || l.mode[2] & !option::ALL != 0
-        || l.mode[3] != 0
+    let limits = l.has_option(option::KNEE_LIMITS);
+    let bad = l.pole_mode().is_none()
+        || l.bend_mode().is_none()
+        || l.options() & !option::LIMB != 0
+        || l.reserved() != 0
         || !(0.0..=1.0).contains(&soften)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
-        || (l.mode[0] == PoleMode::Swivel as u32
+        || (l.pole_mode() == Some(PoleMode::Swivel)
             && (v3(l.pole_ms).length_squared() <= 0.0 || !(l.pole_ms[3].abs() <= MAX_ANGLE)))
         || !(l.mid_axis[3].abs() <= MAX_ANGLE);
     if bad {
@@ -159,20 +159,20 @@ pub(crate) fn limb_setup(
     let side = u.cross(h).dot(v);
     let mut flip = side < -straight_eps;
     let mut against = side < -against_eps;
-    match l.mode[1] {
-        1 /* KeepFk */ => {
+    match l.bend_mode() {
+        Some(BendMode::KeepFk) => {
             if flip {
                 h = -h;
                 flip = false;
             }
             against = false;
         }
-        2 /* Reversed */ => {
+        Some(BendMode::Reversed) => {
             h = -h;
             flip = u.cross(h).dot(v) < -straight_eps;
             against = side > against_eps;
         }
-        _ /* Hinge */ => {}
+        Some(BendMode::Hinge) | None => {}
     }
     Ok(LimbSetup { u, v, a, b, limb_len, c, d, h, flip, against })
 }
@@ -192,7 +192,8 @@ pub(crate) struct LimbReach {
 #[inline]
 pub(crate) fn limb_reach(s: &LimbSetup, l: &LimbSettings) -> LimbReach {
     let LimbSetup { a, b, limb_len, c, .. } = *s;
-    let [soften, max_stretch, cos_min, cos_max] = l.params;
+    let (soften, max_stretch) = (l.soften(), l.max_stretch());
+    let (cos_min, cos_max) = l.knee_cos_limits();
     let mut info = if s.against { info::AGAINST_HINGE } else { 0 };
     let mut reached = true;
     let mut scale = 1.0;
@@ -246,7 +247,7 @@ pub(crate) fn limb_reach(s: &LimbSetup, l: &LimbSettings) -> LimbReach {
     let two_ab = 2.0 * a_s * b_s;
     let mut one_plus = slack * (chain_s + cs) / two_ab;
     let mut one_minus = (cs - diff) * (cs + diff) / two_ab;
-    if l.mode[2] & option::KNEE_LIMITS != 0 {
+    if l.has_option(option::KNEE_LIMITS) {
         let sum2 = a_s * a_s + b_s * b_s;
         let c_min = (sum2 - two_ab * cos_min).max(0.0).sqrt();
         let c_max = (sum2 - two_ab * cos_max).max(0.0).sqrt();
@@ -304,16 +305,16 @@ pub(crate) fn limb_start_joint(
     // The knee lies on the side cross(hinge, d) of the axis.
     let k_now = (aim * h).cross(d); // h ⟂ both bones, so aim·h ⟂ d and |k_now| = 1
     let pole = v3(l.pole_ms);
-    let k_want = match l.mode[0] {
-        1 /* Position */ | 2 /* Direction */ => {
-            let dir = if l.mode[0] == 1 { pole - p0 } else { pole };
+    let k_want = match l.pole_mode() {
+        Some(mode @ (PoleMode::Position | PoleMode::Direction)) => {
+            let dir = if mode == PoleMode::Position { pole - p0 } else { pole };
             let k = reject(dir, d);
             if !(k.length_squared() > POLE_ON_AXIS2 * dir.length_squared()) {
                 return Err(ChainError::PoleOnAxis);
             }
             Some(k)
         }
-        3 /* Swivel */ => {
+        Some(PoleMode::Swivel) => {
             let north = pole.normalize();
             let mut n0 = reject(north, d);
             if !(n0.length_squared() > POLE_ON_AXIS2) {
@@ -324,7 +325,7 @@ pub(crate) fn limb_start_joint(
             let (s, c) = sin_cos(l.pole_ms[3]);
             Some(k0 * c + d.cross(k0) * s)
         }
-        _ /* FkPlane */ => None,
+        Some(PoleMode::FkPlane) | None => None,
     };
     let plane = match k_want {
         Some(k) => quat_from_axis_cos_sin(d, k_now.dot(k), d.dot(k_now.cross(k))),

@@ -17,12 +17,12 @@ use super::math::atan2;
 use super::math::{finite4, in_range, is_unit_quat, nlerp_identity, sin_cos};
 use crate::constants as c;
 use crate::error::ChainError;
-use crate::records::{info, option, p4, v3, LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
+use crate::records::{info, option, p4, v3, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
 
 /// Solves one look-at record; an invalid record gets a flagged FK fallback (every joint
 /// its FK pose, identity corrections, the error's code).
 pub fn look_at(chain: &LookAtChain, out: &mut LookAtSolved) {
-    let twin = (chain.mode[2] & option::MIRRORED != 0).then(|| chain.unmirrored());
+    let twin = chain.has_option(option::MIRRORED).then(|| chain.unmirrored());
     let n = chain.joint_count().min(MAX_LOOK_AT_JOINTS);
     solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), n, out, solve);
 }
@@ -38,7 +38,7 @@ pub fn look_at(chain: &LookAtChain, out: &mut LookAtSolved) {
 /// The target on a joint ([`ChainError::TargetOnRoot`]) or an up target on a joint's aimed
 /// axis ([`ChainError::PoleOnAxis`]) are found while solving.
 pub fn validate_look_at(chain: &LookAtChain) -> Result<(), ChainError> {
-    let twin = if chain.mode[2] & option::MIRRORED != 0 { chain.unmirrored() } else { *chain };
+    let twin = if chain.has_option(option::MIRRORED) { chain.unmirrored() } else { *chain };
     let mut out = LookAtSolved::default();
     solve(&twin, &mut out)
 }
@@ -51,8 +51,8 @@ fn check(ch: &LookAtChain) -> Result<(usize, [Axes; MAX_LOOK_AT_JOINTS]), ChainE
         return Err(ChainError::JointCount);
     }
     check_joints(&ch.joints_ms, &ch.rotations_ms, n)?;
-    let up_target = ch.mode[2] & LookAtChain::UP_TARGET != 0;
-    let limited = |i: usize| ch.mode[3] >> i & 1 != 0;
+    let up_target = ch.has_option(option::UP_TARGET);
+    let limited = |i: usize| ch.is_limited(i);
     let mut finite = finite4(ch.target_ms) && finite4(ch.parent_ms) && (!up_target || finite4(ch.up_target_ms));
     for i in 0..n {
         finite &= finite4(ch.forward[i]) && finite4(ch.up[i]);
@@ -72,7 +72,7 @@ fn check(ch: &LookAtChain) -> Result<(usize, [Axes; MAX_LOOK_AT_JOINTS]), ChainE
     if !in_range(ch.target_ms) || (up_target && !in_range(ch.up_target_ms)) || !axes_in_range {
         return Err(ChainError::OutOfRange);
     }
-    if ch.mode[2] & !LookAtChain::OPTIONS != 0 || ch.mode[3] >> n != 0 {
+    if ch.options() & !option::LOOK_AT != 0 || ch.limits_past(n) != 0 {
         return Err(ChainError::InvalidParameter);
     }
     let mut axes = [Axes { f: Vec3::X, u: Vec3::Y, s: Vec3::Z }; MAX_LOOK_AT_JOINTS];
@@ -124,8 +124,8 @@ fn solve(ch: &LookAtChain, out: &mut LookAtSolved) -> Result<(), ChainError> {
         return Ok(());
     }
     let target = v3(ch.target_ms);
-    let up_target = (ch.mode[2] & LookAtChain::UP_TARGET != 0).then(|| v3(ch.up_target_ms));
-    let shortest_arc = ch.mode[2] & LookAtChain::SHORTEST_ARC != 0;
+    let up_target = ch.has_option(option::UP_TARGET).then(|| v3(ch.up_target_ms));
+    let shortest_arc = ch.has_option(option::SHORTEST_ARC);
     let parent_ms = Quat::from_array(ch.parent_ms);
     let mut pos = [Vec3::ZERO; MAX_LOOK_AT_JOINTS];
     let mut rot = [Quat::IDENTITY; MAX_LOOK_AT_JOINTS];
@@ -144,7 +144,7 @@ fn solve(ch: &LookAtChain, out: &mut LookAtSolved) -> Result<(), ChainError> {
         let mut dir = target_direction(here, target).ok_or(ChainError::TargetOnRoot)?;
         let a = axes[i];
         let mut clamped = false;
-        if ch.mode[3] >> i & 1 != 0 {
+        if ch.is_limited(i) {
             let rest = parent_rot * Quat::from_array(ch.rest[i]);
             let (d, hit) = clamp_yaw_pitch(a.coords(rest.conjugate() * dir), ch.limits[i]);
             if hit {

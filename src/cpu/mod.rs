@@ -29,6 +29,7 @@ mod wide;
 
 use rayon::prelude::*;
 
+pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
 use crate::records::{
     CcdChain, ChainRecord, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
@@ -177,31 +178,9 @@ impl Chain for LookAtChain {
     }
 }
 
-/// The instruction set a CPU batch job runs on. The SIMD paths solve a group of chains at
-/// once (16 with AVX2, 32 with AVX-512), one lane per chain, with the same math and
-/// operation order as the scalar solvers (which are the reference and the GPU kernels'
-/// twins), so every path gives every chain the same bits (`tests/wide.rs`,
-/// `tests/limits.rs`). Two-bone, pseudo three-bone, FABRIK, constrained FABRIK and CCD
-/// ([`FabrikMode::Fixed`]) have SIMD paths; the other solvers and
-/// [`FabrikMode::Converge`] run the scalar solvers on every path.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum CpuPath {
-    /// The fastest path this CPU has ([`CpuPath::best`]); the default.
-    #[default]
-    Auto,
-    /// The scalar reference solvers, chain by chain (every CPU).
-    Scalar,
-    /// AVX2 (x86-64): 16 chains per group, two 256-bit registers per lane value.
-    Avx2,
-    /// AVX-512F (x86-64): 32 chains per group, two 512-bit registers per lane value, masks
-    /// in mask registers.
-    Avx512,
-}
-
+/// What each path can do on this CPU (the enum itself sits below every layer, so errors can
+/// name it).
 impl CpuPath {
-    /// Every path, fastest first.
-    pub const ALL: [CpuPath; 3] = [CpuPath::Avx512, CpuPath::Avx2, CpuPath::Scalar];
-
     /// Whether this CPU can run the path (`Auto` and `Scalar`: always).
     #[must_use]
     pub fn is_available(self) -> bool {
@@ -227,23 +206,6 @@ impl CpuPath {
             p if p.is_available() => Ok(p),
             p => Err(IkError::CpuPathUnavailable(p)),
         }
-    }
-
-    /// The path's name as the `bench` example and [`std::str::FromStr`] spell it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            CpuPath::Auto => "auto",
-            CpuPath::Scalar => "scalar",
-            CpuPath::Avx2 => "avx2",
-            CpuPath::Avx512 => "avx512",
-        }
-    }
-}
-
-impl std::fmt::Display for CpuPath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -32,7 +32,7 @@ use super::limb::MIN_CHAIN_LENGTH;
 use super::math::{atan2, finite4, in_range, nlerp_identity, normalize_or, quat_from_axis_angle, rotation_arc};
 use crate::constants as c;
 use crate::error::ChainError;
-use crate::records::{p4, v3, MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
+use crate::records::{option, p4, v3, MultiFabrikChain, MultiFabrikSolved, Options, MAX_EFFECTORS, MAX_TREE_JOINTS};
 
 const NONE: usize = c::NONE as usize;
 
@@ -123,11 +123,10 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
     };
     let bad_settings = ch.effector_count() == 0
         || ch.effector_count() > MAX_EFFECTORS
-        || ch.mode[1] > MAX_FABRIK_ITERATIONS
-        || ch.mode[2] & !MultiFabrikChain::KEEP_ROOT_ROTATION != 0
-        || !(ch.params[0] >= 0.0)
-        || ch.params[2] != 0.0
-        || ch.params[3] != 0.0;
+        || ch.iterations() > MAX_FABRIK_ITERATIONS
+        || ch.options() & !option::MULTI_FABRIK != 0
+        || !(ch.precision() >= 0.0)
+        || ch.reserved_params() != [0.0; 2];
     if bad_settings {
         return Err(ChainError::InvalidParameter);
     }
@@ -297,12 +296,12 @@ fn reach_tolerance(precision: f32, root: Vec3, total: f32) -> f32 {
 fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -> Result<(), ChainError> {
     let t = setup(ch)?;
     let n = t.n;
-    let weight = ch.params[1];
+    let weight = ch.weight();
     if weight <= 0.0 {
         write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
         return Ok(());
     }
-    let precision = ch.params[0];
+    let precision = ch.precision();
     let eps2 = 1e-12 * t.total * t.total;
     let mut p = [Vec3::ZERO; MAX_TREE_JOINTS];
     for (j, pj) in p.iter_mut().enumerate().take(n) {
@@ -311,9 +310,9 @@ fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -
     let mut q = p;
     let mut d = [Quat::IDENTITY; MAX_TREE_JOINTS];
     let mut last = f32::INFINITY;
-    for _ in 0..ch.mode[1] {
+    for _ in 0..ch.iterations() {
         backward(&t, ch, &p, &d, &mut q, eps2);
-        forward(&t, ch.mode[2] & MultiFabrikChain::KEEP_ROOT_ROTATION != 0, &q, &mut p, &mut d, eps2);
+        forward(&t, ch.has_option(option::KEEP_ROOT_ROTATION), &q, &mut p, &mut d, eps2);
         if mode == FabrikMode::Converge {
             let err = effector_error(&t, ch, &p);
             if err <= precision || (last - err).abs() < 1e-7 * t.total {

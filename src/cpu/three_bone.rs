@@ -7,7 +7,7 @@ use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_three_bone_core};
 use super::math::finite4;
 use crate::error::ChainError;
-use crate::records::{option, v3, ThreeBoneChain, ThreeBoneSolved};
+use crate::records::{option, v3, Options, ThreeBoneChain, ThreeBoneSolved};
 
 /// Solves one pseudo three-bone chain into `out`; an invalid chain gets a flagged FK
 /// fallback, as in [`super::two_bone()`].
@@ -49,7 +49,7 @@ fn solve(chain: &ThreeBoneChain, out: &mut ThreeBoneSolved) -> Result<(), ChainE
     }
     let p = chain.joints_ms.map(v3);
     let r = chain.rotations_ms.map(Quat::from_array);
-    let copy_mid = l.mode[2] & option::COPY_MID_ROTATION != 0;
+    let copy_mid = l.has_option(option::COPY_MID_ROTATION);
     let sol = solve_three_bone_core(p, r, v3(l.target_ms), ratio, copy_mid, l)?;
     let weight = l.target_ms[3];
     if weight <= 0.0 {

@@ -6,7 +6,7 @@ use super::chain::{check_joints, finish_chain, relative, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_limb};
 use super::math::{finite4, in_range};
 use crate::error::ChainError;
-use crate::records::{option, v3, TwoBoneChain, TwoBoneSolved};
+use crate::records::{option, v3, Options, TwoBoneChain, TwoBoneSolved};
 
 /// Solves one two-bone chain into `out`. Never fails: an invalid chain gets its FK pose,
 /// identity corrections, `reached = false` and its [`ChainError`] code.
@@ -53,7 +53,7 @@ fn solve(chain: &TwoBoneChain, out: &mut TwoBoneSolved) -> Result<(), ChainError
         return Ok(());
     }
     let d1 = sol.e0 * sol.e1;
-    let d2 = if l.mode[2] & option::KEEP_END_ROTATION != 0 { Quat::IDENTITY } else { d1 };
+    let d2 = if l.has_option(option::KEEP_END_ROTATION) { Quat::IDENTITY } else { d1 };
     let rel = [sol.e0, sol.e1, relative(d1, d2)];
     finish_chain(
         &chain.joints_ms,

@@ -2,11 +2,11 @@
 //! ([`GpuChain`]) and the per-joint-count variants of FABRIK, and [`OutputSegment`].
 
 use super::shaders;
-use crate::records::ChainRecord;
 use crate::records::{
     CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
     MAX_FABRIK_JOINTS,
 };
+use crate::records::{ChainRecord, Options};
 
 /// The chain kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,7 +178,7 @@ impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;
 
     fn variant(&self) -> usize {
-        fabrik_variant(self.mode[0] as usize)
+        fabrik_variant(self.joint_count())
     }
 }
 
@@ -186,14 +186,14 @@ impl GpuChain for ConstrainedFabrikChain {
     const KIND: Kind = Kind::ConstrainedFabrik;
 
     fn variant(&self) -> usize {
-        Kind::ConstrainedFabrik.variant_of(self.chain.mode[0] as usize, self.chain.mode[2])
+        Kind::ConstrainedFabrik.variant_of(self.chain.joint_count(), self.options())
     }
 }
 impl GpuChain for CcdChain {
     const KIND: Kind = Kind::Ccd;
 
     fn variant(&self) -> usize {
-        Kind::Ccd.variant_of(self.chain.mode[0] as usize, self.chain.mode[2])
+        Kind::Ccd.variant_of(self.chain.joint_count(), self.options())
     }
 }
 

@@ -4,7 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use super::{option, v3, BendMode, PoleMode};
+use super::{option, v3, BendMode, Options, PoleMode};
 
 /// Settings shared by the two-bone and pseudo three-bone limbs: target, bend plane, hinge,
 /// limits and weight. 80 bytes. Keep in sync with `LimbSettings` in `shaders/shared/records.wgsl`.
@@ -42,24 +42,53 @@ impl LimbSettings {
         }
     }
     /// Model-space target.
+    #[inline]
     #[must_use]
     pub fn target(&self) -> Vec3 {
         v3(self.target_ms)
     }
     /// Blend weight toward the IK solution.
+    #[inline]
     #[must_use]
     pub fn weight(&self) -> f32 {
         self.target_ms[3]
     }
     /// Pole mode, if the raw value is valid.
+    #[inline]
     #[must_use]
     pub fn pole_mode(&self) -> Option<PoleMode> {
         PoleMode::from_u32(self.mode[0])
     }
     /// Bend mode, if the raw value is valid.
+    #[inline]
     #[must_use]
     pub fn bend_mode(&self) -> Option<BendMode> {
         BendMode::from_u32(self.mode[1])
+    }
+    /// Soften (`params.x`, in `[0, 1]`; 1 = off).
+    #[inline]
+    #[must_use]
+    pub fn soften(&self) -> f32 {
+        self.params[0]
+    }
+    /// Max stretch scale (`params.y`; 1 = off).
+    #[inline]
+    #[must_use]
+    pub fn max_stretch(&self) -> f32 {
+        self.params[1]
+    }
+    /// The knee's inner-angle limits as cosines `(cos θmin, cos θmax)` (`params.zw`, used
+    /// with [`option::KNEE_LIMITS`]).
+    #[inline]
+    #[must_use]
+    pub fn knee_cos_limits(&self) -> (f32, f32) {
+        (self.params[2], self.params[3])
+    }
+    /// The reserved word (`mode.w`; 0 in a valid record).
+    #[inline]
+    #[must_use]
+    pub fn reserved(&self) -> u32 {
+        self.mode[3]
     }
 }
 
@@ -154,7 +183,7 @@ pub trait LimbBuilder: Sized {
         let l = self.limb_mut();
         l.params[2] = min.cos();
         l.params[3] = max.cos();
-        l.mode[2] |= option::KNEE_LIMITS;
+        *l = l.with_option(option::KNEE_LIMITS, true);
         self
     }
     /// Makes the last joint keep its FK model-space rotation (or follow its parent, the
@@ -162,11 +191,7 @@ pub trait LimbBuilder: Sized {
     #[must_use]
     fn with_keep_end_rotation(mut self, keep: bool) -> Self {
         let l = self.limb_mut();
-        if keep {
-            l.mode[2] |= option::KEEP_END_ROTATION;
-        } else {
-            l.mode[2] &= !option::KEEP_END_ROTATION;
-        }
+        *l = l.with_option(option::KEEP_END_ROTATION, keep);
         self
     }
     /// Marks the chain as mirrored ([`option::MIRRORED`]): its joints' model matrices
@@ -175,11 +200,7 @@ pub trait LimbBuilder: Sized {
     #[must_use]
     fn with_mirrored(mut self, mirrored: bool) -> Self {
         let l = self.limb_mut();
-        if mirrored {
-            l.mode[2] |= option::MIRRORED;
-        } else {
-            l.mode[2] &= !option::MIRRORED;
-        }
+        *l = l.with_option(option::MIRRORED, mirrored);
         self
     }
 }

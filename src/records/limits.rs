@@ -27,7 +27,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
 
-use super::{mirror_rotation, option, FabrikChain, MAX_FABRIK_JOINTS};
+use super::{mirror_rotation, option, FabrikChain, Options, MAX_FABRIK_JOINTS};
 use crate::constants as c;
 
 /// The kind bits of one joint's limit ([`ChainLimits::kinds`]).
@@ -151,7 +151,7 @@ impl ChainLimits {
 
 /// A FABRIK chain with joint limits, solved by constrained FABRIK (the limits applied in
 /// every forward pass; `shaders/kernels/constrained_fabrik.wgsl`). 1 360 bytes. Keep in sync with
-/// `ConstrainedFabrikChain` in `shaders/shared/records.wgsl`.
+/// `LimitedChain` in `shaders/shared/records.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct ConstrainedFabrikChain {
@@ -163,7 +163,7 @@ pub struct ConstrainedFabrikChain {
 assert_layout!(ConstrainedFabrikChain, 1360, chain == 0, limits == 560);
 
 /// A chain solved by CCD (cyclic coordinate descent; `shaders/kernels/ccd.wgsl`). 1 360 bytes.
-/// Keep in sync with `CcdChain` in `shaders/shared/records.wgsl`.
+/// Keep in sync with `LimitedChain` in `shaders/shared/records.wgsl`.
 ///
 /// `chain.params`: `x` = precision (reached within it; the CPU's converge mode stops
 /// there), `y` = the most one joint turns per visit, radians (Unreal's "Rotation Limit
@@ -188,13 +188,8 @@ impl ConstrainedFabrikChain {
     /// Turns the joint above each hinge about its bone so the hinge can reach out of its FK
     /// plane ([`option::ALIGN_HINGES`]); for chains with hinges (arms, legs).
     #[must_use]
-    pub fn with_align_hinges(mut self, align: bool) -> Self {
-        if align {
-            self.chain.mode[2] |= option::ALIGN_HINGES;
-        } else {
-            self.chain.mode[2] &= !option::ALIGN_HINGES;
-        }
-        self
+    pub fn with_align_hinges(self, align: bool) -> Self {
+        self.with_option(option::ALIGN_HINGES, align)
     }
     /// The unmirrored twin a mirrored chain is solved as (see [`option::MIRRORED`]): the
     /// chain reflected, the parent's rotation conjugated; the joint-local limits mean what
@@ -219,13 +214,14 @@ impl CcdChain {
     }
     /// Sweeps from the root to the tip's parent instead of tip first.
     #[must_use]
-    pub fn with_root_first(mut self, root_first: bool) -> Self {
-        if root_first {
-            self.chain.mode[2] |= option::ROOT_FIRST;
-        } else {
-            self.chain.mode[2] &= !option::ROOT_FIRST;
-        }
-        self
+    pub fn with_root_first(self, root_first: bool) -> Self {
+        self.with_option(option::ROOT_FIRST, root_first)
+    }
+    /// The most one joint turns per visit (`chain.params.y`, radians; 0 = no cap).
+    #[inline]
+    #[must_use]
+    pub fn max_step(&self) -> f32 {
+        self.chain.params[1]
     }
     /// See [`ConstrainedFabrikChain::unmirrored`].
     pub(crate) fn unmirrored(&self) -> Self {

@@ -23,7 +23,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
 
-use super::{mirror_joints, mirror_point, mirror_rotation, p4, v3};
+use super::{mirror_joints, mirror_point, mirror_rotation, option, p4, v3, Options};
 use crate::constants as c;
 
 /// Most joints one look-at record holds.
@@ -60,12 +60,12 @@ pub struct LookAtChain {
     /// Model-space point to look at; `.w` = the record's weight, multiplied onto every
     /// joint's own.
     pub target_ms: [f32; 4],
-    /// Model-space point the `up` axes turn toward (with [`LookAtChain::UP_TARGET`]).
+    /// Model-space point the `up` axes turn toward (with [`option::UP_TARGET`](super::option::UP_TARGET)).
     pub up_target_ms: [f32; 4],
     /// `x` = joint count (1..=4), `y` = each joint's parent in the record, 8 bits per joint
     /// (joint `i` in bits `8i..8i+8`; a parent comes before its children, [`NO_PARENT`] =
-    /// outside the record), `z` = option bits ([`LookAtChain::UP_TARGET`],
-    /// [`LookAtChain::SHORTEST_ARC`], [`option::MIRRORED`](super::option::MIRRORED)), `w` = bit
+    /// outside the record), `z` = option bits ([`option::UP_TARGET`](super::option::UP_TARGET),
+    /// [`option::SHORTEST_ARC`](super::option::SHORTEST_ARC), [`option::MIRRORED`](super::option::MIRRORED)), `w` = bit
     /// `i` set: joint `i` is limited.
     pub mode: [u32; 4],
 }
@@ -88,14 +88,15 @@ assert_layout!(
 pub type LookAtSolved = super::SolvedChain<MAX_LOOK_AT_JOINTS>;
 
 impl LookAtChain {
-    /// Option bit: roll each joint's `up` axis toward [`LookAtChain::up_target_ms`].
+    /// [`option::UP_TARGET`](super::option::UP_TARGET), by its former name.
+    #[deprecated(since = "0.1.0", note = "use `option::UP_TARGET`")]
     pub const UP_TARGET: u32 = c::OPT_UP_TARGET;
-    /// Option bit: build each aim as the shortest arc from the current forward axis
-    /// (the aim job's `AimMethod::ShortestArc`) instead of yaw then
-    /// pitch in the joint's frame.
+    /// [`option::SHORTEST_ARC`](super::option::SHORTEST_ARC), by its former name.
+    #[deprecated(since = "0.1.0", note = "use `option::SHORTEST_ARC`")]
     pub const SHORTEST_ARC: u32 = c::OPT_SHORTEST_ARC;
-    /// Every option bit a look-at record may set.
-    pub const OPTIONS: u32 = Self::UP_TARGET | Self::SHORTEST_ARC | c::OPT_MIRRORED;
+    /// [`option::LOOK_AT`](super::option::LOOK_AT), by its former name.
+    #[deprecated(since = "0.1.0", note = "use `option::LOOK_AT`")]
+    pub const OPTIONS: u32 = c::OPT_LOOK_AT;
 
     /// An empty record looking at `target_ms` with weight 1 and identity parent rotation; add
     /// joints with [`LookAtChain::with_joint`].
@@ -176,22 +177,16 @@ impl LookAtChain {
         match up_target_ms {
             Some(u) => {
                 self.up_target_ms = p4(u);
-                self.mode[2] |= Self::UP_TARGET;
+                self.with_option(option::UP_TARGET, true)
             }
-            None => self.mode[2] &= !Self::UP_TARGET,
+            None => self.with_option(option::UP_TARGET, false),
         }
-        self
     }
 
     /// Builds the aims as shortest arcs (`true`) or yaw then pitch (`false`, the default).
     #[must_use]
-    pub fn with_shortest_arc(mut self, on: bool) -> Self {
-        if on {
-            self.mode[2] |= Self::SHORTEST_ARC;
-        } else {
-            self.mode[2] &= !Self::SHORTEST_ARC;
-        }
-        self
+    pub fn with_shortest_arc(self, on: bool) -> Self {
+        self.with_option(option::SHORTEST_ARC, on)
     }
 
     /// The record's weight (multiplied onto every joint's).
@@ -202,12 +197,29 @@ impl LookAtChain {
     }
 
     /// Joints in the record (`mode.x`).
+    #[inline]
     #[must_use]
     pub fn joint_count(&self) -> usize {
         self.mode[0] as usize
     }
 
+    /// Whether joint `i` is limited (bit `i` of `mode.w`).
+    #[inline]
+    #[must_use]
+    pub fn is_limited(&self, i: usize) -> bool {
+        self.mode[3] >> (i % 32) & 1 != 0
+    }
+
+    /// The limited-joint bits past the first `n` joints (`mode.w >> n`, `n` ≤
+    /// [`MAX_LOOK_AT_JOINTS`]; 0 in a valid record).
+    #[inline]
+    #[must_use]
+    pub(crate) fn limits_past(&self, n: usize) -> u32 {
+        self.mode[3] >> n
+    }
+
     /// Joint `i`'s parent in the record, `None` if outside.
+    #[inline]
     #[must_use]
     pub fn parent(&self, i: usize) -> Option<usize> {
         let p = (self.mode[1] >> (8 * (i % 4))) & 0xff;
@@ -215,6 +227,7 @@ impl LookAtChain {
     }
 
     /// Target position.
+    #[inline]
     #[must_use]
     pub fn target(&self) -> Vec3 {
         v3(self.target_ms)

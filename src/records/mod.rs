@@ -24,30 +24,24 @@ pub const MAX_FABRIK_JOINTS: usize = crate::constants::MAX_FABRIK_JOINTS as usiz
 pub enum PoleMode {
     /// Keep the plane of the FK pose: the start joint only turns the shortest way that puts
     /// the end effector on the target (the usual choice when correcting motion).
-    FkPlane = 0,
+    FkPlane = crate::constants::POLE_FK_PLANE,
     /// `pole` is a model-space position the mid joint (knee) points toward
     /// (Unity's bend goal, Unreal's pole "Location").
-    Position = 1,
+    Position = crate::constants::POLE_POSITION,
     /// `pole` is a model-space direction the mid joint points toward
     /// (ozz-animation's `pole_vector`, Unreal's pole "Direction").
-    Direction = 2,
+    Direction = crate::constants::POLE_DIRECTION,
     /// `pole` is the north axis `N` of the history-independent zero-plane map (the normal of
     /// the setup solver plane, model space) and the swivel angle turns the bend plane about
     /// the start→target axis from that zero plane (3ds Max HI solver; docs/ALGORITHMS.md, "Swivel angle").
-    Swivel = 3,
+    Swivel = crate::constants::POLE_SWIVEL,
 }
 
 impl PoleMode {
     /// Decodes a raw mode value; `None` for values no solver knows.
     #[must_use]
     pub fn from_u32(v: u32) -> Option<Self> {
-        match v {
-            0 => Some(Self::FkPlane),
-            1 => Some(Self::Position),
-            2 => Some(Self::Direction),
-            3 => Some(Self::Swivel),
-            _ => None,
-        }
+        [Self::FkPlane, Self::Position, Self::Direction, Self::Swivel].into_iter().find(|m| *m as u32 == v)
     }
 }
 
@@ -57,24 +51,19 @@ impl PoleMode {
 pub enum BendMode {
     /// Always bend positively about `mid_axis` (ozz-animation): a knee bent backwards in the
     /// FK pose is flipped to the valid side; a straight FK limb bends the valid way.
-    Hinge = 0,
+    Hinge = crate::constants::BEND_HINGE,
     /// Keep the side the FK pose was bent to; a perfectly straight FK limb has no side and
     /// bends positively about `mid_axis`, as in [`BendMode::Hinge`].
-    KeepFk = 1,
+    KeepFk = crate::constants::BEND_KEEP_FK,
     /// Always bend negatively about `mid_axis` (the mirror of [`BendMode::Hinge`]).
-    Reversed = 2,
+    Reversed = crate::constants::BEND_REVERSED,
 }
 
 impl BendMode {
     /// Decodes a raw mode value; `None` for values no solver knows.
     #[must_use]
     pub fn from_u32(v: u32) -> Option<Self> {
-        match v {
-            0 => Some(Self::Hinge),
-            1 => Some(Self::KeepFk),
-            2 => Some(Self::Reversed),
-            _ => None,
-        }
+        [Self::Hinge, Self::KeepFk, Self::Reversed].into_iter().find(|m| *m as u32 == v)
     }
 }
 
@@ -107,11 +96,85 @@ pub mod option {
     /// Without it a hinge bends only in the plane the FK pose gave it (the forward pass never
     /// rolls a bone), and an arm whose elbow is a hinge cannot reach out of that plane.
     pub const ALIGN_HINGES: u32 = crate::constants::OPT_ALIGN_HINGES;
+    /// Look-at only ([`crate::records::LookAtChain::with_up_target`]): roll each joint's
+    /// `up` axis toward the record's `up_target_ms`.
+    pub const UP_TARGET: u32 = crate::constants::OPT_UP_TARGET;
+    /// Look-at only ([`crate::records::LookAtChain::with_shortest_arc`]): build each aim as
+    /// the shortest arc from the current forward axis (the aim job's `AimMethod::ShortestArc`)
+    /// instead of yaw then pitch in the joint's frame.
+    pub const SHORTEST_ARC: u32 = crate::constants::OPT_SHORTEST_ARC;
+    /// Multi-effector FABRIK only ([`crate::records::MultiFabrikChain::with_keep_root_rotation`]):
+    /// the root keeps its FK rotation (a pelvis the animation drives); only the joints below
+    /// it turn.
+    pub const KEEP_ROOT_ROTATION: u32 = crate::constants::OPT_KEEP_ROOT_ROTATION;
+
     /// The bits a limb (two-bone, pseudo three-bone) knows: `KNEE_LIMITS`,
-    /// `KEEP_END_ROTATION`, `COPY_MID_ROTATION`, `MIRRORED`; any other bit set in a limb's
-    /// option word is [`crate::ChainError::InvalidParameter`]. Each chain kind's own bits
-    /// are named on the bits above.
-    pub const ALL: u32 = crate::constants::OPT_ALL;
+    /// `KEEP_END_ROTATION`, `COPY_MID_ROTATION`, `MIRRORED`. Each set below is the same for
+    /// its chain kind: any other bit set in a record's option word is
+    /// [`crate::ChainError::InvalidParameter`].
+    pub const LIMB: u32 = crate::constants::OPT_LIMB;
+    /// The bits a FABRIK chain knows: `KEEP_END_ROTATION`, `MIRRORED`.
+    pub const FABRIK: u32 = crate::constants::OPT_FABRIK;
+    /// The bits a constrained FABRIK chain knows: [`FABRIK`]'s and `ALIGN_HINGES`.
+    pub const CONSTRAINED_FABRIK: u32 = crate::constants::OPT_CONSTRAINED_FABRIK;
+    /// The bits a CCD chain knows: [`FABRIK`]'s and `ROOT_FIRST`.
+    pub const CCD: u32 = crate::constants::OPT_CCD;
+    /// The bits a look-at record knows: `UP_TARGET`, `SHORTEST_ARC`, `MIRRORED`.
+    pub const LOOK_AT: u32 = crate::constants::OPT_LOOK_AT;
+    /// The bits a multi-effector FABRIK tree knows: `KEEP_ROOT_ROTATION`.
+    pub const MULTI_FABRIK: u32 = crate::constants::OPT_MULTI_FABRIK;
+    /// The limb's bits, [`LIMB`] (the name it had before the other kinds' sets).
+    #[deprecated(since = "0.1.0", note = "use `option::LIMB` (or the set of the chain kind)")]
+    pub const ALL: u32 = LIMB;
+}
+
+/// A chain record's option word ([`option`] bits), by name: what the `with_*` builders set
+/// and the solvers read. Every chain record has one (`mode[2]` of its chain or limb).
+pub trait Options: Sized {
+    /// The option word.
+    fn options(&self) -> u32;
+    /// The option word, to change it.
+    fn options_mut(&mut self) -> &mut u32;
+    /// Whether any bit of `bits` is set.
+    #[inline]
+    #[must_use]
+    fn has_option(&self, bits: u32) -> bool {
+        self.options() & bits != 0
+    }
+    /// The record with `bits` set (`on`) or cleared.
+    #[inline]
+    #[must_use]
+    fn with_option(mut self, bits: u32, on: bool) -> Self {
+        let word = self.options_mut();
+        *word = if on { *word | bits } else { *word & !bits };
+        self
+    }
+}
+
+/// `Options` for records whose option word is `$($path).+` (`mode[2]` somewhere inside).
+macro_rules! option_word {
+    ($($record:ty => $($path:ident).+;)*) => {$(
+        impl Options for $record {
+            #[inline]
+            fn options(&self) -> u32 {
+                self.$($path).+[2]
+            }
+            #[inline]
+            fn options_mut(&mut self) -> &mut u32 {
+                &mut self.$($path).+[2]
+            }
+        }
+    )*};
+}
+option_word! {
+    LimbSettings => mode;
+    TwoBoneChain => limb.mode;
+    ThreeBoneChain => limb.mode;
+    FabrikChain => mode;
+    ConstrainedFabrikChain => chain.mode;
+    CcdChain => chain.mode;
+    LookAtChain => mode;
+    MultiFabrikChain => mode;
 }
 
 /// Informational bits in `status[2]` of a solved record: what the solver had to do.
@@ -240,11 +303,13 @@ impl TwoBoneChain {
         self
     }
     /// FK model-space position of joint `i` (0 = start, 1 = mid, 2 = end).
+    #[inline]
     #[must_use]
     pub fn joint(&self, i: usize) -> Vec3 {
         v3(self.joints_ms[i])
     }
     /// FK model-space rotation of joint `i`.
+    #[inline]
     #[must_use]
     pub fn rotation(&self, i: usize) -> Quat {
         Quat::from_array(self.rotations_ms[i])
@@ -279,20 +344,17 @@ impl ThreeBoneChain {
     /// Blend toward the second joint's new orientation itself (`true`) or toward the new
     /// second joint times the recorded local rotation (`false`, the default).
     #[must_use]
-    pub fn with_copy_mid_rotation(mut self, copy: bool) -> Self {
-        if copy {
-            self.limb.mode[2] |= option::COPY_MID_ROTATION;
-        } else {
-            self.limb.mode[2] &= !option::COPY_MID_ROTATION;
-        }
-        self
+    pub fn with_copy_mid_rotation(self, copy: bool) -> Self {
+        self.with_option(option::COPY_MID_ROTATION, copy)
     }
     /// FK model-space position of joint `i`.
+    #[inline]
     #[must_use]
     pub fn joint(&self, i: usize) -> Vec3 {
         v3(self.joints_ms[i])
     }
     /// FK model-space rotation of joint `i`.
+    #[inline]
     #[must_use]
     pub fn rotation(&self, i: usize) -> Quat {
         Quat::from_array(self.rotations_ms[i])
@@ -324,10 +386,41 @@ impl FabrikChain {
         c.mode = [u32::try_from(joints_ms.len().max(rotations_ms.len())).unwrap_or(u32::MAX), iterations, 0, 0];
         c
     }
-    /// Number of joints.
+    /// Number of joints (`mode.x`).
+    #[inline]
     #[must_use]
     pub fn joint_count(&self) -> usize {
         self.mode[0] as usize
+    }
+    /// Iterations (`mode.y`).
+    #[inline]
+    #[must_use]
+    pub fn iterations(&self) -> u32 {
+        self.mode[1]
+    }
+    /// The precision `reached` is judged by (`params.x`).
+    #[inline]
+    #[must_use]
+    pub fn precision(&self) -> f32 {
+        self.params[0]
+    }
+    /// Blend weight toward the IK solution (`target_ms.w`).
+    #[inline]
+    #[must_use]
+    pub fn weight(&self) -> f32 {
+        self.target_ms[3]
+    }
+    /// Model-space target.
+    #[inline]
+    #[must_use]
+    pub fn target(&self) -> Vec3 {
+        v3(self.target_ms)
+    }
+    /// The reserved word (`mode.w`; 0 in a valid record).
+    #[inline]
+    #[must_use]
+    pub fn reserved(&self) -> u32 {
+        self.mode[3]
     }
     /// Sets the weight (≤ 0 untouched, ≥ 1 full).
     #[must_use]
@@ -349,30 +442,22 @@ impl FabrikChain {
     }
     /// Marks the chain as mirrored ([`option::MIRRORED`]).
     #[must_use]
-    pub fn with_mirrored(mut self, mirrored: bool) -> Self {
-        if mirrored {
-            self.mode[2] |= option::MIRRORED;
-        } else {
-            self.mode[2] &= !option::MIRRORED;
-        }
-        self
+    pub fn with_mirrored(self, mirrored: bool) -> Self {
+        self.with_option(option::MIRRORED, mirrored)
     }
     /// Makes the last joint keep its FK model-space rotation instead of following its parent.
     #[must_use]
-    pub fn with_keep_end_rotation(mut self, keep: bool) -> Self {
-        if keep {
-            self.mode[2] |= option::KEEP_END_ROTATION;
-        } else {
-            self.mode[2] &= !option::KEEP_END_ROTATION;
-        }
-        self
+    pub fn with_keep_end_rotation(self, keep: bool) -> Self {
+        self.with_option(option::KEEP_END_ROTATION, keep)
     }
     /// FK model-space position of joint `i`.
+    #[inline]
     #[must_use]
     pub fn joint(&self, i: usize) -> Vec3 {
         v3(self.joints_ms[i])
     }
     /// FK model-space rotation of joint `i`.
+    #[inline]
     #[must_use]
     pub fn rotation(&self, i: usize) -> Quat {
         Quat::from_array(self.rotations_ms[i])
@@ -441,9 +526,10 @@ impl LimbSettings {
         mirror_point(&mut self.pole_ms);
     }
     /// Whether [`option::MIRRORED`] is set.
+    #[inline]
     #[must_use]
     pub fn mirrored(&self) -> bool {
-        self.mode[2] & option::MIRRORED != 0
+        self.has_option(option::MIRRORED)
     }
 }
 

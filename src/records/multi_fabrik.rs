@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
 
-use super::{p4, v3, SolvedChain};
+use super::{option, p4, v3, Options, SolvedChain};
 use crate::constants as c;
 
 /// Most joints in a multi-effector FABRIK record.
@@ -40,7 +40,7 @@ pub struct MultiFabrikChain {
     /// identity), `zw` = 0.
     pub params: [f32; 4],
     /// `x` = joint count (2..=32), `y` = iterations (≤ 4096), `z` = option bits
-    /// ([`MultiFabrikChain::KEEP_ROOT_ROTATION`]), `w` = effector count (1..=4).
+    /// ([`option::KEEP_ROOT_ROTATION`]), `w` = effector count (1..=4).
     pub mode: [u32; 4],
 }
 assert_layout!(
@@ -60,9 +60,8 @@ pub type MultiFabrikSolved = SolvedChain<MAX_TREE_JOINTS>;
 assert_layout!(MultiFabrikSolved, 1552, positions_ms == 0, rotations_ms == 512, corrections == 1024, status == 1536);
 
 impl MultiFabrikChain {
-    /// Option bit: the root keeps its FK rotation (a pelvis or hips the animation drives);
-    /// only the joints below it turn. A quadruped whose hind legs hang from the root then
-    /// cannot swing its hips away from their targets to follow the spine.
+    /// [`option::KEEP_ROOT_ROTATION`], by its former name.
+    #[deprecated(since = "0.1.0", note = "use `option::KEEP_ROOT_ROTATION`")]
     pub const KEEP_ROOT_ROTATION: u32 = c::OPT_KEEP_ROOT_ROTATION;
 
     /// A tree from its FK joints (positions, rotations, parents: `parents[0]` is ignored)
@@ -103,16 +102,13 @@ impl MultiFabrikChain {
         self
     }
 
-    /// Keeps the root's FK rotation ([`MultiFabrikChain::KEEP_ROOT_ROTATION`]) or lets the
-    /// solver turn it (the default).
+    /// Keeps the root's FK rotation ([`option::KEEP_ROOT_ROTATION`]: a pelvis or hips the
+    /// animation drives; only the joints below it turn) or lets the solver turn it (the
+    /// default). A quadruped whose hind legs hang from the root then cannot swing its hips
+    /// away from their targets to follow the spine.
     #[must_use]
-    pub fn with_keep_root_rotation(mut self, keep: bool) -> Self {
-        if keep {
-            self.mode[2] |= Self::KEEP_ROOT_ROTATION;
-        } else {
-            self.mode[2] &= !Self::KEEP_ROOT_ROTATION;
-        }
-        self
+    pub fn with_keep_root_rotation(self, keep: bool) -> Self {
+        self.with_option(option::KEEP_ROOT_ROTATION, keep)
     }
 
     /// The precision `reached` is judged by.
@@ -123,6 +119,7 @@ impl MultiFabrikChain {
     }
 
     /// Joint `i`'s parent index (meaningless for joint 0).
+    #[inline]
     #[must_use]
     pub fn parent(&self, i: usize) -> usize {
         ((self.parents[i / 16][(i / 4) % 4] >> (8 * (i % 4))) & 0xff) as usize
@@ -136,18 +133,49 @@ impl MultiFabrikChain {
     }
 
     /// Joints in the tree (`mode.x`).
+    #[inline]
     #[must_use]
     pub fn joint_count(&self) -> usize {
         self.mode[0] as usize
     }
 
+    /// Iterations (`mode.y`).
+    #[inline]
+    #[must_use]
+    pub fn iterations(&self) -> u32 {
+        self.mode[1]
+    }
+
+    /// The precision `reached` is judged by (`params.x`).
+    #[inline]
+    #[must_use]
+    pub fn precision(&self) -> f32 {
+        self.params[0]
+    }
+
+    /// The record's weight (`params.y`).
+    #[inline]
+    #[must_use]
+    pub fn weight(&self) -> f32 {
+        self.params[1]
+    }
+
+    /// The reserved parameters (`params.zw`; 0 in a valid record).
+    #[inline]
+    #[must_use]
+    pub(crate) fn reserved_params(&self) -> [f32; 2] {
+        [self.params[2], self.params[3]]
+    }
+
     /// Effectors (`mode.w`).
+    #[inline]
     #[must_use]
     pub fn effector_count(&self) -> usize {
         self.mode[3] as usize
     }
 
     /// Effector `e`'s target.
+    #[inline]
     #[must_use]
     pub fn target(&self, e: usize) -> Vec3 {
         v3(self.targets_ms[e])

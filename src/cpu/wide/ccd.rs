@@ -15,7 +15,7 @@ use super::limits::{
 };
 use crate::cpu::ccd::{ccd_with_mode, check_step, Cap, OPTIONS};
 use crate::cpu::fabrik::FabrikMode;
-use crate::records::{info, option, CcdChain, FabrikChain, FabrikSolved};
+use crate::records::{info, option, CcdChain, FabrikChain, FabrikSolved, Options};
 
 /// The CCD [`Kernel`].
 pub(crate) struct Ccd;
@@ -44,13 +44,13 @@ impl Limited for Ccd {
     #[inline(always)]
     fn prepare(c: &CcdChain, first: &CcdChain, n: usize, cap: usize, iterations: u32, w: &mut [f32]) -> bool {
         let ch = &c.chain;
-        let ready = ch.mode[2] & option::MIRRORED == 0
-            && ch.mode[2] & option::ROOT_FIRST == first.chain.mode[2] & option::ROOT_FIRST
-            && ch.mode[1] == iterations
+        let ready = !ch.has_option(option::MIRRORED)
+            && ch.has_option(option::ROOT_FIRST) == first.has_option(option::ROOT_FIRST)
+            && ch.iterations() == iterations
             && check_step(c).is_ok()
             && prepare_lane(ch, &c.limits, OPTIONS, n, cap, w);
         if ready {
-            let turn = Cap::new(ch.params[1]);
+            let turn = Cap::new(c.max_step());
             w[PREP * cap + 1..PREP * cap + 4].copy_from_slice(&[turn.cos, turn.sin, 0.0]);
         }
         ready
@@ -64,7 +64,7 @@ impl Limited for Ccd {
         n: usize,
         iterations: u32,
     ) {
-        let root_first = c[0].chain.mode[2] & option::ROOT_FIRST != 0;
+        let root_first = c[0].chain.has_option(option::ROOT_FIRST);
         let g = load_limited::<_, N, W, P>(c, prep, n);
         let (fk_p, fk, lim) = (&g.fk_p, &g.fk, &g.lim);
         let total = g.extra[0];

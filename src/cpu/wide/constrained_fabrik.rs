@@ -14,7 +14,7 @@ use super::lanes::{normalize_or, rotation_arc, Kernel, Q, V3};
 use super::limits::{finish_limited, limit_relative, limited_group, load_limited, prepare_lane, Limited};
 use crate::cpu::constrained_fabrik::{constrained_fabrik_with_mode, OPTIONS};
 use crate::cpu::fabrik::FabrikMode;
-use crate::records::{info, option, ConstrainedFabrikChain, FabrikChain, FabrikSolved};
+use crate::records::{info, option, ConstrainedFabrikChain, FabrikChain, FabrikSolved, Options};
 
 /// The constrained FABRIK [`Kernel`].
 pub(crate) struct ConstrainedFabrik;
@@ -48,8 +48,8 @@ impl Limited for ConstrainedFabrik {
         w: &mut [f32],
     ) -> bool {
         let ch = &c.chain;
-        ch.mode[2] & (option::MIRRORED | option::ALIGN_HINGES) == 0
-            && ch.mode[1] == iterations
+        !ch.has_option(option::MIRRORED | option::ALIGN_HINGES)
+            && ch.iterations() == iterations
             && prepare_lane(ch, &c.limits, OPTIONS, n, cap, w)
     }
     /// [`Limited::solve`]: the free backward pass, the limited forward pass, the finishing.

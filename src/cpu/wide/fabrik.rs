@@ -34,8 +34,8 @@ fn div(v: V3, s: F) -> V3 {
 
 #[inline(always)]
 fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
-    let n = c[0].mode[0] as usize;
-    let iterations = c[0].mode[1];
+    let n = c[0].joint_count();
+    let iterations = c[0].iterations();
     if !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
         for (ci, o) in c.iter().zip(out.iter_mut()) {
             fabrik_with_mode(ci, FabrikMode::Fixed, o);
@@ -51,8 +51,34 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     }
 }
 
+/// A group's records as lanes, for capacity `N` (joints past the group's `n` are zero).
+struct Lanes<const N: usize> {
+    fk: [V3; N],
+    r: [Q; N],
+    target: V3,
+    weight: F,
+    precision: F,
+    /// The record's `mode` words: joint count, iterations, options, reserved.
+    mode: [F; 4],
+    /// Lanes whose chains are mirrored (reflected on load; solved words reflected back).
+    mirrored: M,
+    /// Lanes whose every loaded word is finite and within range.
+    in_range: M,
+}
+
+/// Bone lengths and FK directions, and which lanes pass every check (`setup()`).
+struct Setup<const N: usize> {
+    len: [F; N],
+    dir_fk: [V3; N],
+    total: F,
+    /// Base to target.
+    c_len: F,
+    solve: M,
+}
+
 /// [`group`] for chains of `n ≤ N` joints, `N` the capacity of the lane arrays (`W` =
-/// `4N` words of N joints, `S` = `12N + 4` words of N solved joints and the status).
+/// `4N` words of N joints, `S` = `12N + 4` words of N solved joints and the status): load,
+/// `setup()`, `solve()`, finish, as the scalar solver's stages.
 #[inline(always)]
 fn group_of<const N: usize, const W: usize, const S: usize>(
     c: &[FabrikChain; L],
@@ -62,6 +88,17 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
 ) {
     const { assert!(W == 4 * N && S == 12 * N + 4 && N <= J) };
     debug_assert!((2..=N).contains(&n));
+    let g = load::<N, W>(c, n);
+    let s = setup(&g, n, iterations);
+    let (p, info, reached) = solve(&g, &s, n, iterations);
+    finish::<N, S>(&g, &s, &p, info, reached, n, out);
+    each_lane((!s.solve).bits(), |i| fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]));
+}
+
+/// The words of the group's `n` joints, target and settings as lanes, mirrored lanes
+/// reflected (as in `two_bone.rs`: joints and target reflected, rotations conjugated).
+#[inline(always)]
+fn load<const N: usize, const W: usize>(c: &[FabrikChain; L], n: usize) -> Lanes<N> {
     // Record words: joints 0..64, rotations 64..128, target 128..132, params 132..136,
     // mode 136..140.
     let nw = 4 * n; // the words of n joints
@@ -74,8 +111,6 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     load_words_at(c, 64, &mut rw[..nw]);
     load_words_at(c, 128, &mut tail[..8]);
     load_words_at(c, 132, &mut tail[8..]);
-    // Mirrored lanes: as in `two_bone.rs` (joints and target reflected, rotations
-    // conjugated; the solved words reflected back).
     // SAFETY: the words of the n joints and all 16 words of `tail` were loaded just above.
     let mirrored = !unsafe { assume_init_slice(&tail) }[14].word_clear(option::MIRRORED);
     if mirrored.any() {
@@ -89,26 +124,34 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     // SAFETY: as above.
     let (jw, rw, tail) =
         unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
-    let fk: [V3; N] = build(|j| if j < n { V3::at(jw, 4 * j) } else { V3 { x: zero, y: zero, z: zero } });
-    let r: [Q; N] = build(|j| if j < n { Q::at(rw, 4 * j) } else { Q { x: zero, y: zero, z: zero, w: zero } });
-    let target = V3::at(tail, 0);
-    let weight = tail[3];
-    let precision = tail[4];
-    let (count, iters, options) = (tail[12], tail[13], tail[14]);
+    Lanes {
+        fk: build(|j| if j < n { V3::at(jw, 4 * j) } else { V3 { x: zero, y: zero, z: zero } }),
+        r: build(|j| if j < n { Q::at(rw, 4 * j) } else { Q { x: zero, y: zero, z: zero, w: zero } }),
+        target: V3::at(tail, 0),
+        weight: tail[3],
+        precision: tail[4],
+        mode: [tail[12], tail[13], tail[14], tail[15]],
+        mirrored,
+        in_range: all_in_range(jw) & all_in_range(rw) & all_in_range(&tail[..8]),
+    }
+}
 
-    // --- setup(): every check, then bone lengths and FK directions. ---
-    let mut eligible = all_in_range(jw)
-        & all_in_range(rw)
-        & all_in_range(&tail[..8])
+/// `setup()`: every check, then bone lengths and FK directions.
+#[inline(always)]
+fn setup<const N: usize>(g: &Lanes<N>, n: usize, iterations: u32) -> Setup<N> {
+    let [count, iters, options, reserved] = g.mode;
+    let mut eligible = g.in_range
         & count.word_eq(n as u32)
         & iters.word_eq(iterations)
-        & options.word_clear(!(option::KEEP_END_ROTATION | option::MIRRORED))
-        & tail[15].word_eq(0) // reserved
-        & precision.ge(0.0)
-        & weight.gt(0.0);
-    for q in &r[..n] {
+        & options.word_clear(!option::FABRIK)
+        & reserved.word_eq(0)
+        & g.precision.ge(0.0)
+        & g.weight.gt(0.0);
+    for q in &g.r[..n] {
         eligible = eligible & is_unit_quat(*q);
     }
+    let zero = F::splat(0.0);
+    let fk = &g.fk;
     let mut len = [zero; N];
     let mut dir_fk = [fk[0]; N];
     let mut total = zero;
@@ -122,16 +165,21 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     for l in &len[..n - 1] {
         failed = failed | !(l.gt(ZERO_BONE * total) & total.ge(MIN_CHAIN_LENGTH));
     }
-    let base = fk[0];
-    let c_len = (target - base).length();
+    let c_len = (g.target - fk[0]).length();
     failed = failed | !c_len.gt(ON_ROOT * total);
-    let solve = eligible & !failed;
+    Setup { len, dir_fk, total, c_len, solve: eligible & !failed }
+}
 
-    // --- solve(): straight toward an out-of-reach target, else the iterations. ---
-    let mut p = fk;
-    let eps2 = 1e-12 * total * total;
-    let straight = c_len.ge(total);
-    if (solve & !straight).any() {
+/// `solve()`: straight toward an out-of-reach target, else the iterations; the solved
+/// joints, the info bits and which lanes reached.
+#[inline(always)]
+fn solve<const N: usize>(g: &Lanes<N>, s: &Setup<N>, n: usize, iterations: u32) -> ([V3; N], U, M) {
+    let Setup { len, dir_fk, total, c_len, solve } = s;
+    let (target, base) = (g.target, g.fk[0]);
+    let mut p = g.fk;
+    let eps2 = 1e-12 * *total * *total;
+    let straight = c_len.ge(*total);
+    if (*solve & !straight).any() {
         for _ in 0..iterations {
             p[n - 1] = target;
             for i in (0..n - 1).rev() {
@@ -146,9 +194,9 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
         }
     }
     let mut info = U::zero();
-    if (solve & straight).any() {
-        let d = div(target - base, c_len);
-        let mut q = fk[0];
+    if (*solve & straight).any() {
+        let d = div(target - base, *c_len);
+        let mut q = base;
         for i in 0..n - 1 {
             let next = q + d * len[i];
             p[i + 1] = straight.sel(next, p[i + 1]);
@@ -156,17 +204,32 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
         }
         info.set(straight, info::OUT_OF_REACH);
     }
-    let reached = (p[n - 1] - target).length().le(precision);
+    let reached = (p[n - 1] - target).length().le(g.precision);
+    (p, info, reached)
+}
 
+/// The local corrections of the solved joints, then the solved records (mirrored lanes
+/// reflected back).
+#[inline(always)]
+fn finish<const N: usize, const S: usize>(
+    g: &Lanes<N>,
+    s: &Setup<N>,
+    p: &[V3; N],
+    info: U,
+    reached: M,
+    n: usize,
+    out: &mut [FabrikSolved; L],
+) {
+    let eps2 = 1e-12 * s.total * s.total;
     let mut rel = [None; N];
     let mut parent = Q::identity();
     for i in 0..n - 1 {
-        let new_dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
-        let rel_i = rotation_arc(dir_fk[i], parent.conjugate().rotate(new_dir));
+        let new_dir = normalize_or(p[i + 1] - p[i], s.dir_fk[i], eps2);
+        let rel_i = rotation_arc(s.dir_fk[i], parent.conjugate().rotate(new_dir));
         rel[i] = Some((rel_i, M::splat(false)));
         parent = parent.mul(rel_i);
     }
-    let keep_end = !options.word_clear(option::KEEP_END_ROTATION);
+    let keep_end = !g.mode[2].word_clear(option::KEEP_END_ROTATION);
     if keep_end.any() {
         rel[n - 1] = Some((parent.conjugate(), !keep_end));
     }
@@ -175,17 +238,17 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     // 4N..8N, corrections 8N..12N, status 12N..12N+4. FabrikSolved holds them at 0, 4J,
     // 8J and 12J; its slots past n are zero. Only the words finish_chain writes (joints
     // 0..n of each region and the status) are read back.
+    let nw = 4 * n;
     let mut solved = words::<S>();
-    finish_chain(&fk[..n], &r[..n], &rel[..n], N, &[F::splat(1.0); N], weight, reached, info, &mut solved);
-    if mirrored.any() {
+    finish_chain(&g.fk[..n], &g.r[..n], &rel[..n], N, &[F::splat(1.0); N], g.weight, reached, info, &mut solved);
+    if g.mirrored.any() {
         // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
         let (positions, rest) = solved.split_at_mut(4 * N);
         unsafe {
-            mirror_words(assume_init_slice_mut(&mut positions[..nw]), mirrored, (0..n).map(|j| 4 * j), []);
-            mirror_words(assume_init_slice_mut(&mut rest[..nw]), mirrored, [], (0..n).map(|j| 4 * j));
+            mirror_words(assume_init_slice_mut(&mut positions[..nw]), g.mirrored, (0..n).map(|j| 4 * j), []);
+            mirror_words(assume_init_slice_mut(&mut rest[..nw]), g.mirrored, [], (0..n).map(|j| 4 * j));
         }
     }
     // SAFETY: finish_chain wrote the words of the n joints and the status.
     unsafe { store_fabrik_solved(&solved, N, n, out) };
-    each_lane((!solve).bits(), |i| fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]));
 }

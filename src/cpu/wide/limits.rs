@@ -104,7 +104,7 @@ pub(crate) trait Limited {
 pub(crate) fn limited_group<K: Limited>(c: &[K::Chain; L], out: &mut [FabrikSolved; L]) {
     const J: usize = MAX_FABRIK_JOINTS;
     let chain = K::chain(&c[0]);
-    let (n, iterations) = (chain.mode[0] as usize, chain.mode[1]);
+    let (n, iterations) = (chain.joint_count(), chain.iterations());
     if !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
         for (ci, o) in c.iter().zip(out.iter_mut()) {
             K::scalar(ci, o);

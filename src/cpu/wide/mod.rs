@@ -11,13 +11,15 @@
 //! x86-64), and they make every product the scalar code makes, identities included. So
 //! every lane is bit for bit the scalar result.
 //!
-//! One source, two instruction sets: `lanes.rs` (vectors, quaternions, helpers, record
-//! loads/stores, the group loop), `limits.rs` (joint limits over lanes) and the kernels
-//! `two_bone.rs`, `three_bone.rs`, `fabrik.rs`, `constrained_fabrik.rs` and `ccd.rs` are
-//! compiled
-//! twice, once in [`avx2`] and once in [`avx512`], each over its own `isa.rs` (the lane
-//! types `F`/`M`/`U`, selects, transposes, and `run`, the `target_feature` entry point).
-//! The kernels are `#[inline(always)]` down to the intrinsics, so each instantiation is one
+//! One source, two instruction sets: `isa.rs` (the lane types `F`/`M`/`U`, selects,
+//! transposes, and `run`, the entry point), `lanes.rs` (vectors, quaternions, helpers,
+//! record loads/stores, the group loop), `limits.rs` (joint limits over lanes) and the
+//! kernels `two_bone.rs`, `three_bone.rs`, `fabrik.rs`, `constrained_fabrik.rs` and
+//! `ccd.rs` are compiled twice, once in [`avx2`] and once in [`avx512`]. What differs
+//! between the two is a register table, `avx2/regs.rs` and `avx512/regs.rs`: one
+//! intrinsic per entry (add, compare, blend, mask and, 128-bit inserts...), the register
+//! width, and the `target_feature` function that runs a batch. Everything from `isa.rs` up
+//! is `#[inline(always)]` down to the table's intrinsics, so each instantiation is one
 //! function per kernel compiled for its instruction set.
 //!
 //! Records move in and out by 16-byte fields (`[f32; 4]`): each register gathers the field
@@ -30,7 +32,7 @@
 //! `tests/wide.rs` and `tests/limits.rs` hold every path to the scalar one, record for
 //! record and byte for byte.
 //!
-//! Soundness: every intrinsic needs the instruction set of its `isa.rs`. Lane values are
+//! Soundness: every intrinsic needs the instruction set of its register table. Lane values are
 //! only made by code in this module, and this module is entered only through the batch
 //! functions below, which call an `isa::run` that checks the CPU first (`available()`,
 //! `is_x86_feature_detected!`) and then enters a `#[target_feature]` function. So wherever
@@ -44,11 +46,11 @@ use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
 use crate::records::{
-    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
-    TwoBoneSolved,
+    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, Options, ThreeBoneChain, ThreeBoneSolved,
+    TwoBoneChain, TwoBoneSolved,
 };
 
-/// Runs an intrinsic expression inside the lane primitives of an `isa.rs`.
+/// Runs an intrinsic expression inside a register table (`regs.rs`) or `isa.rs`.
 macro_rules! avx {
     ($e:expr) => {
         // SAFETY: lane code is only reached from an `isa::run`, after its instruction set
@@ -57,83 +59,24 @@ macro_rules! avx {
     };
 }
 
-/// Applies an intrinsic expression to each of the `H` (= 2) registers of a lane value
-/// (`|h|` names the index). Written out rather than looped: the kernels hold thousands of
-/// these, and as two-iteration loops they cost LLVM's loop passes (loop rotation above
-/// all) most of the crate's build time before being unrolled to this same code.
+/// Applies an expression to each of the `H` (= 2) registers of a lane value (`|h|` names
+/// the index). Written out rather than looped: the kernels hold thousands of these, and as
+/// two-iteration loops they cost LLVM's loop passes (loop rotation above all) most of the
+/// crate's build time before being unrolled to this same code.
 macro_rules! each {
     (|$h:ident| $e:expr) => {{
         const _: () = assert!(H == 2, "`each!` is written out for two registers per value");
         [
             {
                 let $h = 0;
-                avx!($e)
+                $e
             },
             {
                 let $h = 1;
-                avx!($e)
+                $e
             },
         ]
     }};
-}
-
-/// `+ − × ÷` of the invoking `isa.rs`'s `F` (with `f32` on either side) from its
-/// intrinsics, and `IntoF` (what a comparison or `min`/`max` takes on the right).
-macro_rules! lane_arithmetic {
-    (set1: $set1:ident, $($tr:ident $f:ident $intr:ident),*) => {
-        $(
-            impl $tr for F {
-                type Output = F;
-                #[inline(always)]
-                fn $f(self, o: F) -> F {
-                    F(each!(|h| $intr(self.0[h], o.0[h])))
-                }
-            }
-            impl $tr<f32> for F {
-                type Output = F;
-                #[inline(always)]
-                fn $f(self, o: f32) -> F {
-                    F(each!(|h| $intr(self.0[h], $set1(o))))
-                }
-            }
-            impl $tr<F> for f32 {
-                type Output = F;
-                #[inline(always)]
-                fn $f(self, o: F) -> F {
-                    F(each!(|h| $intr($set1(self), o.0[h])))
-                }
-            }
-        )*
-
-        /// Anything a comparison takes as its right-hand side.
-        pub(crate) trait IntoF: Copy {
-            fn into_f(self) -> F;
-        }
-        impl IntoF for F {
-            #[inline(always)]
-            fn into_f(self) -> F {
-                self
-            }
-        }
-        impl IntoF for f32 {
-            #[inline(always)]
-            fn into_f(self) -> F {
-                F::splat(self)
-            }
-        }
-    };
-}
-
-/// Lane-wise comparisons of `F` (inside its `impl`), from the `isa.rs`'s compare intrinsic.
-macro_rules! lane_comparisons {
-    ($cmp:ident: $($name:ident $pred:ident),*) => {$(
-        /// Lane-wise comparison with Rust's semantics for NaN.
-        #[inline(always)]
-        pub fn $name(self, o: impl IntoF) -> M {
-            let o = o.into_f();
-            M(each!(|h| $cmp::<$pred>(self.0[h], o.0[h])))
-        }
-    )*};
 }
 
 /// The AVX2 instantiation (16 chains per group in two `__m256` per value).
@@ -145,11 +88,13 @@ pub(crate) mod avx2 {
     pub(crate) mod constrained_fabrik;
     #[path = "../fabrik.rs"]
     pub(crate) mod fabrik;
+    #[path = "../isa.rs"]
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
     #[path = "../limits.rs"]
     pub(crate) mod limits;
+    pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
@@ -166,11 +111,13 @@ pub(crate) mod avx512 {
     pub(crate) mod constrained_fabrik;
     #[path = "../fabrik.rs"]
     pub(crate) mod fabrik;
+    #[path = "../isa.rs"]
     pub(crate) mod isa;
     #[path = "../lanes.rs"]
     pub(crate) mod lanes;
     #[path = "../limits.rs"]
     pub(crate) mod limits;
+    pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
     #[path = "../two_bone.rs"]
@@ -248,7 +195,7 @@ pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &m
 /// chain's result never depends on its neighbours.
 pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
     let runs = (avx512::isa::run::<avx512::fabrik::Fabrik> as Run<_>, avx2::isa::run::<avx2::fabrik::Fabrik> as Run<_>);
-    iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, |c| (c.mode[0], c.mode[1], 0));
+    iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, |c| (c.mode[0], c.iterations(), 0));
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -266,7 +213,7 @@ pub(crate) fn constrained_fabrik_batch(
         avx2::isa::run::<avx2::constrained_fabrik::ConstrainedFabrik> as Run<_>,
     );
     iterative_batch(chains, mode, path, out, runs, constrained_fabrik_with_mode, |c| {
-        (c.chain.mode[0], c.chain.mode[1], 0)
+        (c.chain.mode[0], c.chain.iterations(), 0)
     });
 }
 
@@ -276,7 +223,7 @@ pub(crate) fn constrained_fabrik_batch(
 /// [`FabrikMode::Converge`] chain by chain). Groups share their sweep order too.
 pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
     let runs = (avx512::isa::run::<avx512::ccd::Ccd> as Run<_>, avx2::isa::run::<avx2::ccd::Ccd> as Run<_>);
-    let key = |c: &CcdChain| (c.chain.mode[0], c.chain.mode[1], c.chain.mode[2] & option::ROOT_FIRST);
+    let key = |c: &CcdChain| (c.chain.mode[0], c.chain.iterations(), c.options() & option::ROOT_FIRST);
     iterative_batch(chains, mode, path, out, runs, ccd_with_mode, key);
 }
 

@@ -56,7 +56,7 @@ impl Limb {
         let modes_ok = pole_mode.word_clear(!3)
             & bend.word_clear(!3)
             & !bend.word_eq(3)
-            & options.word_clear(!option::ALL)
+            & options.word_clear(!option::LIMB)
             & words[w + 19].word_eq(0); // reserved
         let valid = modes_ok
             & soften.ge(0.0)
