@@ -210,6 +210,13 @@ shared_constants! {
     /// `CharacterState::flags`: bit `STATE_PLANTED_SHIFT + leg` = the plant detector's
     /// hysteresis state of that foot.
     STATE_PLANTED_SHIFT: u32 = 8;
+    /// A leg's knee pole rule (`SolverLeg::pole_rule`): toward the FK knee
+    /// (`crowd::KneePole::FkKnee`).
+    KNEE_POLE_FK_KNEE: u32 = 0;
+    /// Knee pole rule: keep the FK plane (`crowd::KneePole::FkPlane`).
+    KNEE_POLE_FK_PLANE: u32 = 1;
+    /// Knee pole rule: a fixed model-space direction (`crowd::KneePole::Direction`).
+    KNEE_POLE_DIRECTION: u32 = 2;
     /// Plant detection of a leg (`SolverLeg::mode[3]` low byte): never lock.
     PLANT_OFF: u32 = 0;
     /// Plant detection: the FK contact point's world speed, with hysteresis.

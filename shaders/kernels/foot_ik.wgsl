@@ -105,8 +105,8 @@ fn solve_character(c: u32) {
 
 // Ground: the ground under each FK foot inside the step window, the FK sole height above
 // it, and (stateless) the weighted drop each foot needs. With foot placement the targets
-// are left to place_feet, and on a heightfield a two-bone foot takes the flattest normal
-// under its heel, ankle and ball (src/cpu/foot_ik.rs).
+// are left to place_feet. On a heightfield a two-bone foot's normal is sole_ground's: the
+// sole's own slope over the ground under it (src/cpu/foot_ik.rs).
 fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool) {
     for (var l = 0u; l < MAX_LEGS; l++) {
         ground.hit[l] = false;
@@ -232,13 +232,14 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
     // Knee pole: toward the FK knee (a straight FK leg keeps its FK plane), the FK plane,
     // or a fixed model-space direction.
     let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, vec3<f32>(0.0, 1.0, 0.0), 0.0));
-    var pole_mode = 0u; // FkPlane
+    var pole_mode = POLE_FK_PLANE;
     var pole = vec3<f32>(0.0);
-    if (leg.mode.z == 0u && dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
-        pole_mode = 2u; // Direction
+    let rule = leg_pole_rule(leg.mode);
+    if (rule == KNEE_POLE_FK_KNEE && dot(knee_dir, knee_dir) > 1e-6 * dot(p1 - p0, p1 - p0)) {
+        pole_mode = POLE_DIRECTION;
         pole = knee_dir;
-    } else if (leg.mode.z == 2u) {
-        pole_mode = 2u;
+    } else if (rule == KNEE_POLE_DIRECTION) {
+        pole_mode = POLE_DIRECTION;
         pole = leg.pole.xyz;
     }
     var limb: LimbSettings;
@@ -246,7 +247,7 @@ fn solve_leg(base: u32, weights: vec4<f32>, root: Root, drop_ms: vec3<f32>, l: u
     limb.pole_ms = vec4<f32>(pole, 0.0);
     limb.mid_axis = vec4<f32>(leg.knee_axis.xyz, 0.0);
     limb.params = vec4<f32>(1.0, 1.0, leg.limits.x, leg.limits.y);
-    limb.mode = vec4<u32>(pole_mode, 0u, leg.mode.y & OPT_KNEE_LIMITS, 0u);
+    limb.mode = vec4<u32>(pole_mode, BEND_HINGE, leg_options(leg.mode) & OPT_KNEE_LIMITS, 0u);
     var e = array<vec4<f32>, 3>(Q_IDENTITY, Q_IDENTITY, Q_IDENTITY);
     var reached = false;
     var info = 0u;

@@ -82,6 +82,10 @@ fn rig_ground_tolerance() -> f32 { return rig.blend.x; }
 fn rig_weight_blend_time() -> f32 { return rig.blend.y; }
 fn rig_max_reach() -> f32 { return rig.blend.z; }
 fn rig_root_snap_speed() -> f32 { return rig.blend.w; }
+// A leg's packed `mode` word by name (SolverLeg's accessors).
+fn leg_options(mode: vec4<u32>) -> u32 { return mode.y; }
+fn leg_pole_rule(mode: vec4<u32>) -> u32 { return mode.z; }
+fn leg_plant_detection(mode: vec4<u32>) -> u32 { return mode.w & 0xffu; }
 
 struct Ground {
     found: bool,
@@ -383,7 +387,7 @@ fn leg_reach(l: u32, leg: SolverLeg, s: f32) -> f32 {
     let a = length(p1 - p0) * s;
     let b = length(p2 - p1) * s;
     var cos_max = -1.0;
-    if ((leg.mode.y & OPT_KNEE_LIMITS) != 0u) {
+    if ((leg_options(leg.mode) & OPT_KNEE_LIMITS) != 0u) {
         cos_max = leg.limits.y;
     }
     return sqrt(max(a * a + b * b - 2.0 * a * b * cos_max, 0.0));
@@ -518,7 +522,7 @@ struct FootTurn {
 // leg's max foot angle, and whether that clamped it. Made by find_ground (which places the
 // sole with it), applied by solve_legs (which flags FOOT_ANGLE_LIMITED).
 fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
-    if ((leg.mode.y & LEG_ALIGN_FLAT) != 0u) {
+    if ((leg_options(leg.mode) & LEG_ALIGN_FLAT) != 0u) {
         return align_up(leg, quat_rotate(ankle, leg.foot_up.xyz), normal);
     }
     // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
@@ -527,7 +531,7 @@ fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
 
 // Whether the foot keeps the animation's pitch and roll (its heel measured by sole_target).
 fn keeps_roll(leg: SolverLeg) -> bool {
-    return (leg.mode.y & LEG_ALIGN_FLAT) == 0u;
+    return (leg_options(leg.mode) & LEG_ALIGN_FLAT) == 0u;
 }
 
 // The model-space turn taking `up` to `normal` within the leg's max foot angle.

@@ -334,7 +334,7 @@ fn detect_plant(ch: CharacterInput, l: u32) -> bool {
     let leg = rig.legs[l];
     let contact_fk = pf.contact_fk;
 
-    let mode = leg.mode.w & 0xffu;
+    let mode = leg_plant_detection(leg.mode);
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
     var detected = false;
     if (mode == PLANT_SPEED) {

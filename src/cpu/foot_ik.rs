@@ -21,12 +21,12 @@ use super::foot_ground::{
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or, reject};
-use crate::constants::{MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
+use crate::constants::{KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
     foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
 };
 use crate::error::ChainError;
-use crate::records::{option, v3, LimbSettings, PoleMode};
+use crate::records::{option, v3, BendMode, LimbSettings, PoleMode};
 
 pub use super::foot_ik_job::FootIkJob;
 
@@ -258,8 +258,10 @@ fn solve_legs(
         // the FK plane, or a fixed model-space direction.
         let knee_dir = reject(p1 - p0, normalize_or(p2 - p0, Vec3::Y, 0.0));
         let (pole_mode, pole) = match leg.pole_rule() {
-            0 if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() => (PoleMode::Direction, knee_dir),
-            2 => (PoleMode::Direction, v3(leg.pole)),
+            KNEE_POLE_FK_KNEE if knee_dir.length_squared() > 1e-6 * (p1 - p0).length_squared() => {
+                (PoleMode::Direction, knee_dir)
+            }
+            KNEE_POLE_DIRECTION => (PoleMode::Direction, v3(leg.pole)),
             _ => (PoleMode::FkPlane, Vec3::ZERO),
         };
         let limb = LimbSettings {
@@ -267,7 +269,7 @@ fn solve_legs(
             pole_ms: pole.extend(0.0).to_array(),
             mid_axis: [leg.knee_axis[0], leg.knee_axis[1], leg.knee_axis[2], 0.0],
             params: [1.0, 1.0, leg.cos_min(), leg.cos_max()],
-            mode: [pole_mode as u32, 0, leg.options() & option::KNEE_LIMITS, 0],
+            mode: [pole_mode as u32, BendMode::Hinge as u32, leg.options() & option::KNEE_LIMITS, 0],
         };
         let solved = if three {
             solve_three_bone_core(

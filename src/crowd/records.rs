@@ -286,7 +286,8 @@ impl SolverLeg {
     pub fn options(&self) -> u32 {
         self.mode[1]
     }
-    /// Knee pole rule: 0 FK knee, 1 FK plane, 2 direction.
+    /// Knee pole rule: `KNEE_POLE_FK_KNEE`, `KNEE_POLE_FK_PLANE` or `KNEE_POLE_DIRECTION`
+    /// (`crate::constants`).
     #[inline]
     #[must_use]
     pub fn pole_rule(&self) -> u32 {

@@ -304,9 +304,9 @@ impl FootRig {
             }
             let j = leg.joints.map(|j| j as u32);
             let (pole_rule, pole) = match leg.knee_pole {
-                KneePole::FkKnee => (0, Vec3::ZERO),
-                KneePole::FkPlane => (1, Vec3::ZERO),
-                KneePole::Direction(d) => (2, d.normalize()),
+                KneePole::FkKnee => (crate::constants::KNEE_POLE_FK_KNEE, Vec3::ZERO),
+                KneePole::FkPlane => (crate::constants::KNEE_POLE_FK_PLANE, Vec3::ZERO),
+                KneePole::Direction(d) => (crate::constants::KNEE_POLE_DIRECTION, d.normalize()),
             };
             let (lock, placement) = self.placement.map_or(([0.0; 4], 0), |p| p.pack_leg(l));
             r.legs[l] = SolverLeg {
