@@ -64,6 +64,8 @@ pub mod crowd;
 mod error;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "gltf")]
+pub mod gltf;
 pub mod records;
 
 pub use error::{ChainError, IkError};

@@ -1,0 +1,793 @@
+//! glTF 2.0 characters (feature `gltf`, on by default): every skin as a [`GltfSkeleton`],
+//! every animation as a [`GltfClip`], and the skinned meshes for drawing.
+//!
+//! A skeleton's joint hierarchy runs through intermediate non-joint nodes (their transforms
+//! are folded into the joint below them), and the transforms of the nodes above the skin
+//! (an exporter's armature node: a 0.01 unit scale, a Z-up → Y-up turn) are folded into its
+//! top joints, so model space is the scene's space. Joint poses are positions and rotations
+//! ([`JointPose`]): a joint's uniform scale scales the bones below it; a non-uniform or
+//! negative scale (a mirrored limb) is refused with an error naming the joint.
+//!
+//! Clips sample LINEAR (slerp for rotations), STEP and CUBICSPLINE channels at any time
+//! ([`GltfClip::sample`]), or bake to the crate's uniform clip format
+//! ([`GltfClip::bake`], what `cpu::clip_sample::sample_clip` and the GPU's
+//! `ClipPoseSource` play), with root motion kept or extracted.
+//!
+//! Everything read from the file is checked before use: accessor ranges against their
+//! buffers (counts are capped by the bytes behind them before anything is allocated),
+//! joint and node indices, finite values. Bad input is an [`IkError::Parse`] naming the
+//! problem, never a panic.
+
+use std::path::Path;
+
+use glam::{Mat4, Quat, Vec3};
+
+use crate::crowd::JointPose;
+use crate::error::IkError;
+
+/// A local transform: translation, rotation, scale (glTF's TRS).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trs {
+    /// Translation.
+    pub translation: Vec3,
+    /// Rotation.
+    pub rotation: Quat,
+    /// Scale.
+    pub scale: Vec3,
+}
+
+impl Trs {
+    /// The identity transform.
+    pub const IDENTITY: Trs = Trs { translation: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE };
+
+    fn matrix(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    fn from_matrix(m: Mat4) -> Trs {
+        let (scale, rotation, translation) = m.to_scale_rotation_translation();
+        Trs { translation, rotation: rotation.normalize(), scale }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
+}
+
+/// One skin: joints with names, parents (parents first) and rest transforms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfSkeleton {
+    /// The skin's name, if it has one.
+    pub name: Option<String>,
+    /// Joint names (a joint without a name is called `joint<i>`).
+    pub names: Vec<String>,
+    /// Each joint's parent joint, `None` for a top joint; parents come first.
+    pub parents: Vec<Option<usize>>,
+    /// Each joint's rest transform relative to its parent joint (non-joint nodes between
+    /// them folded in); a top joint's is relative to the scene (the nodes above it folded
+    /// in).
+    pub rest: Vec<Trs>,
+    /// Each joint's inverse bind matrix (identity where the file gives none).
+    pub inverse_bind: Vec<Mat4>,
+    /// The node of each joint in the file (what animation channels target).
+    pub nodes: Vec<usize>,
+    /// For each joint, the transform of the non-joint nodes between it and its parent (or
+    /// the scene): applied before the joint's own, also when the joint is animated.
+    between: Vec<Mat4>,
+}
+
+impl GltfSkeleton {
+    /// Index of the joint named `name`.
+    #[must_use]
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Number of joints.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// `true` for a skin without joints.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The rest pose in model space.
+    ///
+    /// # Errors
+    /// [`IkError::Parse`] for a joint whose accumulated scale is not uniform and positive.
+    pub fn rest_pose(&self) -> Result<Vec<JointPose>, IkError> {
+        Ok(self.model_pose(&self.rest)?.into_iter().map(|(pose, _)| pose).collect())
+    }
+
+    /// Model-space poses (and each joint's accumulated uniform scale) from local
+    /// transforms, one per joint.
+    fn model_pose(&self, local: &[Trs]) -> Result<Vec<(JointPose, f32)>, IkError> {
+        let mut out: Vec<(JointPose, f32)> = Vec::with_capacity(self.len());
+        for (j, trs) in local.iter().enumerate() {
+            let own = Trs::from_matrix(self.between[j] * trs.matrix());
+            let scale = uniform_scale(own.scale).ok_or_else(|| self.scale_error(j))?;
+            let (pose, s) = match self.parents[j] {
+                Some(p) => {
+                    let (pp, ps) = out[p];
+                    let pr = pp.rotation();
+                    let position = pp.position() + pr * (own.translation * ps);
+                    (JointPose::new(position, (pr * own.rotation).normalize()), ps * scale)
+                }
+                None => (JointPose::new(own.translation, own.rotation), scale),
+            };
+            out.push((pose, s));
+        }
+        Ok(out)
+    }
+
+    fn scale_error(&self, j: usize) -> IkError {
+        IkError::Parse(format!(
+            "joint {:?}: a non-uniform or negative scale (mirrored limbs and squashed bones are not supported)",
+            self.names[j]
+        ))
+    }
+}
+
+/// A joint's scale as one factor, if it is uniform (within 1e-3) and positive.
+fn uniform_scale(s: Vec3) -> Option<f32> {
+    let (lo, hi) = (s.min_element(), s.max_element());
+    (lo > 0.0 && hi <= lo * 1.001 && hi.is_finite()).then_some((s.x + s.y + s.z) / 3.0)
+}
+
+/// How one animated property changes between keyframes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    /// Linear (slerp for rotations).
+    Linear,
+    /// The keyframe's value until the next.
+    Step,
+    /// Cubic Hermite spline with in and out tangents.
+    CubicSpline,
+}
+
+/// What a channel animates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Property {
+    /// Translation.
+    Translation,
+    /// Rotation.
+    Rotation,
+    /// Scale.
+    Scale,
+}
+
+/// One animated property of one node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel {
+    /// The node it animates.
+    pub node: usize,
+    /// The property.
+    pub property: Property,
+    /// How values change between keyframes.
+    pub interpolation: Interpolation,
+    /// Keyframe times (seconds, increasing).
+    pub times: Vec<f32>,
+    /// Values, 3 or 4 floats per keyframe (× 3 for CUBICSPLINE: in tangent, value, out
+    /// tangent).
+    pub values: Vec<f32>,
+}
+
+/// What [`GltfClip::bake`] does with the root's horizontal motion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RootMotion {
+    /// The clip moves the character as the file does.
+    #[default]
+    Keep,
+    /// The top joint's horizontal (model x, z) motion is taken out, so the clip plays in
+    /// place; [`BakedClip::root_motion`] holds what was taken, for the caller's root.
+    Extract,
+}
+
+/// One animation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfClip {
+    /// The animation's name (`animation<i>` when it has none).
+    pub name: String,
+    /// Seconds from the first keyframe to the last of all channels.
+    pub duration: f32,
+    /// The channels (translation, rotation and scale; morph weights are left out).
+    pub channels: Vec<Channel>,
+}
+
+/// A clip baked to uniform frames of local poses: what the crate's clip samplers play
+/// (`cpu::clip_sample::sample_clip`, `gpu::ClipPoseSource::new`). Each joint's local
+/// translation already carries the scale of the joints above it, so model space follows
+/// from positions and rotations alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BakedClip {
+    /// Local poses, `frames × joints`, frame-major.
+    pub local: Vec<JointPose>,
+    /// Each joint's parent (`u32::MAX` for a top joint), parents first.
+    pub parents: Vec<u32>,
+    /// Seconds per frame.
+    pub frame_time: f32,
+    /// Frames.
+    pub frames: usize,
+    /// With [`RootMotion::Extract`], the horizontal motion taken out of each frame (model
+    /// space, relative to frame 0); empty with [`RootMotion::Keep`].
+    pub root_motion: Vec<Vec3>,
+}
+
+impl GltfClip {
+    /// Local transforms of `skeleton`'s joints at `time` seconds (clamped to the clip):
+    /// the rest transform where a property is not animated.
+    #[must_use]
+    pub fn sample_local(&self, skeleton: &GltfSkeleton, time: f32) -> Vec<Trs> {
+        let mut local = skeleton.rest.clone();
+        for ch in &self.channels {
+            let Some(j) = skeleton.nodes.iter().position(|&n| n == ch.node) else { continue };
+            let v = ch.sample(time);
+            match ch.property {
+                Property::Translation => local[j].translation = Vec3::new(v[0], v[1], v[2]),
+                Property::Rotation => local[j].rotation = Quat::from_array(v).normalize(),
+                Property::Scale => local[j].scale = Vec3::new(v[0], v[1], v[2]),
+            }
+        }
+        local
+    }
+
+    /// Model-space poses of `skeleton` at `time` seconds.
+    ///
+    /// # Errors
+    /// [`IkError::Parse`] for a joint whose scale becomes non-uniform or negative.
+    pub fn sample(&self, skeleton: &GltfSkeleton, time: f32) -> Result<Vec<JointPose>, IkError> {
+        Ok(skeleton.model_pose(&self.sample_local(skeleton, time))?.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// The clip at `fps` uniform frames (the last frame at its end), as local poses for
+    /// the crate's clip samplers.
+    ///
+    /// # Errors
+    /// [`IkError::Parse`] for `fps` not finite and positive, a clip over 100 000 frames, or
+    /// a joint whose scale becomes non-uniform or negative.
+    pub fn bake(&self, skeleton: &GltfSkeleton, fps: f32, root_motion: RootMotion) -> Result<BakedClip, IkError> {
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(IkError::Parse(format!("bake: frames per second {fps} must be finite and positive")));
+        }
+        let frames = (self.duration * fps).ceil() as usize + 1;
+        if frames > 100_000 {
+            return Err(IkError::Parse(format!("bake: {frames} frames (at most 100000)")));
+        }
+        let n = skeleton.len();
+        let mut local = Vec::with_capacity(frames * n);
+        let mut taken = Vec::new();
+        let mut start = None;
+        for f in 0..frames {
+            let t = (f as f32 / fps).min(self.duration);
+            let model = skeleton.model_pose(&self.sample_local(skeleton, t))?;
+            // Joint 0 is a top joint (parents come first): its horizontal motion is the
+            // root motion, taken from every top joint alike.
+            let p0 = model[0].0.position();
+            let moved = match root_motion {
+                RootMotion::Keep => Vec3::ZERO,
+                RootMotion::Extract => {
+                    let s = *start.get_or_insert(p0);
+                    let moved = Vec3::new(p0.x - s.x, 0.0, p0.z - s.z);
+                    taken.push(moved);
+                    moved
+                }
+            };
+            for j in 0..n {
+                let (pose, _) = model[j];
+                local.push(match skeleton.parents[j] {
+                    Some(pj) => {
+                        let (pp, _) = model[pj];
+                        let inv = pp.rotation().conjugate();
+                        JointPose::new(inv * (pose.position() - pp.position()), (inv * pose.rotation()).normalize())
+                    }
+                    None => JointPose::new(pose.position() - moved, pose.rotation()),
+                });
+            }
+        }
+        let parents = skeleton.parents.iter().map(|p| p.map_or(u32::MAX, |p| p as u32)).collect();
+        Ok(BakedClip { local, parents, frame_time: 1.0 / fps, frames, root_motion: taken })
+    }
+}
+
+impl Channel {
+    /// Floats per value.
+    fn width(&self) -> usize {
+        if self.property == Property::Rotation {
+            4
+        } else {
+            3
+        }
+    }
+
+    /// The value at `time` (clamped to the keyframes).
+    fn sample(&self, time: f32) -> [f32; 4] {
+        let w = self.width();
+        let keys = self.times.len();
+        let stride = if self.interpolation == Interpolation::CubicSpline { 3 * w } else { w };
+        let at = |k: usize, part: usize| -> [f32; 4] {
+            let o = k * stride + part * w;
+            let mut v = [0.0; 4];
+            v[..w].copy_from_slice(&self.values[o..o + w]);
+            v
+        };
+        let value_part = usize::from(self.interpolation == Interpolation::CubicSpline);
+        if keys == 1 || time <= self.times[0] {
+            return at(0, value_part);
+        }
+        if time >= self.times[keys - 1] {
+            return at(keys - 1, value_part);
+        }
+        let k = self.times.partition_point(|&t| t <= time).clamp(1, keys - 1) - 1;
+        let (t0, t1) = (self.times[k], self.times[k + 1]);
+        let dt = t1 - t0;
+        let u = if dt > 0.0 { ((time - t0) / dt).clamp(0.0, 1.0) } else { 0.0 };
+        match self.interpolation {
+            Interpolation::Step => at(k, 0),
+            Interpolation::Linear if w == 4 => {
+                Quat::from_array(at(k, 0)).slerp(Quat::from_array(at(k + 1, 0)), u).to_array()
+            }
+            Interpolation::Linear => {
+                let (a, b) = (at(k, 0), at(k + 1, 0));
+                [0, 1, 2, 3].map(|i| a[i] + (b[i] - a[i]) * u)
+            }
+            Interpolation::CubicSpline => {
+                // glTF's Hermite spline: value, out tangent of k; in tangent, value of k + 1;
+                // tangents scaled by the keyframe interval.
+                let (p0, m0, m1, p1) = (at(k, 1), at(k, 2), at(k + 1, 0), at(k + 1, 1));
+                let (u2, u3) = (u * u, u * u * u);
+                let h = [2.0 * u3 - 3.0 * u2 + 1.0, u3 - 2.0 * u2 + u, -2.0 * u3 + 3.0 * u2, u3 - u2];
+                let v = [0, 1, 2, 3].map(|i| h[0] * p0[i] + h[1] * dt * m0[i] + h[2] * p1[i] + h[3] * dt * m1[i]);
+                if w == 4 {
+                    Quat::from_array(v).normalize().to_array()
+                } else {
+                    v
+                }
+            }
+        }
+    }
+}
+
+/// A skinned mesh (all its primitives in one vertex list), for drawing with a skinning
+/// palette.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinnedMesh {
+    /// The mesh's name.
+    pub name: Option<String>,
+    /// The skin it is bound to (an index into [`GltfScene::skins`]).
+    pub skin: usize,
+    /// Bind-pose positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Bind-pose normals (zero where the file has none).
+    pub normals: Vec<[f32; 3]>,
+    /// Four joints per vertex (indices into the skin's joints).
+    pub joints: Vec<[u16; 4]>,
+    /// Four weights per vertex (summing to 1).
+    pub weights: Vec<[f32; 4]>,
+    /// Triangle list.
+    pub indices: Vec<u32>,
+}
+
+/// What a glTF file holds for characters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GltfScene {
+    /// Every skin.
+    pub skins: Vec<GltfSkeleton>,
+    /// Every animation.
+    pub clips: Vec<GltfClip>,
+    /// Every skinned mesh.
+    pub meshes: Vec<SkinnedMesh>,
+}
+
+impl GltfScene {
+    /// Loads a `.gltf` (buffers embedded as data URIs or in files beside it) or `.glb`.
+    ///
+    /// # Errors
+    /// [`IkError::Io`]-like failures and every malformed part as [`IkError::Parse`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, IkError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| IkError::Parse(format!("{}: {e}", path.display())))?;
+        Self::from_slice(&bytes, path.parent())
+    }
+
+    /// Loads glTF or GLB bytes; `base` is the folder relative buffer URIs are read from
+    /// (`None`: only embedded buffers).
+    ///
+    /// # Errors
+    /// Every malformed part as [`IkError::Parse`] naming it.
+    pub fn from_slice(bytes: &[u8], base: Option<&Path>) -> Result<Self, IkError> {
+        let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| IkError::Parse(format!("glTF: {e}")))?;
+        let buffers = read_buffers(&gltf, base)?;
+        let doc = &gltf.document;
+        let parents = node_parents(doc)?;
+        let mut skins = Vec::new();
+        for skin in doc.skins() {
+            skins.push(read_skin(doc, &skin, &parents, &buffers)?);
+        }
+        let mut clips = Vec::new();
+        for (i, anim) in doc.animations().enumerate() {
+            clips.push(read_clip(i, &anim, &buffers)?);
+        }
+        let mut meshes = Vec::new();
+        for node in doc.nodes() {
+            if let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) {
+                meshes.push(read_mesh(&mesh, skin.index(), &skins[skin.index()], &buffers)?);
+            }
+        }
+        Ok(Self { skins, clips, meshes })
+    }
+
+    /// The clip named `name`.
+    #[must_use]
+    pub fn clip(&self, name: &str) -> Option<&GltfClip> {
+        self.clips.iter().find(|c| c.name == name)
+    }
+}
+
+fn parse(msg: impl Into<String>) -> IkError {
+    IkError::Parse(msg.into())
+}
+
+/// The bytes of every buffer: GLB's binary chunk, data URIs (base64), files beside the
+/// asset (relative paths inside `base` only).
+fn read_buffers(gltf: &::gltf::Gltf, base: Option<&Path>) -> Result<Vec<Vec<u8>>, IkError> {
+    let mut out = Vec::new();
+    for b in gltf.document.buffers() {
+        let data = match b.source() {
+            ::gltf::buffer::Source::Bin => {
+                gltf.blob.clone().ok_or_else(|| parse(format!("buffer {}: no binary chunk", b.index())))?
+            }
+            ::gltf::buffer::Source::Uri(uri) => {
+                if let Some(rest) = uri.strip_prefix("data:") {
+                    let (_, payload) = rest
+                        .split_once(";base64,")
+                        .ok_or_else(|| parse(format!("buffer {}: a data URI that is not base64", b.index())))?;
+                    base64_decode(payload).ok_or_else(|| parse(format!("buffer {}: bad base64", b.index())))?
+                } else {
+                    let rel = Path::new(uri);
+                    let safe = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+                    let dir = base.ok_or_else(|| parse(format!("buffer {}: {uri:?} is a file, and no folder was given", b.index())))?;
+                    if !safe {
+                        return Err(parse(format!("buffer {}: {uri:?} leaves the asset's folder", b.index())));
+                    }
+                    std::fs::read(dir.join(rel)).map_err(|e| parse(format!("buffer {} ({uri}): {e}", b.index())))?
+                }
+            }
+        };
+        if data.len() < b.length() {
+            return Err(parse(format!("buffer {}: {} bytes, the file says {}", b.index(), data.len(), b.length())));
+        }
+        out.push(data);
+    }
+    Ok(out)
+}
+
+/// Standard base64 (padding optional); `None` on any other character.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes().take_while(|&c| c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Each node's parent node; an error for a node with two parents or a cycle.
+fn node_parents(doc: &::gltf::Document) -> Result<Vec<Option<usize>>, IkError> {
+    let n = doc.nodes().len();
+    let mut parents = vec![None; n];
+    for node in doc.nodes() {
+        for child in node.children() {
+            if parents[child.index()].replace(node.index()).is_some() {
+                return Err(parse(format!("node {} has two parents", child.index())));
+            }
+        }
+    }
+    for start in 0..n {
+        let (mut at, mut steps) = (start, 0);
+        while let Some(p) = parents[at] {
+            at = p;
+            steps += 1;
+            if steps > n {
+                return Err(parse(format!("node {start} is in a cycle of parents")));
+            }
+        }
+    }
+    Ok(parents)
+}
+
+/// A node's local transform, checked finite.
+fn node_trs(node: &::gltf::Node) -> Result<Trs, IkError> {
+    let trs = match node.transform() {
+        ::gltf::scene::Transform::Matrix { matrix } => Trs::from_matrix(Mat4::from_cols_array_2d(&matrix)),
+        ::gltf::scene::Transform::Decomposed { translation, rotation, scale } => Trs {
+            translation: Vec3::from_array(translation),
+            rotation: Quat::from_array(rotation).normalize(),
+            scale: Vec3::from_array(scale),
+        },
+    };
+    if trs.is_finite() {
+        Ok(trs)
+    } else {
+        Err(parse(format!("node {} ({:?}): a transform that is not finite", node.index(), node.name())))
+    }
+}
+
+fn read_skin(
+    doc: &::gltf::Document,
+    skin: &::gltf::Skin,
+    parents: &[Option<usize>],
+    buffers: &[Vec<u8>],
+) -> Result<GltfSkeleton, IkError> {
+    let nodes: Vec<::gltf::Node> = doc.nodes().collect();
+    let joint_nodes: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+    if joint_nodes.is_empty() {
+        return Err(parse(format!("skin {}: no joints", skin.index())));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = joint_nodes.iter().find(|&&n| !seen.insert(n)) {
+        return Err(parse(format!("skin {}: node {dup} is listed twice as a joint", skin.index())));
+    }
+    let joint_of = |node: usize| joint_nodes.iter().position(|&n| n == node);
+    // Each joint's nearest joint ancestor and the transform of the nodes in between.
+    let mut info = Vec::with_capacity(joint_nodes.len());
+    for &node in &joint_nodes {
+        let mut between = Mat4::IDENTITY;
+        let mut at = parents[node];
+        let parent = loop {
+            match at {
+                None => break None,
+                Some(p) => {
+                    if let Some(j) = joint_of(p) {
+                        break Some(j);
+                    }
+                    between = node_trs(&nodes[p])?.matrix() * between;
+                    at = parents[p];
+                }
+            }
+        };
+        info.push((parent, between, node_trs(&nodes[node])?));
+    }
+    // Parents first: a depth order over the joint tree.
+    let mut order = Vec::with_capacity(joint_nodes.len());
+    let mut placed = vec![false; joint_nodes.len()];
+    while order.len() < joint_nodes.len() {
+        let before = order.len();
+        for j in 0..joint_nodes.len() {
+            if !placed[j] && info[j].0.is_none_or(|p| placed[p]) {
+                placed[j] = true;
+                order.push(j);
+            }
+        }
+        if order.len() == before {
+            return Err(parse(format!("skin {}: its joints' parents form a cycle", skin.index())));
+        }
+    }
+    let new_index = {
+        let mut m = vec![0; joint_nodes.len()];
+        for (new, &old) in order.iter().enumerate() {
+            m[old] = new;
+        }
+        m
+    };
+    let ibm = match skin.inverse_bind_matrices() {
+        Some(acc) => {
+            let v = read_floats(&acc, buffers, 16, "inverse bind matrices")?;
+            if v.len() < 16 * joint_nodes.len() {
+                return Err(parse(format!("skin {}: fewer inverse bind matrices than joints", skin.index())));
+            }
+            (0..joint_nodes.len()).map(|j| Mat4::from_cols_slice(&v[16 * j..16 * j + 16])).collect()
+        }
+        None => vec![Mat4::IDENTITY; joint_nodes.len()],
+    };
+    let mut sk = GltfSkeleton {
+        name: skin.name().map(String::from),
+        names: Vec::new(),
+        parents: Vec::new(),
+        rest: Vec::new(),
+        inverse_bind: Vec::new(),
+        nodes: Vec::new(),
+        between: Vec::new(),
+    };
+    for &old in &order {
+        let node = joint_nodes[old];
+        let (parent, between, trs) = info[old];
+        sk.names.push(nodes[node].name().map_or_else(|| format!("joint{old}"), String::from));
+        sk.parents.push(parent.map(|p| new_index[p]));
+        sk.rest.push(trs);
+        let m: Mat4 = ibm[old];
+        if !(m.is_finite() && m.determinant().abs() > 1e-12) {
+            return Err(parse(format!("skin {}: joint {:?} has a non-invertible inverse bind matrix", skin.index(), sk.names.last())));
+        }
+        sk.inverse_bind.push(m);
+        sk.nodes.push(node);
+        sk.between.push(between);
+    }
+    sk.rest_pose()?;
+    Ok(sk)
+}
+
+fn read_clip(i: usize, anim: &::gltf::Animation, buffers: &[Vec<u8>]) -> Result<GltfClip, IkError> {
+    let name = anim.name().map_or_else(|| format!("animation{i}"), String::from);
+    let mut channels = Vec::new();
+    let mut duration: f32 = 0.0;
+    for ch in anim.channels() {
+        use ::gltf::animation::{Interpolation as I, Property as P};
+        let property = match ch.target().property() {
+            P::Translation => Property::Translation,
+            P::Rotation => Property::Rotation,
+            P::Scale => Property::Scale,
+            P::MorphTargetWeights => continue,
+        };
+        let sampler = ch.sampler();
+        let interpolation = match sampler.interpolation() {
+            I::Linear => Interpolation::Linear,
+            I::Step => Interpolation::Step,
+            I::CubicSpline => Interpolation::CubicSpline,
+        };
+        let what = format!("animation {name:?}, channel {}", ch.index());
+        let times = read_floats(&sampler.input(), buffers, 1, &what)?;
+        let width = if property == Property::Rotation { 4 } else { 3 };
+        let values = read_floats(&sampler.output(), buffers, width, &what)?;
+        let per_key = if interpolation == Interpolation::CubicSpline { 3 * width } else { width };
+        if times.is_empty() || values.len() != times.len() * per_key {
+            return Err(parse(format!("{what}: {} keyframes but {} values", times.len(), values.len())));
+        }
+        if times.windows(2).any(|w| !(w[1] >= w[0])) || times.iter().any(|t| !t.is_finite() || *t < 0.0) {
+            return Err(parse(format!("{what}: keyframe times that are not finite, non-negative and increasing")));
+        }
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(parse(format!("{what}: values that are not finite")));
+        }
+        duration = duration.max(times[times.len() - 1]);
+        channels.push(Channel { node: ch.target().node().index(), property, interpolation, times, values });
+    }
+    Ok(GltfClip { name, duration, channels })
+}
+
+fn read_mesh(
+    mesh: &::gltf::Mesh,
+    skin: usize,
+    skeleton: &GltfSkeleton,
+    buffers: &[Vec<u8>],
+) -> Result<SkinnedMesh, IkError> {
+    let mut out = SkinnedMesh { name: mesh.name().map(String::from), skin, ..SkinnedMesh::default() };
+    for prim in mesh.primitives() {
+        let what = format!("mesh {:?}, primitive {}", mesh.name(), prim.index());
+        if prim.mode() != ::gltf::mesh::Mode::Triangles {
+            continue;
+        }
+        let attr = |s: ::gltf::Semantic| prim.get(&s);
+        let positions = attr(::gltf::Semantic::Positions).ok_or_else(|| parse(format!("{what}: no positions")))?;
+        let positions = read_floats(&positions, buffers, 3, &what)?;
+        let count = positions.len() / 3;
+        let normals = match attr(::gltf::Semantic::Normals) {
+            Some(a) => read_floats(&a, buffers, 3, &what)?,
+            None => vec![0.0; 3 * count],
+        };
+        let joints = attr(::gltf::Semantic::Joints(0)).ok_or_else(|| parse(format!("{what}: no JOINTS_0")))?;
+        let joints = read_floats(&joints, buffers, 4, &what)?;
+        let weights = attr(::gltf::Semantic::Weights(0)).ok_or_else(|| parse(format!("{what}: no WEIGHTS_0")))?;
+        let weights = read_floats(&weights, buffers, 4, &what)?;
+        if normals.len() != 3 * count || joints.len() != 4 * count || weights.len() != 4 * count {
+            return Err(parse(format!("{what}: attributes of different lengths")));
+        }
+        let base = u32::try_from(out.positions.len()).map_err(|_| parse(format!("{what}: too many vertices")))?;
+        for v in 0..count {
+            let j = [0, 1, 2, 3].map(|k| joints[4 * v + k]);
+            if j.iter().any(|&x| x < 0.0 || x as usize >= skeleton.len()) {
+                return Err(parse(format!("{what}: vertex {v} names a joint the skin does not have")));
+            }
+            let w = [0, 1, 2, 3].map(|k| weights[4 * v + k]);
+            let sum: f32 = w.iter().sum();
+            if !(sum > 0.0 && w.iter().all(|x| x.is_finite() && *x >= 0.0)) {
+                return Err(parse(format!("{what}: vertex {v} has no usable weights")));
+            }
+            out.positions.push([positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]]);
+            out.normals.push([normals[3 * v], normals[3 * v + 1], normals[3 * v + 2]]);
+            out.joints.push(j.map(|x| x as u16));
+            out.weights.push(w.map(|x| x / sum));
+        }
+        match prim.indices() {
+            Some(acc) => {
+                for i in read_floats(&acc, buffers, 1, &what)? {
+                    let i = i as usize;
+                    if i >= count {
+                        return Err(parse(format!("{what}: index {i} past its {count} vertices")));
+                    }
+                    out.indices.push(base + i as u32);
+                }
+            }
+            None => out.indices.extend((0..count as u32).map(|i| base + i)),
+        }
+    }
+    Ok(out)
+}
+
+/// An accessor's elements as floats (`width` components each; normalized integers mapped
+/// to `[0, 1]` or `[−1, 1]`, plain integers as their values), checked against its buffer
+/// before anything is allocated.
+fn read_floats(acc: &::gltf::Accessor, buffers: &[Vec<u8>], width: usize, what: &str) -> Result<Vec<f32>, IkError> {
+    use ::gltf::accessor::DataType as D;
+    let fail = |m: &str| parse(format!("{what}: accessor {}: {m}", acc.index()));
+    if acc.sparse().is_some() {
+        return Err(fail("sparse accessors are not supported"));
+    }
+    let comps = acc.dimensions().multiplicity();
+    if comps != width {
+        return Err(fail(&format!("{comps} components, {width} expected")));
+    }
+    let size = match acc.data_type() {
+        D::I8 | D::U8 => 1,
+        D::I16 | D::U16 => 2,
+        D::U32 | D::F32 => 4,
+    };
+    let count = acc.count();
+    let Some(view) = acc.view() else {
+        return Err(fail("no buffer view"));
+    };
+    let data = buffers.get(view.buffer().index()).ok_or_else(|| fail("no such buffer"))?;
+    let elem = size * comps;
+    let stride = view.stride().unwrap_or(elem);
+    if stride < elem {
+        return Err(fail("a stride shorter than its element"));
+    }
+    let start = view.offset().checked_add(acc.offset()).ok_or_else(|| fail("offset overflow"))?;
+    let view_end = view.offset().checked_add(view.length()).ok_or_else(|| fail("view overflow"))?;
+    let end = if count == 0 {
+        start
+    } else {
+        (count - 1).checked_mul(stride).and_then(|x| x.checked_add(start)).and_then(|x| x.checked_add(elem))
+            .ok_or_else(|| fail("a count past any buffer"))?
+    };
+    if end > view_end || view_end > data.len() {
+        return Err(fail(&format!("{count} elements run past the {} bytes behind them", data.len())));
+    }
+    let norm = acc.normalized();
+    let mut out = Vec::with_capacity(count * comps);
+    for e in 0..count {
+        let at = start + e * stride;
+        for c in 0..comps {
+            let b = &data[at + c * size..at + (c + 1) * size];
+            let v = match acc.data_type() {
+                D::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                D::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32,
+                D::U16 => {
+                    let x = f32::from(u16::from_le_bytes([b[0], b[1]]));
+                    if norm { x / 65535.0 } else { x }
+                }
+                D::I16 => {
+                    let x = f32::from(i16::from_le_bytes([b[0], b[1]]));
+                    if norm { (x / 32767.0).max(-1.0) } else { x }
+                }
+                D::U8 => {
+                    let x = f32::from(b[0]);
+                    if norm { x / 255.0 } else { x }
+                }
+                D::I8 => {
+                    let x = f32::from(b[0] as i8);
+                    if norm { (x / 127.0).max(-1.0) } else { x }
+                }
+            };
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
