@@ -4,7 +4,8 @@
 
 use glam::{Quat, Vec3};
 
-use crate::crowd::{FootAlign, FootRig, JointPose, KneePole, LegKind, LegRig};
+pub use crate::crowd::BipedSettings;
+use crate::crowd::{find_legs, FootRig, JointPose, LegKind};
 use crate::error::IkError;
 
 /// One animated channel of a joint.
@@ -261,39 +262,6 @@ pub fn to_model(parents: &[Option<usize>], local: &[(Vec3, Quat)]) -> Vec<JointP
     out
 }
 
-/// Settings for [`FootRig::biped`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BipedSettings {
-    /// The character's forward direction in model space (CMU: +Z).
-    pub forward: Vec3,
-    /// Up in model space (+Y).
-    pub up: Vec3,
-    /// Knee limits (radians).
-    pub knee_limits: Option<(f32, f32)>,
-    /// Max foot angle (radians).
-    pub max_foot_angle: f32,
-    /// Max pelvis drop (world units).
-    pub max_pelvis_drop: f32,
-    /// Ground window above the foot (world units).
-    pub max_step_up: f32,
-    /// Ground window below the foot (world units).
-    pub max_step_down: f32,
-}
-
-impl Default for BipedSettings {
-    fn default() -> Self {
-        Self {
-            forward: Vec3::Z,
-            up: Vec3::Y,
-            knee_limits: Some((0.0, 175f32.to_radians())),
-            max_foot_angle: 35f32.to_radians(),
-            max_pelvis_drop: 0.4,
-            max_step_up: 0.5,
-            max_step_down: 0.6,
-        }
-    }
-}
-
 impl FootRig {
     /// A biped rig from joint names: `pelvis` and, per leg, `[hip, knee, ankle, toe]` (e.g.
     /// CMU's `LeftUpLeg, LeftLeg, LeftFoot, LeftToeBase`): [`FootRig::from_names`] with
@@ -310,14 +278,8 @@ impl FootRig {
     }
 
     /// A rig from joint names of a loaded skeleton: `pelvis` and, per leg,
-    /// `[hip, knee, ankle, toe]` with its kind (two-bone, or pseudo three-bone for a
-    /// quadruped hind leg: hip, stifle, hock, hoof tip). From the rest pose (at `scale`) it
-    /// derives the knee hinge, in the knee's frame: from the leg's own bend where the rest
-    /// pose bends it (more than ~6°: `(hip − knee) × (ankle − knee)`, so a quadruped's
-    /// elbows and stifles, which bend opposite ways, each get the side they bend to), else
-    /// `forward × up` (a straight rest leg, as in most human skeletons); the foot's up axis (in the ankle's
-    /// frame) and the foot height (two-bone: ankle above toe along `up`; pseudo three-bone:
-    /// 0, the hoof tip is the sole). Knee poles follow the FK knee.
+    /// `[hip, knee, ankle, toe]` with its kind ([`FootRig::from_joints`] on the skeleton's
+    /// rest pose at `scale`).
     pub fn from_names(
         skeleton: &Skeleton,
         pelvis: &str,
@@ -326,47 +288,22 @@ impl FootRig {
         s: BipedSettings,
     ) -> Result<Self, IkError> {
         let find = |n: &str| skeleton.find(n).ok_or_else(|| IkError::InvalidRig(format!("no joint named {n:?}")));
-        let rest = skeleton.rest_pose(scale);
-        let hinge = s.forward.cross(s.up).normalize();
-        let mut rig_legs = Vec::new();
+        let mut joints = Vec::new();
         for (names, kind) in legs {
-            let joints = [find(names[0])?, find(names[1])?, find(names[2])?, find(names[3])?];
-            let foot_height = match kind {
-                LegKind::TwoBone => (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0),
-                LegKind::PseudoThreeBone { .. } => 0.0,
-            };
-            // A hinge against the rest bend would count every FK bend as backwards: the
-            // solver would bend the knee the hinge's way and roll the limb half a turn to face
-            // the pole (joints in place, bones twisted).
-            let [hip, knee, ankle] = [0, 1, 2].map(|k| rest[joints[k]].position());
-            let bend = (hip - knee).cross(ankle - knee);
-            let leg_hinge = if bend.length() > 0.1 * (hip - knee).length() * (ankle - knee).length() {
-                bend.normalize()
-            } else {
-                hinge
-            };
-            rig_legs.push(LegRig {
-                kind: *kind,
-                joints,
-                foot_height,
-                knee_axis: rest[joints[1]].rotation().conjugate() * leg_hinge,
-                knee_limits: s.knee_limits,
-                max_foot_angle: s.max_foot_angle,
-                foot_up: rest[joints[2]].rotation().conjugate() * s.up,
-                knee_pole: KneePole::FkKnee,
-                align: FootAlign::default(),
-            });
+            joints.push(([find(names[0])?, find(names[1])?, find(names[2])?, find(names[3])?], *kind));
         }
-        let rig = Self {
-            parents: skeleton.parents.clone(),
-            pelvis: find(pelvis)?,
-            legs: rig_legs,
-            max_pelvis_drop: s.max_pelvis_drop,
-            max_step_up: s.max_step_up,
-            max_step_down: s.max_step_down,
-            placement: None,
-        };
-        rig.validate()?;
-        Ok(rig)
+        Self::from_joints(&skeleton.parents, &skeleton.rest_pose(scale), find(pelvis)?, &joints, s)
+    }
+
+    /// A biped rig found in the skeleton ([`find_legs`]: by joint names in the common
+    /// conventions, else by its shape), two-bone legs, on the rest pose at `scale`.
+    ///
+    /// # Errors
+    /// [`IkError::InvalidRig`] naming the joint and what is wrong.
+    pub fn detect_bvh(skeleton: &Skeleton, scale: f32, s: BipedSettings) -> Result<Self, IkError> {
+        let rest = skeleton.rest_pose(scale);
+        let found = find_legs(&skeleton.names, &skeleton.parents, &rest, s.up)?;
+        let legs: Vec<([usize; 4], LegKind)> = found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect();
+        Self::from_joints(&skeleton.parents, &rest, found.pelvis, &legs, s)
     }
 }

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use glam::{Mat4, Quat, Vec3};
 
-use crate::crowd::JointPose;
+use crate::crowd::{find_legs, BipedSettings, FootRig, FoundLegs, JointPose, LegKind, NONE};
 use crate::error::IkError;
 
 /// A local transform: translation, rotation, scale (glTF's TRS).
@@ -74,6 +74,8 @@ pub struct GltfSkeleton {
     /// For each joint, the transform of the non-joint nodes between it and its parent (or
     /// the scene): applied before the joint's own, also when the joint is animated.
     between: Vec<Mat4>,
+    /// Those nodes (their transforms are fixed at load).
+    folded: Vec<usize>,
 }
 
 impl GltfSkeleton {
@@ -119,9 +121,38 @@ impl GltfSkeleton {
                 }
                 None => (JointPose::new(own.translation, own.rotation), scale),
             };
+            if !(pose.position().is_finite() && pose.rotation().is_finite() && s.is_finite()) {
+                return Err(IkError::Parse(format!(
+                    "joint {:?}: its pose is not finite (values too large)",
+                    self.names[j]
+                )));
+            }
             out.push((pose, s));
         }
         Ok(out)
+    }
+
+    /// The skeleton's legs ([`find_legs`]: by joint names in the common conventions,
+    /// else by the rest pose's shape).
+    ///
+    /// # Errors
+    /// [`IkError::InvalidRig`] naming the joint and what is wrong; [`IkError::Parse`] for a
+    /// rest pose with a non-uniform or negative scale.
+    pub fn find_legs(&self, up: Vec3) -> Result<FoundLegs, IkError> {
+        find_legs(&self.names, &self.parents, &self.rest_pose()?, up)
+    }
+
+    /// A biped [`FootRig`] on the skeleton's rest pose: its legs found by
+    /// [`GltfSkeleton::find_legs`], two-bone. The rig's world units are the file's (a
+    /// character in centimetres has a root scale of 0.01 in `CharacterInput`).
+    ///
+    /// # Errors
+    /// As [`GltfSkeleton::find_legs`], and [`IkError::InvalidRig`] when the rig does not
+    /// validate.
+    pub fn foot_rig(&self, s: BipedSettings) -> Result<FootRig, IkError> {
+        let found = self.find_legs(s.up)?;
+        let legs: Vec<([usize; 4], LegKind)> = found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect();
+        FootRig::from_joints(&self.parents, &self.rest_pose()?, found.pelvis, &legs, s)
     }
 
     fn scale_error(&self, j: usize) -> IkError {
@@ -206,7 +237,7 @@ pub struct GltfClip {
 pub struct BakedClip {
     /// Local poses, `frames × joints`, frame-major.
     pub local: Vec<JointPose>,
-    /// Each joint's parent (`u32::MAX` for a top joint), parents first.
+    /// Each joint's parent ([`crate::crowd::NONE`] for a top joint), parents first.
     pub parents: Vec<u32>,
     /// Seconds per frame.
     pub frame_time: f32,
@@ -218,8 +249,26 @@ pub struct BakedClip {
 }
 
 impl GltfClip {
+    /// The channels animate only joints and nodes outside `skeleton`: a channel on a node
+    /// between its joints or above them (whose transforms are folded in at load) is an
+    /// error naming the node. Channels on other skins' joints or on meshes are ignored.
+    ///
+    /// # Errors
+    /// [`IkError::Parse`] naming the node.
+    pub fn check_channels(&self, skeleton: &GltfSkeleton) -> Result<(), IkError> {
+        match self.channels.iter().find(|c| skeleton.folded.contains(&c.node)) {
+            Some(c) => Err(IkError::Parse(format!(
+                "animation {:?} animates node {}, which sits between or above the joints of skin {:?}: \
+                 only joints may be animated",
+                self.name, c.node, skeleton.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Local transforms of `skeleton`'s joints at `time` seconds (clamped to the clip):
-    /// the rest transform where a property is not animated.
+    /// the rest transform where a property is not animated. Channels on nodes that are not
+    /// the skeleton's joints are left out (see [`GltfClip::check_channels`]).
     #[must_use]
     pub fn sample_local(&self, skeleton: &GltfSkeleton, time: f32) -> Vec<Trs> {
         let mut local = skeleton.rest.clone();
@@ -238,31 +287,39 @@ impl GltfClip {
     /// Model-space poses of `skeleton` at `time` seconds.
     ///
     /// # Errors
-    /// [`IkError::Parse`] for a joint whose scale becomes non-uniform or negative.
+    /// [`IkError::Parse`] for a channel that animates a node between or above the joints,
+    /// or a joint whose scale becomes non-uniform or negative.
     pub fn sample(&self, skeleton: &GltfSkeleton, time: f32) -> Result<Vec<JointPose>, IkError> {
+        self.check_channels(skeleton)?;
         Ok(skeleton.model_pose(&self.sample_local(skeleton, time))?.into_iter().map(|(p, _)| p).collect())
     }
 
-    /// The clip at `fps` uniform frames (the last frame at its end), as local poses for
-    /// the crate's clip samplers.
+    /// The clip at about `fps` uniform frames, as local poses for the crate's clip
+    /// samplers, which loop: `round(duration × fps)` frames from time 0, `frame_time` =
+    /// duration / frames, so one loop lasts the clip's duration and its last frame blends
+    /// into its first, as a looping clip (walk, run) does.
     ///
     /// # Errors
-    /// [`IkError::Parse`] for `fps` not finite and positive, a clip over 100 000 frames, or
-    /// a joint whose scale becomes non-uniform or negative.
+    /// [`IkError::Parse`] for `fps` not finite and positive, a clip over 100 000 frames, a
+    /// channel that animates a node between or above the skeleton's joints, or a joint
+    /// whose scale becomes non-uniform or negative.
     pub fn bake(&self, skeleton: &GltfSkeleton, fps: f32, root_motion: RootMotion) -> Result<BakedClip, IkError> {
         if !(fps.is_finite() && fps > 0.0) {
             return Err(IkError::Parse(format!("bake: frames per second {fps} must be finite and positive")));
         }
-        let frames = (self.duration * fps).ceil() as usize + 1;
-        if frames > 100_000 {
+        let frames = (self.duration * fps).round().max(1.0);
+        if frames > 100_000.0 {
             return Err(IkError::Parse(format!("bake: {frames} frames (at most 100000)")));
         }
+        self.check_channels(skeleton)?;
+        let frames = frames as usize;
+        let frame_time = if self.duration > 0.0 { self.duration / frames as f32 } else { 1.0 / fps };
         let n = skeleton.len();
         let mut local = Vec::with_capacity(frames * n);
         let mut taken = Vec::new();
         let mut start = None;
         for f in 0..frames {
-            let t = (f as f32 / fps).min(self.duration);
+            let t = f as f32 * frame_time;
             let model = skeleton.model_pose(&self.sample_local(skeleton, t))?;
             // Joint 0 is a top joint (parents come first): its horizontal motion is the
             // root motion, taken from every top joint alike.
@@ -288,8 +345,8 @@ impl GltfClip {
                 });
             }
         }
-        let parents = skeleton.parents.iter().map(|p| p.map_or(u32::MAX, |p| p as u32)).collect();
-        Ok(BakedClip { local, parents, frame_time: 1.0 / fps, frames, root_motion: taken })
+        let parents = skeleton.parents.iter().map(|p| p.map_or(NONE, |p| p as u32)).collect();
+        Ok(BakedClip { local, parents, frame_time, frames, root_motion: taken })
     }
 }
 
@@ -386,7 +443,7 @@ impl GltfScene {
     /// Loads a `.gltf` (buffers embedded as data URIs or in files beside it) or `.glb`.
     ///
     /// # Errors
-    /// [`IkError::Io`]-like failures and every malformed part as [`IkError::Parse`].
+    /// [`IkError::Parse`] for a file that cannot be read and for every malformed part, naming it.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, IkError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| IkError::Parse(format!("{}: {e}", path.display())))?;
@@ -400,6 +457,7 @@ impl GltfScene {
     /// Every malformed part as [`IkError::Parse`] naming it.
     pub fn from_slice(bytes: &[u8], base: Option<&Path>) -> Result<Self, IkError> {
         let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| IkError::Parse(format!("glTF: {e}")))?;
+        check_enums(gltf.document.as_json())?;
         let buffers = read_buffers(&gltf, base)?;
         let doc = &gltf.document;
         let parents = node_parents(doc)?;
@@ -427,6 +485,33 @@ impl GltfScene {
     }
 }
 
+/// Every enumerated field the loader reads holds a value glTF defines (the `gltf` crate's
+/// accessors panic on one that does not, and its validation lets some through).
+fn check_enums(root: &::gltf::json::Root) -> Result<(), IkError> {
+    use ::gltf::json::validation::Checked;
+    fn valid<T>(c: &Checked<T>) -> bool {
+        matches!(c, Checked::Valid(_))
+    }
+    for (a, anim) in root.animations.iter().enumerate() {
+        if anim.channels.iter().any(|c| !valid(&c.target.path))
+            || anim.samplers.iter().any(|s| !valid(&s.interpolation))
+        {
+            return Err(parse(format!("animation {a}: a channel path or interpolation glTF does not define")));
+        }
+    }
+    for (i, acc) in root.accessors.iter().enumerate() {
+        if !valid(&acc.component_type) || !valid(&acc.type_) {
+            return Err(parse(format!("accessor {i}: a component type or element type glTF does not define")));
+        }
+    }
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        if mesh.primitives.iter().any(|p| !valid(&p.mode) || p.attributes.keys().any(|k| !valid(k))) {
+            return Err(parse(format!("mesh {m}: a primitive mode or attribute glTF does not define")));
+        }
+    }
+    Ok(())
+}
+
 fn parse(msg: impl Into<String>) -> IkError {
     IkError::Parse(msg.into())
 }
@@ -449,7 +534,9 @@ fn read_buffers(gltf: &::gltf::Gltf, base: Option<&Path>) -> Result<Vec<Vec<u8>>
                 } else {
                     let rel = Path::new(uri);
                     let safe = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-                    let dir = base.ok_or_else(|| parse(format!("buffer {}: {uri:?} is a file, and no folder was given", b.index())))?;
+                    let dir = base.ok_or_else(|| {
+                        parse(format!("buffer {}: {uri:?} is a file, and no folder was given", b.index()))
+                    })?;
                     if !safe {
                         return Err(parse(format!("buffer {}: {uri:?} leaves the asset's folder", b.index())));
                     }
@@ -550,6 +637,7 @@ fn read_skin(
     let mut info = Vec::with_capacity(joint_nodes.len());
     for &node in &joint_nodes {
         let mut between = Mat4::IDENTITY;
+        let mut folded = Vec::new();
         let mut at = parents[node];
         let parent = loop {
             match at {
@@ -559,11 +647,12 @@ fn read_skin(
                         break Some(j);
                     }
                     between = node_trs(&nodes[p])?.matrix() * between;
+                    folded.push(p);
                     at = parents[p];
                 }
             }
         };
-        info.push((parent, between, node_trs(&nodes[node])?));
+        info.push((parent, between, node_trs(&nodes[node])?, folded));
     }
     // Parents first: a depth order over the joint tree.
     let mut order = Vec::with_capacity(joint_nodes.len());
@@ -605,16 +694,26 @@ fn read_skin(
         inverse_bind: Vec::new(),
         nodes: Vec::new(),
         between: Vec::new(),
+        folded: Vec::new(),
     };
     for &old in &order {
         let node = joint_nodes[old];
-        let (parent, between, trs) = info[old];
+        let (parent, between, trs, ref folded) = info[old];
+        for &f in folded {
+            if !sk.folded.contains(&f) {
+                sk.folded.push(f);
+            }
+        }
         sk.names.push(nodes[node].name().map_or_else(|| format!("joint{old}"), String::from));
         sk.parents.push(parent.map(|p| new_index[p]));
         sk.rest.push(trs);
         let m: Mat4 = ibm[old];
         if !(m.is_finite() && m.determinant().abs() > 1e-12) {
-            return Err(parse(format!("skin {}: joint {:?} has a non-invertible inverse bind matrix", skin.index(), sk.names.last())));
+            return Err(parse(format!(
+                "skin {}: joint {:?} has a non-invertible inverse bind matrix",
+                skin.index(),
+                sk.names.last()
+            )));
         }
         sk.inverse_bind.push(m);
         sk.nodes.push(node);
@@ -754,7 +853,10 @@ fn read_floats(acc: &::gltf::Accessor, buffers: &[Vec<u8>], width: usize, what: 
     let end = if count == 0 {
         start
     } else {
-        (count - 1).checked_mul(stride).and_then(|x| x.checked_add(start)).and_then(|x| x.checked_add(elem))
+        (count - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(start))
+            .and_then(|x| x.checked_add(elem))
             .ok_or_else(|| fail("a count past any buffer"))?
     };
     if end > view_end || view_end > data.len() {
@@ -771,19 +873,35 @@ fn read_floats(acc: &::gltf::Accessor, buffers: &[Vec<u8>], width: usize, what: 
                 D::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32,
                 D::U16 => {
                     let x = f32::from(u16::from_le_bytes([b[0], b[1]]));
-                    if norm { x / 65535.0 } else { x }
+                    if norm {
+                        x / 65535.0
+                    } else {
+                        x
+                    }
                 }
                 D::I16 => {
                     let x = f32::from(i16::from_le_bytes([b[0], b[1]]));
-                    if norm { (x / 32767.0).max(-1.0) } else { x }
+                    if norm {
+                        (x / 32767.0).max(-1.0)
+                    } else {
+                        x
+                    }
                 }
                 D::U8 => {
                     let x = f32::from(b[0]);
-                    if norm { x / 255.0 } else { x }
+                    if norm {
+                        x / 255.0
+                    } else {
+                        x
+                    }
                 }
                 D::I8 => {
                     let x = f32::from(b[0] as i8);
-                    if norm { (x / 127.0).max(-1.0) } else { x }
+                    if norm {
+                        (x / 127.0).max(-1.0)
+                    } else {
+                        x
+                    }
                 }
             };
             out.push(v);

@@ -62,10 +62,10 @@ pub mod cpu;
 mod cpu_path;
 pub mod crowd;
 mod error;
-#[cfg(feature = "gpu")]
-pub mod gpu;
 #[cfg(feature = "gltf")]
 pub mod gltf;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod records;
 
 pub use error::{ChainError, IkError};
@@ -131,4 +131,6 @@ mod guides {
     guide!(Renderer, "../docs/renderer.md");
     guide!(Bevy, "../docs/bevy.md");
     guide!(BadInput, "../docs/bad-input.md");
+    #[cfg(feature = "gltf")]
+    guide!(Gltf, "../docs/gltf.md");
 }

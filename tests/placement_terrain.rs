@@ -123,6 +123,36 @@ impl Motion for Mocap {
     }
 }
 
+/// Cesium Man, a real glTF character, walking its baked clip (in place) with the root
+/// moving at the speed its planted feet need; weights as for the CMU clips.
+struct GltfWalk {
+    clip: crowd_ik::gltf::BakedClip,
+    rig: FootRig,
+    floor: f32,
+    speed: f32,
+}
+
+impl Motion for GltfWalk {
+    fn rig(&self) -> FootRig {
+        self.rig.clone()
+    }
+    fn frame(&self, t: f32) -> (Vec3, Vec<JointPose>, [f32; 2]) {
+        let mut pose = vec![JointPose::default(); self.clip.parents.len()];
+        crowd_ik::cpu::clip_sample::sample_clip(
+            &self.clip.local,
+            &self.clip.parents,
+            self.clip.frame_time,
+            t,
+            &mut pose,
+        );
+        let w = common::crowd::contact_weights(&self.rig, &pose, self.floor);
+        (Vec3::new(-0.4, -self.floor, -2.0 + self.speed * t), pose, w)
+    }
+    fn seconds(&self) -> f32 {
+        6.0
+    }
+}
+
 /// What a run measured.
 #[derive(Debug, Default)]
 struct Run {
@@ -296,6 +326,55 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
         }
     }
     eprintln!("frames flagged PELVIS_FAST (a leg's reach needed a faster pelvis): {flagged}");
+}
+
+/// Cesium Man, a real glTF character (its own rig, found by shape; its own walk), over the
+/// four terrains at three frame rates with 0/1 weights: the mocap's promises on pelvis
+/// speed and soles below the ground everywhere, on locks from contact and sliding on flat
+/// ground and curbs, and the figures printed beside them. Two of the mocap's bounds do not
+/// hold for this character and are measured, not asserted: a planted ankle's largest move in
+/// one frame on stairs (18.8 mm at 60 Hz, 32.7 mm at 30 Hz; held to 6 mm elsewhere), and on
+/// the hills locks from a plant's first frame (one plant in two or three locks late or not
+/// at all) and with them sliding (up to 5.4 mm in a plant; 1 mm mean for the mocap).
+#[test]
+fn a_gltf_character_keeps_the_promises_of_the_mocap() {
+    let p = speed_placement();
+    let (_, clip, rig, floor, speed) = common::crowd::cesium_man();
+    let walk = GltfWalk { clip, rig, floor, speed };
+    for (terrain, hf) in terrains() {
+        for hz in [30.0, 60.0, 120.0] {
+            let r = run(&walk, &hf, hz, p);
+            eprintln!(
+                "Cesium Man, {terrain}, {hz} Hz: {} plants, locked from the first frame {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m, deepest sole {:.2e} m; {} of {} frames with a foot locked",
+                r.plants,
+                100.0 * r.locked_from_start as f32 / r.plants.max(1) as f32,
+                1e3 * r.sliding_sum / r.plants.max(1) as f32,
+                1e3 * r.sliding_max,
+                1e3 * r.planted_jump,
+                r.pelvis_speed,
+                r.fast,
+                r.locked_below,
+                r.any_below,
+                r.locked_frames,
+                r.frames,
+            );
+            let ctx = format!("{terrain}, {hz} Hz: {r:?}");
+            assert!(r.pelvis_speed <= p.pelvis_max_speed * (1.0 + 1e-3) + 1e-4 * hz, "{ctx}");
+            assert!(r.locked_below >= -1e-3, "{ctx}");
+            assert!(r.any_below >= -p.ground_tolerance - 1e-5, "{ctx}");
+            assert!(r.locked_frames > r.frames / 5, "feet lock: {ctx}");
+            if terrain == "flat" {
+                assert_eq!(r.snaps, 0, "{ctx}");
+            }
+            if terrain == "flat" || terrain == "curbs" {
+                assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
+                assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");
+            }
+            if terrain != "stairs" {
+                assert!(r.planted_jump <= 0.006, "{ctx}");
+            }
+        }
+    }
 }
 
 /// The root climbing at 0.81 m/s (a 30° ramp at 1.4 m/s: 13.5 mm per frame at 60 Hz) and at

@@ -1,7 +1,8 @@
 #![no_main]
-//! The loaders on raw bytes: BVH text, `.npy` and raw f32 heightfields. Checks: no panic,
-//! no allocation a header merely asks for (they are capped and checked), and a loaded
-//! heightfield samples to finite heights and unit normals.
+//! The loaders on raw bytes: BVH text, `.npy` and raw f32 heightfields, glTF/GLB. Checks:
+//! no panic, no allocation a header merely asks for (they are capped and checked), a
+//! loaded heightfield samples to finite heights and unit normals, and a loaded glTF
+//! samples, bakes and finds (or refuses) its rig without panicking.
 
 use crowd_ik::bvh::Clip;
 use crowd_ik::crowd::Heightfield;
@@ -17,7 +18,25 @@ fn probe(h: &Heightfield) {
     }
 }
 
+fn gltf(data: &[u8]) {
+    let Ok(scene) = crowd_ik::gltf::GltfScene::from_slice(data, None) else { return };
+    for sk in &scene.skins {
+        let _ = sk.foot_rig(crowd_ik::crowd::BipedSettings::default());
+        for clip in &scene.clips {
+            for t in [0.0, 0.5 * clip.duration, clip.duration] {
+                if let Ok(pose) = clip.sample(sk, t) {
+                    assert_eq!(pose.len(), sk.len());
+                }
+            }
+            if clip.duration < 10.0 && sk.len() < 256 {
+                let _ = clip.bake(sk, 10.0, crowd_ik::gltf::RootMotion::Extract);
+            }
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    gltf(data);
     if let Ok(clip) = Clip::parse(&String::from_utf8_lossy(data)) {
         let frames = clip.frames();
         if frames > 0 && clip.skeleton.len() < 4096 {

@@ -11,18 +11,20 @@
 //! World space is Y-up; a character's model space maps to world by its root:
 //! `world = root_rotation · (model · scale) + root_translation`.
 
+pub mod detect;
 pub mod ground;
 pub mod placement;
 pub mod records;
 pub mod rig;
 
+pub use detect::{find_legs, split_name, FoundLegs, Side};
 pub use ground::{heightfield_height, sample_heightfield, Ground, Heightfield};
 pub use placement::{
     remap_states, spring_rate, CharacterState, FootPlacement, FrameInput, LegPlacement, LegState, LockPivot,
     PlantDetection,
 };
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
-pub use rig::{FootAlign, FootRig, KneePole, LegKind, LegRig};
+pub use rig::{BipedSettings, FootAlign, FootRig, KneePole, LegKind, LegRig};
 
 /// Most legs per rig.
 pub const MAX_LEGS: usize = crate::constants::MAX_LEGS as usize;

@@ -322,3 +322,104 @@ impl FootRig {
         r
     }
 }
+
+/// Settings for the rigs built from a skeleton ([`FootRig::from_joints`], and through it
+/// `FootRig::biped`, `from_names`, `detect_bvh` and the glTF loader's `foot_rig`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BipedSettings {
+    /// The character's forward direction in model space (CMU: +Z).
+    pub forward: Vec3,
+    /// Up in model space (+Y).
+    pub up: Vec3,
+    /// Knee limits (radians).
+    pub knee_limits: Option<(f32, f32)>,
+    /// Max foot angle (radians).
+    pub max_foot_angle: f32,
+    /// Max pelvis drop (world units).
+    pub max_pelvis_drop: f32,
+    /// Ground window above the foot (world units).
+    pub max_step_up: f32,
+    /// Ground window below the foot (world units).
+    pub max_step_down: f32,
+}
+
+impl Default for BipedSettings {
+    fn default() -> Self {
+        Self {
+            forward: Vec3::Z,
+            up: Vec3::Y,
+            knee_limits: Some((0.0, 175f32.to_radians())),
+            max_foot_angle: 35f32.to_radians(),
+            max_pelvis_drop: 0.4,
+            max_step_up: 0.5,
+            max_step_down: 0.6,
+        }
+    }
+}
+
+impl FootRig {
+    /// A rig from a skeleton's joints: its parents, rest pose in model space, the pelvis
+    /// and, per leg, `[hip, knee, ankle, toe]` with its kind. From the rest pose it derives
+    /// the knee hinge, in the knee's frame: from the leg's own bend where the rest pose
+    /// bends it (more than ~6°: `(hip − knee) × (ankle − knee)`, so a quadruped's elbows
+    /// and stifles, which bend opposite ways, each get the side they bend to), else
+    /// `forward × up` (a straight rest leg, as in most human skeletons); the foot's up axis
+    /// (in the ankle's frame) and the foot height (two-bone: ankle above toe along `up`;
+    /// pseudo three-bone: 0, the hoof tip is the sole). Knee poles follow the FK knee. No
+    /// bone axis convention is assumed: the axes are read in each joint's own frame.
+    ///
+    /// # Errors
+    /// [`IkError::InvalidRig`] when the rig does not validate ([`FootRig::validate`]).
+    pub fn from_joints(
+        parents: &[Option<usize>],
+        rest: &[JointPose],
+        pelvis: usize,
+        legs: &[([usize; 4], LegKind)],
+        s: BipedSettings,
+    ) -> Result<Self, IkError> {
+        if rest.len() != parents.len() || legs.iter().flat_map(|(j, _)| j).chain([&pelvis]).any(|&j| j >= rest.len()) {
+            return Err(rig_error("joints out of range of the rest pose"));
+        }
+        let hinge = s.forward.cross(s.up).normalize();
+        let mut rig_legs = Vec::new();
+        for (joints, kind) in legs {
+            let joints = *joints;
+            let foot_height = match kind {
+                LegKind::TwoBone => (rest[joints[2]].position() - rest[joints[3]].position()).dot(s.up).max(0.0),
+                LegKind::PseudoThreeBone { .. } => 0.0,
+            };
+            // A hinge against the rest bend would count every FK bend as backwards: the
+            // solver would bend the knee the hinge's way and roll the limb half a turn to face
+            // the pole (joints in place, bones twisted).
+            let [hip, knee, ankle] = [0, 1, 2].map(|k| rest[joints[k]].position());
+            let bend = (hip - knee).cross(ankle - knee);
+            let leg_hinge = if bend.length() > 0.1 * (hip - knee).length() * (ankle - knee).length() {
+                bend.normalize()
+            } else {
+                hinge
+            };
+            rig_legs.push(LegRig {
+                kind: *kind,
+                joints,
+                foot_height,
+                knee_axis: rest[joints[1]].rotation().conjugate() * leg_hinge,
+                knee_limits: s.knee_limits,
+                max_foot_angle: s.max_foot_angle,
+                foot_up: rest[joints[2]].rotation().conjugate() * s.up,
+                knee_pole: KneePole::FkKnee,
+                align: FootAlign::default(),
+            });
+        }
+        let rig = Self {
+            parents: parents.to_vec(),
+            pelvis,
+            legs: rig_legs,
+            max_pelvis_drop: s.max_pelvis_drop,
+            max_step_up: s.max_step_up,
+            max_step_down: s.max_step_down,
+            placement: None,
+        };
+        rig.validate()?;
+        Ok(rig)
+    }
+}

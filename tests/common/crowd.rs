@@ -248,3 +248,47 @@ pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
     let j = rig.legs[0].joints;
     (pose[j[1]].position() - pose[j[0]].position()).length() + (pose[j[2]].position() - pose[j[1]].position()).length()
 }
+
+/// Cesium Man (`tests/data/gltf/CesiumMan.glb`, a real glTF character; see its
+/// LICENSES.md): its walk baked at 120 frames per second, its rig found by shape, its floor
+/// (as [`cmu_biped`]'s: a low percentile of the sole heights) and the speed its walk needs
+/// from the root. The clip walks in place; a planted foot moves backwards in model space at
+/// the walking speed: the mean backward speed of the toes of the feet in contact (by
+/// [`contact_weights`]) is it.
+pub fn cesium_man() -> (crowd_ik::gltf::GltfSkeleton, crowd_ik::gltf::BakedClip, FootRig, f32, f32) {
+    use crowd_ik::gltf::{GltfScene, RootMotion};
+    let scene = GltfScene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb")).unwrap();
+    let sk = scene.skins[0].clone();
+    let clip = &scene.clips[0];
+    let baked = clip.bake(&sk, 120.0, RootMotion::Keep).unwrap();
+    let rig = sk.foot_rig(crowd_ik::crowd::BipedSettings::default()).unwrap();
+    let n = sk.len();
+    let mut model = vec![JointPose::default(); n];
+    let mut soles = Vec::new();
+    let mut speeds = Vec::new();
+    let mut poses = Vec::new();
+    for f in 0..baked.frames {
+        crowd_ik::cpu::clip_sample::sample_clip(
+            &baked.local,
+            &baked.parents,
+            baked.frame_time,
+            f as f32 * baked.frame_time,
+            &mut model,
+        );
+        soles.extend(rig.legs.iter().map(|l| model[l.joints[2]].position().y - l.foot_height));
+        poses.push(model.clone());
+    }
+    soles.sort_by(f32::total_cmp);
+    let floor = soles[soles.len() / 10];
+    for w in poses.windows(2) {
+        let contact = contact_weights(&rig, &w[1], floor);
+        for (leg, c) in rig.legs.iter().zip(contact) {
+            if c == 1.0 {
+                let toe = leg.joints[3];
+                speeds.push((w[0][toe].position().z - w[1][toe].position().z) / baked.frame_time);
+            }
+        }
+    }
+    let speed = speeds.iter().sum::<f32>() / speeds.len() as f32;
+    (sk, baked, rig, floor, speed)
+}

@@ -123,5 +123,10 @@ fn main() {
         let selectors = [4 + head % 3, 5, head % 16, 4];
         write(dir, "foot_placement", format!("walk-{head}"), &placement_seed(head, f32::from(head) * 0.05, selectors));
     }
+    // The loaders: the real glTF characters the tests load.
+    let gltf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/gltf");
+    for name in ["CesiumMan.glb", "Fox.glb", "ik_helper_humanoid.gltf"] {
+        write(dir, "loaders", name.to_string(), &std::fs::read(gltf.join(name)).expect("test data"));
+    }
     println!("seed corpora written under {}", dir.display());
 }

@@ -1,0 +1,497 @@
+//! glTF characters: the real files in `tests/data/gltf/` (see its LICENSES.md), rigs found
+//! by name and by shape in every convention, clips sampled and baked, bad files refused.
+
+#![cfg(feature = "gltf")]
+
+use crowd_ik::cpu::clip_sample::sample_clip;
+use crowd_ik::crowd::{find_legs, split_name, BipedSettings, JointPose, Side};
+use crowd_ik::glam::{Quat, Vec3};
+use crowd_ik::gltf::{GltfScene, Property, RootMotion};
+use crowd_ik::IkError;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf");
+
+fn load(name: &str) -> GltfScene {
+    GltfScene::load(format!("{DATA}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn names(scene: &GltfScene, joints: &[usize]) -> Vec<String> {
+    joints.iter().map(|&j| scene.skins[0].names[j].clone()).collect()
+}
+
+#[test]
+fn cesium_man_walks_on_a_rig_found_by_shape() {
+    let scene = load("CesiumMan.glb");
+    let sk = &scene.skins[0];
+    assert_eq!(sk.len(), 19);
+    assert_eq!(scene.clips.len(), 1);
+    assert!((scene.clips[0].duration - 2.0).abs() < 1e-4);
+    assert_eq!(scene.meshes.len(), 1);
+    let mesh = &scene.meshes[0];
+    assert_eq!((mesh.positions.len(), mesh.indices.len()), (3273, 14016));
+    for w in &mesh.weights {
+        assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+    // The file is Z-up under a turned root node: folded in, the model stands up along +Y,
+    // feet at the bottom, 1.2 m tall.
+    let rest = sk.rest_pose().unwrap();
+    let (lo, hi) =
+        rest.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| (lo.min(p.position().y), hi.max(p.position().y)));
+    assert!(lo > 0.0 && lo < 0.05 && (1.1..1.3).contains(&hi), "{lo}..{hi}");
+    // Its joints are named leg_joint_L_1..5: no convention, so the legs come from shape.
+    let found = sk.find_legs(Vec3::Y).unwrap();
+    assert!(found.by_shape);
+    assert_eq!(names(&scene, &found.legs[0]), ["leg_joint_L_1", "leg_joint_L_2", "leg_joint_L_3", "leg_joint_L_5"]);
+    assert_eq!(names(&scene, &found.legs[1]), ["leg_joint_R_1", "leg_joint_R_2", "leg_joint_R_3", "leg_joint_R_5"]);
+    assert_eq!(sk.names[found.pelvis], "Skeleton_torso_joint_1");
+    let rig = sk.foot_rig(BipedSettings::default()).unwrap();
+    for leg in &rig.legs {
+        assert!((leg.foot_height - 0.0646).abs() < 1e-3, "{}", leg.foot_height);
+    }
+    // The walk plants each foot on the floor the rest pose stands on: each toe comes down
+    // to within 2 cm of the rest pose's toe height and never 2 cm below it.
+    let clip = &scene.clips[0];
+    let rest_toe = rest[found.legs[0][3]].position().y;
+    let mut lowest = [f32::MAX; 2];
+    for k in 0..80 {
+        let pose = clip.sample(sk, k as f32 * 0.025).unwrap();
+        for (l, leg) in found.legs.iter().enumerate() {
+            let y = pose[leg[3]].position().y;
+            assert!(y > rest_toe - 0.02, "t = {}: toe {l} at {y}", k as f32 * 0.025);
+            lowest[l] = lowest[l].min(y);
+        }
+    }
+    for y in lowest {
+        assert!((y - rest_toe).abs() < 0.02, "{lowest:?} vs rest {rest_toe}");
+    }
+}
+
+#[test]
+fn the_fox_hind_legs_are_found_by_name_in_centimetres() {
+    let scene = load("Fox.glb");
+    let sk = &scene.skins[0];
+    assert_eq!(sk.len(), 24);
+    let clips: Vec<&str> = scene.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(clips, ["Survey", "Walk", "Run"]);
+    assert!(scene.clips.iter().all(|c| c.duration > 0.1 && !c.channels.is_empty()));
+    let found = sk.find_legs(Vec3::Y).unwrap();
+    assert!(!found.by_shape);
+    assert_eq!(sk.names[found.pelvis], "b_Hip_01");
+    assert_eq!(
+        names(&scene, &found.legs[0]),
+        ["b_LeftLeg01_015", "b_LeftLeg02_016", "b_LeftFoot01_017", "b_LeftFoot02_018"]
+    );
+    assert_eq!(
+        names(&scene, &found.legs[1]),
+        ["b_RightLeg01_019", "b_RightLeg02_020", "b_RightFoot01_021", "b_RightFoot02_022"]
+    );
+    // Centimetres: the hip stands ~43 units high.
+    let rest = sk.rest_pose().unwrap();
+    assert!((40.0..46.0).contains(&rest[found.pelvis].position().y));
+}
+
+#[test]
+fn a_foot_hung_from_an_ik_helper_bone_is_refused_naming_it() {
+    let scene = load("ik_helper_humanoid.gltf");
+    assert_eq!(scene.skins[0].len(), 29);
+    assert_eq!(
+        scene.clips.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["Action", "Idle", "Jump", "Run", "Walk"]
+    );
+    let err = scene.skins[0].foot_rig(BipedSettings::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, IkError::InvalidRig(_)));
+    for part in ["Foot.L", "Shin.L", "Heel.IK.L", "IK helper"] {
+        assert!(msg.contains(part), "{msg}");
+    }
+}
+
+/// A channel sampled at its own keyframe times gives the keyframe's value.
+#[test]
+fn clips_sample_their_keyframes_exactly() {
+    for file in ["CesiumMan.glb", "Fox.glb", "ik_helper_humanoid.gltf"] {
+        let scene = load(file);
+        let sk = &scene.skins[0];
+        for clip in &scene.clips {
+            for ch in &clip.channels {
+                let Some(j) = sk.nodes.iter().position(|&n| n == ch.node) else { continue };
+                let w = if ch.property == Property::Rotation { 4 } else { 3 };
+                for (k, &t) in ch.times.iter().enumerate().step_by(7) {
+                    let local = clip.sample_local(sk, t)[j];
+                    let want = &ch.values[k * w..k * w + w];
+                    match ch.property {
+                        Property::Translation => assert!(local.translation.abs_diff_eq(Vec3::from_slice(want), 1e-5)),
+                        Property::Scale => assert!(local.scale.abs_diff_eq(Vec3::from_slice(want), 1e-5)),
+                        Property::Rotation => {
+                            let q = Quat::from_slice(want).normalize();
+                            assert!(local.rotation.dot(q).abs() > 1.0 - 1e-6, "{file} {}: {k}", clip.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Baked at 60 frames per second, the crate's clip sampler plays a clip as the glTF
+/// sampler does at the frames (the same poses up to f32 rounding).
+#[test]
+fn baked_clips_play_back_in_the_crates_sampler() {
+    for (file, height) in [("CesiumMan.glb", 1.2), ("Fox.glb", 60.0), ("ik_helper_humanoid.gltf", 1.1)] {
+        let scene = load(file);
+        let sk = &scene.skins[0];
+        for clip in &scene.clips {
+            let baked = clip.bake(sk, 60.0, RootMotion::Keep).unwrap();
+            assert_eq!(baked.local.len(), baked.frames * sk.len());
+            let mut out = vec![JointPose::default(); sk.len()];
+            for f in (0..baked.frames).step_by(5) {
+                let t = f as f32 * baked.frame_time;
+                sample_clip(&baked.local, &baked.parents, baked.frame_time, t + 1e-4 * baked.frame_time, &mut out);
+                let want = clip.sample(sk, t).unwrap();
+                for (j, (a, b)) in out.iter().zip(&want).enumerate() {
+                    let d = a.position().distance(b.position());
+                    assert!(d < 2e-5 * height, "{file} {} frame {f} joint {}: {d}", clip.name, sk.names[j]);
+                    assert!(a.rotation().dot(b.rotation()).abs() > 1.0 - 1e-5);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn extracted_root_motion_plays_in_place() {
+    let scene = load("Fox.glb");
+    let sk = &scene.skins[0];
+    let clip = scene.clip("Walk").unwrap();
+    let keep = clip.bake(sk, 30.0, RootMotion::Keep).unwrap();
+    let place = clip.bake(sk, 30.0, RootMotion::Extract).unwrap();
+    assert_eq!(place.root_motion.len(), place.frames);
+    let n = sk.len();
+    for f in 0..place.frames {
+        let (k, p) = (keep.local[f * n].position(), place.local[f * n].position());
+        let first = place.local[0].position();
+        assert!((p.x - first.x).abs() < 1e-4 && (p.z - first.z).abs() < 1e-4);
+        assert!((p + place.root_motion[f]).abs_diff_eq(k, 1e-3), "{f}");
+    }
+}
+
+/// A skeleton in each naming convention (the legs of `rest_skeleton`), at three unit
+/// scales, found by name.
+#[test]
+fn rigs_are_found_by_name_in_every_convention() {
+    let conventions: [(&str, [&str; 4], [&str; 4]); 6] = [
+        (
+            "Hips",
+            ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg", "mixamorig:LeftFoot", "mixamorig:LeftToeBase"],
+            ["mixamorig:RightUpLeg", "mixamorig:RightLeg", "mixamorig:RightFoot", "mixamorig:RightToeBase"],
+        ),
+        ("pelvis", ["thigh_l", "calf_l", "foot_l", "ball_l"], ["thigh_r", "calf_r", "foot_r", "ball_r"]),
+        (
+            "Hips",
+            ["LeftUpperLeg", "LeftLowerLeg", "LeftFoot", "LeftToes"],
+            ["RightUpperLeg", "RightLowerLeg", "RightFoot", "RightToes"],
+        ),
+        (
+            "J_Bip_C_Hips",
+            ["J_Bip_L_UpperLeg", "J_Bip_L_LowerLeg", "J_Bip_L_Foot", "J_Bip_L_ToeBase"],
+            ["J_Bip_R_UpperLeg", "J_Bip_R_LowerLeg", "J_Bip_R_Foot", "J_Bip_R_ToeBase"],
+        ),
+        (
+            "DEF-spine",
+            ["DEF-thigh.L", "DEF-shin.L", "DEF-foot.L", "DEF-toe.L"],
+            ["DEF-thigh.R", "DEF-shin.R", "DEF-foot.R", "DEF-toe.R"],
+        ),
+        (
+            "Hips",
+            ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+            ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
+        ),
+    ];
+    for (pelvis, left, right) in conventions {
+        for scale in [0.01, 1.0, 100.0] {
+            let (names, parents, rest) = rest_skeleton(pelvis, left, right, scale);
+            let found = find_legs(&names, &parents, &rest, Vec3::Y).unwrap_or_else(|e| panic!("{pelvis}: {e}"));
+            assert!(!found.by_shape, "{left:?}");
+            assert_eq!(names[found.pelvis], pelvis);
+            assert_eq!(found.legs[0].map(|j| names[j].as_str()), left);
+            assert_eq!(found.legs[1].map(|j| names[j].as_str()), right);
+            // And by shape, with the names taken away.
+            let anonymous: Vec<String> = (0..names.len()).map(|j| format!("bone{j}")).collect();
+            let shape = find_legs(&anonymous, &parents, &rest, Vec3::Y).unwrap();
+            assert!(shape.by_shape);
+            assert_eq!((shape.pelvis, &shape.legs), (found.pelvis, &found.legs), "{pelvis} at {scale}");
+        }
+    }
+}
+
+/// A Z-up skeleton (the up axis passed as +Z) is found the same way.
+#[test]
+fn z_up_skeletons_are_found_by_shape() {
+    let (names, parents, rest) = rest_skeleton("Hips", ["a", "b", "c", "d"], ["e", "f", "g", "h"], 1.0);
+    let turn = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2); // +Y up → +Z up
+    let rest: Vec<JointPose> = rest.iter().map(|p| JointPose::new(turn * p.position(), turn * p.rotation())).collect();
+    let found = find_legs(&names, &parents, &rest, Vec3::Z).unwrap();
+    assert_eq!(found.legs[0].map(|j| names[j].as_str()), ["a", "b", "c", "d"]);
+}
+
+#[test]
+fn rigs_missing_a_joint_or_out_of_order_are_refused_naming_it() {
+    // No toe on the left.
+    let (mut names, parents, rest) = rest_skeleton(
+        "Hips",
+        ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+        ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
+        1.0,
+    );
+    let toe = names.iter().position(|n| n == "LeftToeBase").unwrap();
+    names[toe] = "LeftSock".into();
+    let msg = find_legs(&names, &parents, &rest, Vec3::Y).unwrap_err().to_string();
+    assert!(msg.contains("left leg has no toe"), "{msg}");
+    // The right foot hung from the hips.
+    let (names, mut parents, rest) = rest_skeleton(
+        "Hips",
+        ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+        ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
+        1.0,
+    );
+    let foot = names.iter().position(|n| n == "RightFoot").unwrap();
+    parents[foot] = Some(0);
+    let msg = find_legs(&names, &parents, &rest, Vec3::Y).unwrap_err().to_string();
+    assert!(msg.contains("\"RightFoot\" is not below the knee \"RightLeg\""), "{msg}");
+}
+
+#[test]
+fn joint_names_split_into_side_and_role() {
+    assert_eq!(split_name("mixamorig:LeftUpLeg"), (Some(Side::Left), "upleg".into()));
+    assert_eq!(split_name("ball_r"), (Some(Side::Right), "ball".into()));
+    assert_eq!(split_name("DEF-toe.L"), (Some(Side::Left), "toe".into()));
+}
+
+/// A standing biped: pelvis at 1 m, a spine, and two legs (hip, knee, ankle, toe) with
+/// the given names, every length × `scale`; joints listed pelvis, spine, left, right.
+fn rest_skeleton(
+    pelvis: &str,
+    left: [&str; 4],
+    right: [&str; 4],
+    scale: f32,
+) -> (Vec<String>, Vec<Option<usize>>, Vec<JointPose>) {
+    let mut names = vec![pelvis.to_string(), "Spine".to_string()];
+    let mut parents = vec![None, Some(0)];
+    let mut pos = vec![Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 1.3, 0.0)];
+    for (side, leg) in [(1.0, left), (-1.0, right)] {
+        let x = 0.1 * side;
+        let at = [Vec3::new(x, 0.95, 0.0), Vec3::new(x, 0.52, 0.02), Vec3::new(x, 0.08, 0.0), Vec3::new(x, 0.01, 0.12)];
+        for (k, name) in leg.iter().enumerate() {
+            parents.push(Some(if k == 0 { 0 } else { names.len() - 1 }));
+            names.push((*name).to_string());
+            pos.push(at[k]);
+        }
+    }
+    let rest = pos.into_iter().map(|p| JointPose::new(p * scale, Quat::IDENTITY)).collect();
+    (names, parents, rest)
+}
+
+/// The GLB container around `json` and `bin`.
+fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut j = serde_json::to_vec(json).unwrap();
+    while !j.len().is_multiple_of(4) {
+        j.push(b' ');
+    }
+    let mut b = bin.to_vec();
+    while !b.len().is_multiple_of(4) {
+        b.push(0);
+    }
+    let total = 12 + 8 + j.len() + 8 + b.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&j);
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&b);
+    out
+}
+
+/// A GLB file's JSON and binary chunk.
+fn unglb(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
+    let bl = u32::from_le_bytes(bytes[20 + jl..24 + jl].try_into().unwrap()) as usize;
+    (json, bytes[28 + jl..28 + jl + bl].to_vec())
+}
+
+/// Unit scale and axis conventions: the Fox under a node that scales it by 0.01 (or 100)
+/// and turns it Z-up is found the same, its rest pose scaled, still Y-up in model space.
+#[test]
+fn scale_and_axis_of_the_nodes_above_the_skin_are_folded_in() {
+    let bytes = std::fs::read(format!("{DATA}/Fox.glb")).unwrap();
+    let (json, bin) = unglb(&bytes);
+    let base = GltfScene::from_slice(&bytes, None).unwrap();
+    let base_rest = base.skins[0].rest_pose().unwrap();
+    for scale in [0.01_f32, 100.0] {
+        let mut j = json.clone();
+        // Wrap the scene's root node: a Z-up exporter's turn undone by the file, and a unit
+        // scale on top (what Blender and Mixamo exports carry on the armature node).
+        let nodes = j["nodes"].as_array_mut().unwrap();
+        let wrapper = nodes.len();
+        let roots = j["scenes"][0]["nodes"].clone();
+        j["nodes"].as_array_mut().unwrap().push(serde_json::json!({
+            "name": "Armature", "children": roots, "scale": [scale, scale, scale],
+            "rotation": [0.0, 0.0, 0.0, 1.0]
+        }));
+        j["scenes"][0]["nodes"] = serde_json::json!([wrapper]);
+        let scene = GltfScene::from_slice(&glb(&j, &bin), None).unwrap();
+        let rest = scene.skins[0].rest_pose().unwrap();
+        for (a, b) in rest.iter().zip(&base_rest) {
+            assert!(a.position().abs_diff_eq(b.position() * scale, 1e-4 * scale * 60.0));
+        }
+        let found = scene.skins[0].find_legs(Vec3::Y).unwrap();
+        assert_eq!(scene.skins[0].names[found.legs[0][2]], "b_LeftFoot01_017");
+    }
+}
+
+/// Broken files are errors that say what is wrong, never panics.
+#[test]
+fn broken_files_are_refused_with_a_reason() {
+    let bytes = std::fs::read(format!("{DATA}/Fox.glb")).unwrap();
+    // Truncated anywhere.
+    for cut in (0..bytes.len()).step_by(997).chain([bytes.len() - 1]) {
+        assert!(GltfScene::from_slice(&bytes[..cut], None).is_err(), "cut at {cut}");
+    }
+    assert!(GltfScene::from_slice(b"not a gltf at all", None).is_err());
+    let (json, bin) = unglb(&bytes);
+    let expect = |j: &serde_json::Value, bin: &[u8], words: &[&str]| {
+        let err = GltfScene::from_slice(&glb(j, bin), None).map(|_| ()).unwrap_err().to_string();
+        for w in words {
+            assert!(err.contains(w), "{err}");
+        }
+    };
+    // An accessor whose count runs past its buffer (absurd header counts).
+    let mut j = json.clone();
+    j["accessors"][0]["count"] = serde_json::json!(4_000_000_000u64);
+    expect(&j, &bin, &["accessor 0"]);
+    // A buffer shorter than it says.
+    expect(&json, &bin[..bin.len() / 2], &["buffer 0"]);
+    // A sparse accessor.
+    let mut j = json.clone();
+    let acc = j["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
+    j["accessors"][acc]["sparse"] = serde_json::json!({"count": 1, "indices": {"bufferView": 0, "componentType": 5125}, "values": {"bufferView": 0}});
+    expect(&j, &bin, &["sparse"]);
+    // A joint listed twice.
+    let mut j = json.clone();
+    let first = j["skins"][0]["joints"][0].clone();
+    j["skins"][0]["joints"][1] = first;
+    expect(&j, &bin, &["listed twice"]);
+    // A node that is its own ancestor.
+    let mut j = json.clone();
+    let top = j["skins"][0]["joints"][0].as_u64().unwrap();
+    let last = j["skins"][0]["joints"].as_array().unwrap().last().unwrap().as_u64().unwrap() as usize;
+    j["nodes"][last]["children"] = serde_json::json!([top]);
+    assert!(GltfScene::from_slice(&glb(&j, &bin), None).is_err());
+    // A data URI that is not base64, and a file buffer with no folder to read it from.
+    let mut j = json.clone();
+    j["buffers"][0]["uri"] = serde_json::json!("data:application/octet-stream;base64,@@@@");
+    expect(&j, &[], &["base64"]);
+    let mut j = json.clone();
+    j["buffers"][0]["uri"] = serde_json::json!("../outside.bin");
+    assert!(GltfScene::from_slice(&glb(&j, &[]), None).is_err());
+    // Values glTF does not define for an animated property, an interpolation, an element
+    // type (the `gltf` crate's readers panic on them; found by the loaders fuzz target).
+    for (path, value, word) in [
+        (&["animations", "0", "channels", "0", "target", "path"][..], "position", "animation"),
+        (&["animations", "0", "samplers", "0", "interpolation"][..], "SMOOTH", "animation"),
+        (&["accessors", "0", "type"][..], "VEC7", "accessor"),
+    ] {
+        let mut j = json.clone();
+        let mut at = &mut j;
+        for key in path {
+            at = match key.parse::<usize>() {
+                Ok(i) => &mut at[i],
+                Err(_) => &mut at[*key],
+            };
+        }
+        *at = serde_json::json!(value);
+        expect(&j, &bin, &[word]);
+    }
+    // Keyframe times that run backwards.
+    let j = json.clone();
+    let input = j["animations"][0]["samplers"][0]["input"].as_u64().unwrap() as usize;
+    let view = j["accessors"][input]["bufferView"].as_u64().unwrap() as usize;
+    let offset = j["bufferViews"][view]["byteOffset"].as_u64().unwrap_or(0) as usize
+        + j["accessors"][input]["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let mut bad = bin.clone();
+    bad[offset..offset + 4].copy_from_slice(&1e9f32.to_le_bytes());
+    expect(&j, &bad, &["keyframe times"]);
+}
+
+/// A channel that animates a node folded into the skeleton (here: the Fox's non-joint
+/// root) cannot be played: an error naming it.
+#[test]
+fn channels_on_folded_nodes_are_refused() {
+    let bytes = std::fs::read(format!("{DATA}/Fox.glb")).unwrap();
+    let (mut json, bin) = unglb(&bytes);
+    let top = json["skins"][0]["joints"][0].as_u64().unwrap();
+    // The Fox's joints hang from a node named "root"; animate it.
+    let root = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n["children"].as_array().is_some_and(|c| c.iter().any(|x| x.as_u64() == Some(top))));
+    let root = root.expect("a node above the skin");
+    json["animations"][0]["channels"][0]["target"]["node"] = serde_json::json!(root);
+    let scene = GltfScene::from_slice(&glb(&json, &bin), None).unwrap();
+    let err = scene.clips[0].sample(&scene.skins[0], 0.0).unwrap_err().to_string();
+    assert!(err.contains(&format!("node {root}")), "{err}");
+    assert!(scene.clips[0].bake(&scene.skins[0], 30.0, RootMotion::Keep).is_err());
+}
+
+/// Real files with bytes flipped (in the JSON and in the binary data: NaN, huge and
+/// negative numbers, broken indices): each loads or is refused, and what loads samples,
+/// bakes and finds or refuses its rig, never panicking, never producing a non-finite pose
+/// without an error.
+#[test]
+fn flipped_bytes_never_panic() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for file in ["CesiumMan.glb", "Fox.glb"] {
+        let bytes = std::fs::read(format!("{DATA}/{file}")).unwrap();
+        let mut loaded = 0;
+        for _ in 0..300 {
+            let mut b = bytes.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() % b.len() as u64) as usize;
+                let at = at - at % 4;
+                let v: [u8; 4] = match next() % 4 {
+                    0 => f32::NAN.to_le_bytes(),
+                    1 => 3e38f32.to_le_bytes(),
+                    2 => (next() as u32).to_le_bytes(),
+                    _ => [b'9', b'9', b'9', b'9'],
+                };
+                let end = (at + 4).min(b.len());
+                b[at..end].copy_from_slice(&v[..end - at]);
+            }
+            let Ok(scene) = GltfScene::from_slice(&b, None) else { continue };
+            loaded += 1;
+            for sk in &scene.skins {
+                let _ = sk.foot_rig(BipedSettings::default());
+                for clip in &scene.clips {
+                    if let Ok(pose) = clip.sample(sk, 0.5 * clip.duration) {
+                        assert!(pose.iter().all(|p| p.position().is_finite() && p.rotation().is_finite()), "{file}");
+                    }
+                    if clip.duration < 10.0 {
+                        let _ = clip.bake(sk, 10.0, RootMotion::Extract);
+                    }
+                }
+            }
+        }
+        assert!(loaded > 50, "{file}: only {loaded} of 300 mutants loaded; the test would say little");
+    }
+}
