@@ -143,16 +143,20 @@ impl GltfSkeleton {
     }
 
     /// A biped [`FootRig`] on the skeleton's rest pose: its legs found by
-    /// [`GltfSkeleton::find_legs`], two-bone. The rig's world units are the file's (a
-    /// character in centimetres has a root scale of 0.01 in `CharacterInput`).
+    /// [`GltfSkeleton::find_legs`], two-bone. `scale` is the characters' scale
+    /// (`CharacterInput::with_scale`: world units per file unit, 0.01 for a character in
+    /// centimetres, 1 for one in metres): the rig's lengths (foot heights), like the
+    /// settings', are in world units, the poses in the file's.
     ///
     /// # Errors
     /// As [`GltfSkeleton::find_legs`], and [`IkError::InvalidRig`] when the rig does not
     /// validate.
-    pub fn foot_rig(&self, s: BipedSettings) -> Result<FootRig, IkError> {
+    pub fn foot_rig(&self, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
         let found = self.find_legs(s.up)?;
         let legs: Vec<([usize; 4], LegKind)> = found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect();
-        FootRig::from_joints(&self.parents, &self.rest_pose()?, found.pelvis, &legs, s)
+        let rest: Vec<JointPose> =
+            self.rest_pose()?.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
+        FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
     }
 
     fn scale_error(&self, j: usize) -> IkError {

@@ -44,7 +44,7 @@ fn cesium_man_walks_on_a_rig_found_by_shape() {
     assert_eq!(names(&scene, &found.legs[0]), ["leg_joint_L_1", "leg_joint_L_2", "leg_joint_L_3", "leg_joint_L_5"]);
     assert_eq!(names(&scene, &found.legs[1]), ["leg_joint_R_1", "leg_joint_R_2", "leg_joint_R_3", "leg_joint_R_5"]);
     assert_eq!(sk.names[found.pelvis], "Skeleton_torso_joint_1");
-    let rig = sk.foot_rig(BipedSettings::default()).unwrap();
+    let rig = sk.foot_rig(BipedSettings::default(), 1.0).unwrap();
     for leg in &rig.legs {
         assert!((leg.foot_height - 0.0646).abs() < 1e-3, "{}", leg.foot_height);
     }
@@ -98,7 +98,7 @@ fn a_foot_hung_from_an_ik_helper_bone_is_refused_naming_it() {
         scene.clips.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         ["Action", "Idle", "Jump", "Run", "Walk"]
     );
-    let err = scene.skins[0].foot_rig(BipedSettings::default()).unwrap_err();
+    let err = scene.skins[0].foot_rig(BipedSettings::default(), 1.0).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, IkError::InvalidRig(_)));
     for part in ["Foot.L", "Shin.L", "Heel.IK.L", "IK helper"] {
@@ -481,7 +481,7 @@ fn flipped_bytes_never_panic() {
             let Ok(scene) = GltfScene::from_slice(&b, None) else { continue };
             loaded += 1;
             for sk in &scene.skins {
-                let _ = sk.foot_rig(BipedSettings::default());
+                let _ = sk.foot_rig(BipedSettings::default(), 1.0);
                 for clip in &scene.clips {
                     if let Ok(pose) = clip.sample(sk, 0.5 * clip.duration) {
                         assert!(pose.iter().all(|p| p.position().is_finite() && p.rotation().is_finite()), "{file}");

@@ -6,7 +6,9 @@
 //!
 //! Prints which adapter ran, how far the planted feet's soles were from the ground before
 //! and after IK, and the time per frame of the CPU twin (all threads) and of the GPU.
-//! `--per-frame` adds one row per frame.
+//! `--per-frame` adds one row per frame. `--character path.glb [--clip NAME] [--scale S]`
+//! makes the crowd of a glTF character instead of the procedural walker (e.g.
+//! `--character tests/data/gltf/CesiumMan.glb`; `--scale 0.01` for one in centimetres).
 //!
 //! `cargo run --release --example crowd -- --placement [characters] [frames]` (default 2 000
 //! characters, 240 frames at 60 Hz) compares the stateless solve with foot placement across
@@ -16,9 +18,10 @@
 
 use std::time::Instant;
 
+mod character;
 mod placement;
 
-use crowd_ik::crowd::{foot, FootResult, Ground, JointPose};
+use crowd_ik::crowd::{foot, FootResult, FootRig, Ground, Heightfield, JointPose};
 use crowd_ik::glam::Vec2;
 use crowd_ik::prelude::*;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
@@ -53,6 +56,34 @@ impl Contact {
     }
 }
 
+/// Who walks: the procedural walker (box rig) or a glTF character.
+#[allow(clippy::large_enum_variant)] // one per run
+enum Crowd {
+    Procedural(WalkingCrowd, FootRig),
+    Gltf(character::GltfCrowd),
+}
+
+impl Crowd {
+    fn rig(&self) -> &FootRig {
+        match self {
+            Crowd::Procedural(_, rig) => rig,
+            Crowd::Gltf(c) => &c.rig,
+        }
+    }
+    fn step(&mut self, dt: f32) {
+        match self {
+            Crowd::Procedural(c, _) => c.step(dt),
+            Crowd::Gltf(c) => c.step(dt),
+        }
+    }
+    fn frame(&self, ground: &Heightfield, chars: &mut Vec<CharacterInput>, poses: &mut Vec<JointPose>) {
+        match self {
+            Crowd::Procedural(c, _) => c.frame(ground, chars, poses),
+            Crowd::Gltf(c) => c.frame(ground, chars, poses),
+        }
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,14 +94,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let frames: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(240).max(2);
         return placement::compare(n, frames);
     }
-    let mut numbers = args.iter().filter(|a| !a.starts_with("--"));
+    let flag_values: Vec<usize> = ["--character", "--clip", "--scale"]
+        .iter()
+        .filter_map(|f| args.iter().position(|a| a == f).map(|i| i + 1))
+        .collect();
+    let mut numbers =
+        args.iter().enumerate().filter(|(i, a)| !a.starts_with("--") && !flag_values.contains(i)).map(|(_, a)| a);
     let n: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(10_000);
     let frames: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(10).max(1);
     let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
-    let rig = biped_rig();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let mut crowd = match value("--character") {
+        Some(path) => {
+            let scale = value("--scale").map(|s| s.parse()).transpose()?.unwrap_or(1.0);
+            Crowd::Gltf(character::GltfCrowd::load(&path, value("--clip").as_deref(), scale, n, 90.0)?)
+        }
+        None => Crowd::Procedural(WalkingCrowd::new(n, 90.0, 1), biped_rig()),
+    };
+    let rig = crowd.rig().clone();
     let joints = rig.joint_count();
-    let mut crowd = WalkingCrowd::new(n, 90.0, 1);
 
     println!("crowd-ik: foot IK for {n} characters ({joints} joints each) walking over hills, {frames} frames");
     // The GPU solver on a device of its own (adapter from WGPU_ADAPTER_NAME / WGPU_BACKEND).
@@ -127,7 +170,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gpu_read_ms += t.elapsed().as_secs_f64() * 1e3;
             let frame_worst =
                 cpu_out.iter().zip(&gpu_out).map(|(a, b)| a.position().distance(b.position())).fold(0.0_f32, f32::max);
-            assert!(frame_worst < 1e-4, "GPU and CPU disagree by {frame_worst} m");
+            // The twin contract: 1e-4 × the leg's length (model units: a character in
+            // centimetres has its poses in centimetres).
+            let j = rig.legs[0].joints;
+            let leg = poses[j[1]].position().distance(poses[j[0]].position())
+                + poses[j[2]].position().distance(poses[j[1]].position());
+            assert!(frame_worst < 1e-4 * leg, "GPU and CPU disagree by {frame_worst} (leg {leg}, model units)");
             worst = worst.max(frame_worst);
             &gpu_res
         } else {
@@ -154,7 +202,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     print!("time per frame: CPU twin {:.2} ms ({threads} threads)", cpu_ms / f);
     if gpu.is_some() {
         println!(
-            ", GPU {:.2} ms (upload + dispatch + wait; {:.2} ms with readback)\nGPU = CPU twin: worst joint difference {worst:.1e} m",
+            ", GPU {:.2} ms (upload + dispatch + wait; {:.2} ms with readback)\nGPU = CPU twin: worst joint difference {worst:.1e} model units",
             gpu_ms / f,
             gpu_read_ms / f
         );

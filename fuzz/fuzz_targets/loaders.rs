@@ -21,7 +21,7 @@ fn probe(h: &Heightfield) {
 fn gltf(data: &[u8]) {
     let Ok(scene) = crowd_ik::gltf::GltfScene::from_slice(data, None) else { return };
     for sk in &scene.skins {
-        let _ = sk.foot_rig(crowd_ik::crowd::BipedSettings::default());
+        let _ = sk.foot_rig(crowd_ik::crowd::BipedSettings::default(), 1.0);
         for clip in &scene.clips {
             for t in [0.0, 0.5 * clip.duration, clip.duration] {
                 if let Ok(pose) = clip.sample(sk, t) {

@@ -234,14 +234,9 @@ pub fn real_terrain(relief: f32) -> Option<Heightfield> {
     Some(crowd_ik_tools::terrain::terragen(&bytes, Vec2::new(-half, -half), 0.29, relief).unwrap())
 }
 
-/// 0/1 foot weights as animation events deliver them: 1 while leg `l`'s FK sole (the ankle
-/// less the rig's foot height, model space) is within 3 cm of the clip's `floor`.
-pub fn contact_weights(rig: &FootRig, pose: &[JointPose], floor: f32) -> [f32; 2] {
-    [0, 1].map(|l| {
-        let leg = &rig.legs[l];
-        f32::from(pose[leg.joints[2]].position().y - leg.foot_height - floor <= 0.03)
-    })
-}
+/// 0/1 foot weights as animation events deliver them (the sole within 3 cm of the floor).
+#[allow(unused_imports)] // not every test that includes these helpers uses it
+pub use crowd_ik_tools::character::contact_weights;
 
 /// Thigh plus shin of the rig's first leg in `pose` (model units).
 pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
@@ -251,44 +246,17 @@ pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
 
 /// Cesium Man (`tests/data/gltf/CesiumMan.glb`, a real glTF character; see its
 /// LICENSES.md): its walk baked at 120 frames per second, its rig found by shape, its floor
-/// (as [`cmu_biped`]'s: a low percentile of the sole heights) and the speed its walk needs
-/// from the root. The clip walks in place; a planted foot moves backwards in model space at
-/// the walking speed: the mean backward speed of the toes of the feet in contact (by
-/// [`contact_weights`]) is it.
+/// and the speed its walk needs from the root (the clip walks in place:
+/// `crowd_ik_tools::character`).
 pub fn cesium_man() -> (crowd_ik::gltf::GltfSkeleton, crowd_ik::gltf::BakedClip, FootRig, f32, f32) {
     use crowd_ik::gltf::{GltfScene, RootMotion};
+    use crowd_ik_tools::character;
     let scene = GltfScene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb")).unwrap();
     let sk = scene.skins[0].clone();
-    let clip = &scene.clips[0];
-    let baked = clip.bake(&sk, 120.0, RootMotion::Keep).unwrap();
-    let rig = sk.foot_rig(crowd_ik::crowd::BipedSettings::default()).unwrap();
-    let n = sk.len();
-    let mut model = vec![JointPose::default(); n];
-    let mut soles = Vec::new();
-    let mut speeds = Vec::new();
-    let mut poses = Vec::new();
-    for f in 0..baked.frames {
-        crowd_ik::cpu::clip_sample::sample_clip(
-            &baked.local,
-            &baked.parents,
-            baked.frame_time,
-            f as f32 * baked.frame_time,
-            &mut model,
-        );
-        soles.extend(rig.legs.iter().map(|l| model[l.joints[2]].position().y - l.foot_height));
-        poses.push(model.clone());
-    }
-    soles.sort_by(f32::total_cmp);
-    let floor = soles[soles.len() / 10];
-    for w in poses.windows(2) {
-        let contact = contact_weights(&rig, &w[1], floor);
-        for (leg, c) in rig.legs.iter().zip(contact) {
-            if c == 1.0 {
-                let toe = leg.joints[3];
-                speeds.push((w[0][toe].position().z - w[1][toe].position().z) / baked.frame_time);
-            }
-        }
-    }
-    let speed = speeds.iter().sum::<f32>() / speeds.len() as f32;
+    let baked = scene.clips[0].bake(&sk, 120.0, RootMotion::Keep).unwrap();
+    let rig = sk.foot_rig(crowd_ik::crowd::BipedSettings::default(), 1.0).unwrap();
+    let frames = character::frames(&baked);
+    let floor = character::floor(&rig, &frames);
+    let speed = character::in_place_speed(&rig, &frames, baked.frame_time, floor);
     (sk, baked, rig, floor, speed)
 }

@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod character;
 pub mod hostile;
 pub mod image;
 pub mod limits;
