@@ -462,6 +462,7 @@ impl GltfScene {
     pub fn from_slice(bytes: &[u8], base: Option<&Path>) -> Result<Self, IkError> {
         let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| IkError::Parse(format!("glTF: {e}")))?;
         check_enums(gltf.document.as_json())?;
+        check_indices(gltf.document.as_json())?;
         let buffers = read_buffers(&gltf, base)?;
         let doc = &gltf.document;
         let parents = node_parents(doc)?;
@@ -511,6 +512,57 @@ fn check_enums(root: &::gltf::json::Root) -> Result<(), IkError> {
     for (m, mesh) in root.meshes.iter().enumerate() {
         if mesh.primitives.iter().any(|p| !valid(&p.mode) || p.attributes.keys().any(|k| !valid(k))) {
             return Err(parse(format!("mesh {m}: a primitive mode or attribute glTF does not define")));
+        }
+    }
+    Ok(())
+}
+
+/// Every index the loader follows points at an item the file has (the `gltf` crate's
+/// accessors panic on one that does not, and its validation lets some through).
+fn check_indices(root: &::gltf::json::Root) -> Result<(), IkError> {
+    let (nodes, accessors, meshes, skins) =
+        (root.nodes.len(), root.accessors.len(), root.meshes.len(), root.skins.len());
+    let fail = |what: String| Err(parse(format!("{what} points past the items the file has")));
+    for (i, n) in root.nodes.iter().enumerate() {
+        if n.children.iter().flatten().any(|c| c.value() >= nodes)
+            || n.mesh.is_some_and(|m| m.value() >= meshes)
+            || n.skin.is_some_and(|k| k.value() >= skins)
+        {
+            return fail(format!("node {i}: a child, mesh or skin"));
+        }
+    }
+    for (i, k) in root.skins.iter().enumerate() {
+        if k.joints.iter().any(|j| j.value() >= nodes)
+            || k.inverse_bind_matrices.is_some_and(|a| a.value() >= accessors)
+        {
+            return fail(format!("skin {i}: a joint or its inverse bind matrices"));
+        }
+    }
+    for (i, a) in root.animations.iter().enumerate() {
+        let samplers = a.samplers.len();
+        if a.channels.iter().any(|c| c.sampler.value() >= samplers || c.target.node.value() >= nodes)
+            || a.samplers.iter().any(|s| s.input.value() >= accessors || s.output.value() >= accessors)
+        {
+            return fail(format!("animation {i}: a channel's sampler or node, or a sampler's accessor"));
+        }
+    }
+    for (i, a) in root.accessors.iter().enumerate() {
+        if a.buffer_view.is_some_and(|v| v.value() >= root.buffer_views.len()) {
+            return fail(format!("accessor {i}: its buffer view"));
+        }
+    }
+    for (i, v) in root.buffer_views.iter().enumerate() {
+        if v.buffer.value() >= root.buffers.len() {
+            return fail(format!("buffer view {i}: its buffer"));
+        }
+    }
+    for (i, m) in root.meshes.iter().enumerate() {
+        for p in &m.primitives {
+            if p.attributes.values().any(|a| a.value() >= accessors)
+                || p.indices.is_some_and(|a| a.value() >= accessors)
+            {
+                return fail(format!("mesh {i}: an attribute or its indices"));
+            }
         }
     }
     Ok(())

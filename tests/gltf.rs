@@ -416,6 +416,27 @@ fn broken_files_are_refused_with_a_reason() {
         *at = serde_json::json!(value);
         expect(&j, &bin, &[word]);
     }
+    // Indices past the items the file has (the `gltf` crate panics on some of them; found
+    // by the loaders fuzz target).
+    let far = serde_json::json!(100_000);
+    for path in [
+        &["animations", "0", "channels", "0", "target", "node"][..],
+        &["animations", "0", "channels", "0", "sampler"][..],
+        &["skins", "0", "joints", "3"][..],
+        &["accessors", "0", "bufferView"][..],
+        &["bufferViews", "0", "buffer"][..],
+    ] {
+        let mut j = json.clone();
+        let mut at = &mut j;
+        for key in path {
+            at = match key.parse::<usize>() {
+                Ok(i) => &mut at[i],
+                Err(_) => &mut at[*key],
+            };
+        }
+        *at = far.clone();
+        assert!(GltfScene::from_slice(&glb(&j, &bin), None).is_err(), "{path:?}");
+    }
     // Keyframe times that run backwards.
     let j = json.clone();
     let input = j["animations"][0]["samplers"][0]["input"].as_u64().unwrap() as usize;
