@@ -516,3 +516,32 @@ fn flipped_bytes_never_panic() {
         assert!(loaded > 50, "{file}: only {loaded} of 300 mutants loaded; the test would say little");
     }
 }
+
+/// A quadruped whose joints have no known names: four legs (a shoulder or hip, two joints,
+/// a hoof) under a spine, found by shape, left before right, front and hind.
+#[test]
+fn quadruped_legs_are_found_by_shape() {
+    let mut names = vec!["root".to_string(), "chest".to_string()];
+    let mut parents = vec![None, Some(0)];
+    let mut pos = vec![Vec3::new(0.0, 0.8, -0.4), Vec3::new(0.0, 0.85, 0.4)];
+    for (body, z) in [(1usize, 0.4f32), (0, -0.4)] {
+        for x in [0.15f32, -0.15] {
+            for (k, y) in [0.75f32, 0.45, 0.15, 0.0].iter().enumerate() {
+                parents.push(Some(if k == 0 { body } else { names.len() - 1 }));
+                names.push(format!("bone{}", names.len()));
+                pos.push(Vec3::new(x, *y, z + 0.02 * k as f32));
+            }
+        }
+    }
+    let rest: Vec<JointPose> = pos.into_iter().map(|p| JointPose::new(p, Quat::IDENTITY)).collect();
+    let found = find_legs(&names, &parents, &rest, Vec3::Y).unwrap();
+    assert!(found.by_shape);
+    assert_eq!(found.pelvis, 0);
+    assert_eq!(found.legs.len(), 4);
+    for leg in &found.legs {
+        assert_eq!(rest[leg[3]].position().y, 0.0);
+        assert_eq!(parents[leg[0]].map(|p| p <= 1), Some(true));
+    }
+    // Left (+x) legs first.
+    assert!(rest[found.legs[0][0]].position().x > 0.0 && rest[found.legs[1][0]].position().x > 0.0);
+}

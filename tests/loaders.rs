@@ -65,3 +65,33 @@ fn raw_grids_whose_size_overflows_are_parse_errors() {
         assert!(matches!(result, Err(IkError::Parse(_))), "{nx}x{nz}: {result:?}");
     }
 }
+
+/// The CMU motion-capture skeletons (Debian's assimp-testmodels) are found by name: the same
+/// rig as the hand-written mapping of `Hips` and the `Left/Right` `UpLeg, Leg, Foot,
+/// ToeBase` joints.
+#[test]
+fn cmu_rigs_are_found_by_name() {
+    use crowd_ik::bvh::BipedSettings;
+    use crowd_ik::crowd::FootRig;
+    for path in ["/usr/share/assimp/models/BVH/01_01.bvh", "/usr/share/assimp/models/BVH/01_03.bvh"] {
+        let Ok(clip) = Clip::load(path) else {
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but {path} is missing");
+            eprintln!("SKIPPED: {path} not found (apt-get install assimp-testmodels)");
+            continue;
+        };
+        let scale = 0.0254 / 0.45;
+        let found = FootRig::detect_bvh(&clip.skeleton, scale, BipedSettings::default()).unwrap();
+        let named = FootRig::biped(
+            &clip.skeleton,
+            "Hips",
+            &[
+                ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+                ["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
+            ],
+            scale,
+            BipedSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(found, named, "{path}");
+    }
+}

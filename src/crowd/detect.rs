@@ -231,8 +231,9 @@ fn depth(parents: &[Option<usize>], j: usize) -> usize {
     d
 }
 
+/// The lowest joint that is `a` or above it and has `b` at or below it.
 fn common_ancestor(parents: &[Option<usize>], a: usize, b: usize) -> Option<usize> {
-    let mut at = parents[a];
+    let mut at = Some(a);
     while let Some(k) = at {
         if descends(parents, b, k) {
             return Some(k);
