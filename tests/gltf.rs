@@ -545,3 +545,86 @@ fn quadruped_legs_are_found_by_shape() {
     // Left (+x) legs first.
     assert!(rest[found.legs[0][0]].position().x > 0.0 && rest[found.legs[1][0]].position().x > 0.0);
 }
+
+/// The Fox's hind legs (found by name) as pseudo three-bone legs, built with
+/// `FootRig::from_joints`, walking its Walk clip over hills (stateless foot IK, the file in
+/// centimetres at scale 0.01): every planted hoof tip on the ground, and no stifle or hock
+/// bent to the other side than the animation bends it.
+#[test]
+fn the_fox_plants_its_hind_hooves_on_hills() {
+    use crowd_ik::cpu::foot_ik::FootIkJob;
+    use crowd_ik::crowd::{foot, CharacterInput, FootResult, FootRig, Ground, Heightfield, LegKind};
+    use crowd_ik::glam::Vec2;
+    let scene = load("Fox.glb");
+    let sk = &scene.skins[0];
+    let scale = 0.01;
+    let found = sk.find_legs(Vec3::Y).unwrap();
+    let rest: Vec<JointPose> =
+        sk.rest_pose().unwrap().iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
+    let legs: Vec<([usize; 4], LegKind)> =
+        found.legs.iter().map(|l| (*l, LegKind::PseudoThreeBone { blend: 0.5 })).collect();
+    let rig = FootRig::from_joints(&sk.parents, &rest, found.pelvis, &legs, BipedSettings::default()).unwrap();
+    let clip = scene.clip("Walk").unwrap().bake(sk, 60.0, RootMotion::Extract).unwrap();
+    let hills = Heightfield::from_fn(Vec2::splat(-10.0), 0.05, 401, 401, |x, z| 0.25 * (0.9 * x).sin() * (0.7 * z).cos()).unwrap();
+    let ground = Ground::Heightfield(hills.clone());
+    // The hooves' floor in the clip (model units): a low percentile of the tips' heights.
+    let mut model = vec![JointPose::default(); sk.len()];
+    let mut tips: Vec<f32> = (0..clip.frames)
+        .flat_map(|f| {
+            sample_clip(&clip.local, &clip.parents, clip.frame_time, f as f32 * clip.frame_time, &mut model);
+            found.legs.iter().map(|l| model[l[3]].position().y).collect::<Vec<_>>()
+        })
+        .collect();
+    tips.sort_by(f32::total_cmp);
+    let floor = tips[tips.len() / 10];
+    let mut rng = 0x9e37_79b9_u64;
+    let mut next = move || {
+        rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (rng >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let spots: Vec<(Vec2, f32, f32)> = (0..32).map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * 6.28, next())).collect();
+    let (mut planted, mut worst, mut flipped) = (0, 0.0_f32, 0);
+    for frame in 0..60 {
+        let (mut chars, mut poses) = (Vec::new(), Vec::new());
+        for &(at, heading, t0) in &spots {
+            sample_clip(&clip.local, &clip.parents, clip.frame_time, t0 + frame as f32 / 60.0, &mut model);
+            let w = found.legs.iter().map(|l| f32::from(model[l[3]].position().y - floor <= 3.0)).collect::<Vec<_>>();
+            let y = hills.sample(at.x, at.y).unwrap().0;
+            chars.push(
+                CharacterInput::new(Vec3::new(at.x, y - floor * scale, at.y), Quat::from_rotation_y(heading))
+                    .with_scale(scale)
+                    .with_foot_weights([w[0], w[1], 0.0, 0.0]),
+            );
+            poses.extend_from_slice(&model);
+        }
+        let mut out = vec![JointPose::default(); poses.len()];
+        let mut res = vec![FootResult::default(); chars.len()];
+        FootIkJob::new(&rig, &ground, &chars, &poses, &mut out, &mut res).run().unwrap();
+        let n = sk.len();
+        for (c, (ch, r)) in chars.iter().zip(&res).enumerate() {
+            for (l, leg) in found.legs.iter().enumerate() {
+                if ch.foot_weights[l] < 1.0 || r.status[l] & foot::HIT == 0 {
+                    continue;
+                }
+                planted += 1;
+                let tip = ch.to_world(out[c * n + leg[3]].position());
+                let (g, _) = hills.sample(tip.x, tip.z).unwrap();
+                worst = worst.max((tip.y - g).abs());
+                // The side each of the stifle and the hock bends to, against the animation's.
+                let bend = |p: &[JointPose], k: usize| {
+                    let [a, b, c] = [k - 1, k, k + 1].map(|i| p[c * n + leg[i]].position());
+                    (a - b).cross(c - b)
+                };
+                for k in [1, 2] {
+                    if bend(&out, k).dot(bend(&poses, k)) < 0.0 {
+                        flipped += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("Fox, hind hooves on hills: {planted} planted hoof-frames, tip to ground at most {worst:.2e} m, {flipped} joints bent the other way");
+    assert!(planted > 500, "{planted}");
+    assert!(worst < 1e-3, "{worst}");
+    assert_eq!(flipped, 0);
+}
