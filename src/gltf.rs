@@ -252,6 +252,15 @@ pub struct BakedClip {
     pub root_motion: Vec<Vec3>,
 }
 
+impl BakedClip {
+    /// The parents as `Option`s, the form `gpu::ClipPoseSource::new` takes (the CPU
+    /// sampler reads [`BakedClip::parents`]).
+    #[must_use]
+    pub fn joint_parents(&self) -> Vec<Option<usize>> {
+        self.parents.iter().map(|&p| (p != NONE).then_some(p as usize)).collect()
+    }
+}
+
 impl GltfClip {
     /// The channels animate only joints and nodes outside `skeleton`: a channel on a node
     /// between its joints or above them (whose transforms are folded in at load) is an

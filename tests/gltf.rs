@@ -565,7 +565,9 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
         found.legs.iter().map(|l| (*l, LegKind::PseudoThreeBone { blend: 0.5 })).collect();
     let rig = FootRig::from_joints(&sk.parents, &rest, found.pelvis, &legs, BipedSettings::default()).unwrap();
     let clip = scene.clip("Walk").unwrap().bake(sk, 60.0, RootMotion::Extract).unwrap();
-    let hills = Heightfield::from_fn(Vec2::splat(-10.0), 0.05, 401, 401, |x, z| 0.25 * (0.9 * x).sin() * (0.7 * z).cos()).unwrap();
+    let hills =
+        Heightfield::from_fn(Vec2::splat(-10.0), 0.05, 401, 401, |x, z| 0.25 * (0.9 * x).sin() * (0.7 * z).cos())
+            .unwrap();
     let ground = Ground::Heightfield(hills.clone());
     // The hooves' floor in the clip (model units): a low percentile of the tips' heights.
     let mut model = vec![JointPose::default(); sk.len()];
@@ -582,7 +584,8 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
         rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (rng >> 40) as f32 / (1u64 << 24) as f32
     };
-    let spots: Vec<(Vec2, f32, f32)> = (0..32).map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * 6.28, next())).collect();
+    let spots: Vec<(Vec2, f32, f32)> =
+        (0..32).map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * 6.28, next())).collect();
     let (mut planted, mut worst, mut flipped) = (0, 0.0_f32, 0);
     for frame in 0..60 {
         let (mut chars, mut poses) = (Vec::new(), Vec::new());

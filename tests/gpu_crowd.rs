@@ -401,3 +401,50 @@ fn extreme_scales_and_far_hits_match_the_cpu() {
     assert_eq!(res[31].status[1] & foot::HIT, 0);
     assert_eq!(res[32].status[0] & foot::HIT, 0);
 }
+
+/// A glTF character's clip (Cesium Man, baked from the file) sampled on the GPU feeds foot
+/// IK there: equal to the CPU twin on the same clip sampled on the CPU.
+#[test]
+fn a_gltf_clip_sampled_on_the_gpu_feeds_foot_ik() {
+    use crowd_ik::cpu::clip_sample::sample_clip;
+    use crowd_ik::gpu::pose_source::ClipPoseSource;
+    let Some((device, queue)) = device() else { return };
+    let (_, clip, rig, floor, _) = common::crowd::cesium_man();
+    let n = clip.parents.len();
+    let hf = hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let mut rng = Rng(17);
+    let (mut chars, _) = random_crowd(&mut rng, &hf, 300);
+    for ch in &mut chars {
+        ch.root_ws[1] -= floor;
+    }
+    let offsets: Vec<f32> = (0..chars.len()).map(|c| c as f32 * 0.037).collect();
+    let mut source =
+        ClipPoseSource::new(&device, &queue, &clip.local, &clip.joint_parents(), clip.frame_time, &offsets).unwrap();
+    let mut ik = CrowdSolver::new(&device, &queue, &rig, &ground).unwrap();
+    ik.set_pose_source(Some(source.poses()));
+    ik.upload(&chars, &[], &[]).unwrap();
+    let time = 0.7;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    source.encode(&mut encoder, time);
+    ik.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let mut gpu_out = vec![JointPose::default(); chars.len() * n];
+    let mut gpu_res = vec![FootResult::default(); chars.len()];
+    ik.read(&mut gpu_out, &mut gpu_res).unwrap();
+    let mut poses = vec![JointPose::default(); chars.len() * n];
+    for (c, chunk) in poses.chunks_mut(n).enumerate() {
+        sample_clip(&clip.local, &clip.parents, clip.frame_time, time + offsets[c], chunk);
+    }
+    let mut cpu_out = vec![JointPose::default(); poses.len()];
+    let mut cpu_res = vec![FootResult::default(); chars.len()];
+    FootIkJob::new(&rig, &ground, &chars, &poses, &mut cpu_out, &mut cpu_res).run().unwrap();
+    for (a, b) in cpu_res.iter().zip(&gpu_res) {
+        assert_eq!(a.status, b.status);
+    }
+    let leg = common::crowd::leg_length(&rig, &poses[..n]);
+    let worst = cpu_out.iter().zip(&gpu_out).map(|(a, b)| a.position().distance(b.position())).fold(0.0_f32, f32::max);
+    eprintln!("Cesium Man's clip sampled on the GPU, foot IK there: worst GPU − CPU {worst:.2e} m (leg {leg:.3} m)");
+    assert!(worst <= 1e-4 * leg, "worst {worst}");
+    assert!(gpu_res.iter().filter(|r| r.status[0] & foot::SOLVED != 0).count() > 100);
+}
