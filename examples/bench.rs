@@ -1,7 +1,7 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
@@ -29,12 +29,15 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,
+                       gltf,gltf-placement
                        (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK
                        (alignedJxK: with option::ALIGN_HINGES) and
                        ccdJxK: CCD, both with joint limits on every joint; tree20xK:
                        multi-effector FABRIK on a 20-joint quadruped with 4 hooves; lookat:
-                       neck, head and eyes with limits and an up target; default all)
+                       neck, head and eyes with limits and an up target; crowd/placement: the
+                       box-rig walkers over hills, gltf/gltf-placement: the same with Cesium
+                       Man, a glTF character (tests/data/gltf); default all)
   --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
   --cpu-only           CPU columns and the peer only; no GPU adapter is opened
   --json FILE          where to write the rows (default bench.json)
@@ -309,7 +312,7 @@ fn main() -> Res<()> {
             }
         });
     let all =
-        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement";
+        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -354,7 +357,7 @@ fn main() -> Res<()> {
                 "two" => chains("two-bone", gpu.as_mut(), &workload::two_bone(n, 1))?,
                 "three" => chains("three-bone", gpu.as_mut(), &workload::three_bone(n, 2))?,
                 "mixed" => mixed(gpu.as_mut(), n)?,
-                "crowd" | "placement" => match crowd(gpu.as_ref(), n, w == "placement") {
+                "crowd" | "placement" | "gltf" | "gltf-placement" => match crowd(gpu.as_ref(), n, w) {
                     Ok(row) => row,
                     Err(e) => {
                         println!("{:<12} {n:>8} skipped: {e}", w);
@@ -509,19 +512,31 @@ fn mixed(gpu: Option<&mut GpuSolver>, n: usize) -> Res<Row> {
     })
 }
 
-/// The crowd foot-IK frame: `n` walking bipeds over hills; with `placement`, foot
+/// The crowd foot-IK frame (`name`: crowd, placement, gltf, gltf-placement): `n` walking
+/// bipeds over hills, the box rig or Cesium Man (a glTF character); with placement, foot
 /// placement across frames on (state read and written every frame, dt = 1/60 s).
-fn crowd(own: Option<&GpuSolver>, n: usize, placement: bool) -> Res<Row> {
-    let name = if placement { "placement" } else { "crowd" };
-    let (terrain, rig) = workload::crowd_frame(placement);
+fn crowd(own: Option<&GpuSolver>, n: usize, name: &str) -> Res<Row> {
+    let placement = name.ends_with("placement");
+    let (terrain, box_rig) = workload::crowd_frame(placement);
     let ground = Ground::Heightfield(terrain.clone());
     let dt = 1.0 / 60.0;
-    let mut walkers = WalkingCrowd::new(n, 90.0, 1);
     let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());
-    walkers.frame(&terrain, &mut chars, &mut poses);
-    let (first_chars, first_poses) = (chars.clone(), poses.clone());
-    walkers.step(dt);
-    walkers.frame(&terrain, &mut chars, &mut poses);
+    let (rig, first_chars, first_poses) = if name.starts_with("gltf") {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb");
+        let mut walkers = crowd_ik_tools::character::GltfCrowd::load(path, None, 1.0, n, 90.0)?;
+        walkers.frame(&terrain, &mut chars, &mut poses);
+        let first = (chars.clone(), poses.clone());
+        walkers.step(dt);
+        walkers.frame(&terrain, &mut chars, &mut poses);
+        (walkers.rig.clone().with_placement(box_rig.placement), first.0, first.1)
+    } else {
+        let mut walkers = WalkingCrowd::new(n, 90.0, 1);
+        walkers.frame(&terrain, &mut chars, &mut poses);
+        let first = (chars.clone(), poses.clone());
+        walkers.step(dt);
+        walkers.frame(&terrain, &mut chars, &mut poses);
+        (box_rig, first.0, first.1)
+    };
     let mut out = vec![JointPose::default(); poses.len()];
     let mut res = vec![FootResult::default(); n];
     let mut states = vec![CharacterState::default(); n];

@@ -18,12 +18,12 @@
 
 use std::time::Instant;
 
-mod character;
 mod placement;
 
 use crowd_ik::crowd::{foot, FootResult, FootRig, Ground, Heightfield, JointPose};
 use crowd_ik::glam::Vec2;
 use crowd_ik::prelude::*;
+use crowd_ik_tools::character::GltfCrowd;
 use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
 
 /// Sole height above the ground of planted feet (walk-cycle weight 1), before and after IK.
@@ -60,7 +60,7 @@ impl Contact {
 #[allow(clippy::large_enum_variant)] // one per run
 enum Crowd {
     Procedural(WalkingCrowd, FootRig),
-    Gltf(character::GltfCrowd),
+    Gltf(GltfCrowd),
 }
 
 impl Crowd {
@@ -108,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut crowd = match value("--character") {
         Some(path) => {
             let scale = value("--scale").map(|s| s.parse()).transpose()?.unwrap_or(1.0);
-            Crowd::Gltf(character::GltfCrowd::load(&path, value("--clip").as_deref(), scale, n, 90.0)?)
+            Crowd::Gltf(GltfCrowd::load(&path, value("--clip").as_deref(), scale, n, 90.0)?)
         }
         None => Crowd::Procedural(WalkingCrowd::new(n, 90.0, 1), biped_rig()),
     };
