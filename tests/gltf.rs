@@ -584,8 +584,9 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
         rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (rng >> 40) as f32 / (1u64 << 24) as f32
     };
-    let spots: Vec<(Vec2, f32, f32)> =
-        (0..32).map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * 6.28, next())).collect();
+    let spots: Vec<(Vec2, f32, f32)> = (0..32)
+        .map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * std::f32::consts::TAU, next()))
+        .collect();
     let (mut planted, mut worst, mut flipped) = (0, 0.0_f32, 0);
     for frame in 0..60 {
         let (mut chars, mut poses) = (Vec::new(), Vec::new());
