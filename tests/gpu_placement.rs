@@ -523,6 +523,33 @@ fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::D
 /// bilinear cells: creases under every foot, slopes past the foot's angle limit), soles
 /// calibrated from the clip, 0/1 weights, locks by speed: the kernel follows its CPU twin
 /// frame by frame within the contract.
+/// `rig` with foot placement locking feet by speed (the advice for motion capture).
+fn with_speed_locks(rig: FootRig) -> FootRig {
+    let mut placement = FootPlacement::default();
+    for leg in &mut placement.legs {
+        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
+    }
+    rig.with_placement(Some(placement))
+}
+
+/// `count` characters at random places within ±`half` m, random headings and clip time
+/// offsets in `[0, t0)` s.
+fn scattered_starts(
+    seed: u64,
+    count: usize,
+    half: f32,
+    t0: f32,
+) -> Vec<(crowd_ik::glam::Vec3, crowd_ik::glam::Quat, f32)> {
+    use crowd_ik::glam::{Quat, Vec3};
+    let mut rng = common::Rng(seed);
+    (0..count)
+        .map(|_| {
+            let at = Vec3::new(rng.range(-half, half), 0.0, rng.range(-half, half));
+            (at, Quat::from_rotation_y(rng.range(-std::f32::consts::PI, std::f32::consts::PI)), rng.range(0.0, t0))
+        })
+        .collect()
+}
+
 #[test]
 fn motion_capture_over_real_terrain_matches_the_cpu_twin() {
     for (device, queue, words) in state_devices() {
@@ -532,7 +559,7 @@ fn motion_capture_over_real_terrain_matches_the_cpu_twin() {
 }
 
 fn motion_capture_over_real_terrain_matches_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
-    use crowd_ik::glam::{Quat, Vec3};
+    use crowd_ik::glam::Vec3;
     let Some(hf) = common::crowd::real_terrain(4.0) else { return };
     let hf = if std::env::var("FLATDBG").is_ok() {
         Heightfield::new(hf.origin, hf.cell, hf.nx, hf.nz, vec![0.0; hf.nx * hf.nz]).unwrap()
@@ -546,20 +573,10 @@ fn motion_capture_over_real_terrain_matches_the_cpu_twin_on(device: &wgpu::Devic
     let clip_poses: Vec<Vec<JointPose>> = (0..clip.frames()).map(|f| clip.model_pose(f, scale)).collect();
     let mut rig = rig;
     rig.calibrate_soles(&clip_poses, clip.frame_time, 1.0, Vec3::Y);
-    let mut placement = FootPlacement::default();
-    for leg in &mut placement.legs {
-        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
-    }
-    let rig = rig.with_placement(Some(placement));
+    let rig = with_speed_locks(rig);
     let ground = Ground::Heightfield(hf.clone());
     let count = 64;
-    let mut rng = common::Rng(31);
-    let starts: Vec<(Vec3, Quat, f32)> = (0..count)
-        .map(|_| {
-            let at = Vec3::new(rng.range(-30.0, 30.0), 0.0, rng.range(-30.0, 30.0));
-            (at, Quat::from_rotation_y(rng.range(-std::f32::consts::PI, std::f32::consts::PI)), rng.range(0.0, 4.0))
-        })
-        .collect();
+    let starts = scattered_starts(31, count, 30.0, 4.0);
     let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
     let mut states = vec![CharacterState::default(); count];
     let mut worst = Worst::default();
@@ -602,23 +619,13 @@ fn a_gltf_character_over_real_terrain_matches_the_cpu_twin() {
 
 fn a_gltf_character_over_real_terrain_matches_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
     use crowd_ik::cpu::clip_sample::sample_clip;
-    use crowd_ik::glam::{Quat, Vec3};
+    use crowd_ik::glam::Vec3;
     let Some(hf) = common::crowd::real_terrain(1.5) else { return };
     let (_, clip, rig, floor, speed) = common::crowd::cesium_man();
-    let mut placement = FootPlacement::default();
-    for leg in &mut placement.legs {
-        leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
-    }
-    let rig = rig.with_placement(Some(placement));
+    let rig = with_speed_locks(rig);
     let ground = Ground::Heightfield(hf.clone());
     let count = 64;
-    let mut rng = common::Rng(47);
-    let starts: Vec<(Vec3, Quat, f32)> = (0..count)
-        .map(|_| {
-            let at = Vec3::new(rng.range(-25.0, 25.0), 0.0, rng.range(-25.0, 25.0));
-            (at, Quat::from_rotation_y(rng.range(-std::f32::consts::PI, std::f32::consts::PI)), rng.range(0.0, 2.0))
-        })
-        .collect();
+    let starts = scattered_starts(47, count, 25.0, 2.0);
     let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
     let mut states = vec![CharacterState::default(); count];
     let mut worst = Worst::default();

@@ -180,6 +180,38 @@ struct Run {
 }
 
 impl Run {
+    /// The line the terrain tests print for a run.
+    fn summary(&self) -> String {
+        let plants = self.plants.max(1) as f32;
+        format!(
+            "{} plants, locked from the first frame {:.1} %, throughout {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m, deepest sole {:.2e} m; {} of {} frames with a foot locked",
+            self.plants,
+            100.0 * self.locked_from_start as f32 / plants,
+            100.0 * self.locked_throughout as f32 / plants,
+            1e3 * self.sliding_sum / plants,
+            1e3 * self.sliding_max,
+            1e3 * self.planted_jump,
+            self.pelvis_speed,
+            self.fast,
+            self.locked_below,
+            self.any_below,
+            self.locked_frames,
+            self.frames,
+        )
+    }
+
+    /// What every motion keeps on every terrain: the pelvis within its speed limit (to
+    /// rounding: f32 sums of offsets ~0.1 m), no locked sole below the ground by more than
+    /// 1 mm nor any by more than the ground tolerance, no root snap on flat ground.
+    fn assert_promises(&self, p: &FootPlacement, terrain: &str, hz: f32, ctx: &str) {
+        assert!(self.pelvis_speed <= p.pelvis_max_speed * (1.0 + 1e-3) + 1e-4 * hz, "{ctx}");
+        assert!(self.locked_below >= -1e-3, "{ctx}");
+        assert!(self.any_below >= -p.ground_tolerance - 1e-5, "{ctx}");
+        if terrain == "flat" {
+            assert_eq!(self.snaps, 0, "{ctx}");
+        }
+    }
+
     fn end_plant(&mut self, plant: &[(bool, Vec3)], min_frames: usize) {
         if plant.len() < min_frames {
             return;
@@ -290,28 +322,11 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
         for (name, motion) in &motions {
             for hz in [30.0, 60.0, 120.0] {
                 let r = run(motion.as_ref(), &hf, hz, p);
-                eprintln!(
-                    "{terrain}, {name}, {hz} Hz: {} plants, locked from the first frame {:.1} %, throughout {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m",
-                    r.plants,
-                    100.0 * r.locked_from_start as f32 / r.plants.max(1) as f32,
-                    100.0 * r.locked_throughout as f32 / r.plants.max(1) as f32,
-                    1e3 * r.sliding_sum / r.plants.max(1) as f32,
-                    1e3 * r.sliding_max,
-                    1e3 * r.planted_jump,
-                    r.pelvis_speed,
-                    r.fast,
-                    r.locked_below,
-                );
+                eprintln!("{terrain}, {name}, {hz} Hz: {}", r.summary());
                 let ctx = format!("{terrain}, {name}, {hz} Hz: {r:?}");
-                // Within rounding of the speed limit (f32 sums of offsets ~0.1 m).
-                assert!(r.pelvis_speed <= p.pelvis_max_speed * (1.0 + 1e-3) + 1e-4 * hz, "{ctx}");
-                assert!(r.locked_below >= -1e-3, "{ctx}");
-                assert!(r.any_below >= -p.ground_tolerance - 1e-5, "{ctx}");
+                r.assert_promises(&p, terrain, hz, &ctx);
                 // (Not vacuous: feet lock in every run; 01_03 plants least, ~8 % of its frames.)
                 assert!(r.locked_frames > r.frames / 20, "feet lock: {ctx}");
-                if terrain == "flat" {
-                    assert_eq!(r.snaps, 0, "{ctx}");
-                }
                 // Locks from contact, and what a lock holds (the procedural walk slides its
                 // stance foot faster than a plant: it has none by this definition).
                 assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
@@ -344,28 +359,10 @@ fn a_gltf_character_keeps_the_promises_of_the_mocap() {
     for (terrain, hf) in terrains() {
         for hz in [30.0, 60.0, 120.0] {
             let r = run(&walk, &hf, hz, p);
-            eprintln!(
-                "Cesium Man, {terrain}, {hz} Hz: {} plants, locked from the first frame {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m, deepest sole {:.2e} m; {} of {} frames with a foot locked",
-                r.plants,
-                100.0 * r.locked_from_start as f32 / r.plants.max(1) as f32,
-                1e3 * r.sliding_sum / r.plants.max(1) as f32,
-                1e3 * r.sliding_max,
-                1e3 * r.planted_jump,
-                r.pelvis_speed,
-                r.fast,
-                r.locked_below,
-                r.any_below,
-                r.locked_frames,
-                r.frames,
-            );
+            eprintln!("Cesium Man, {terrain}, {hz} Hz: {}", r.summary());
             let ctx = format!("{terrain}, {hz} Hz: {r:?}");
-            assert!(r.pelvis_speed <= p.pelvis_max_speed * (1.0 + 1e-3) + 1e-4 * hz, "{ctx}");
-            assert!(r.locked_below >= -1e-3, "{ctx}");
-            assert!(r.any_below >= -p.ground_tolerance - 1e-5, "{ctx}");
+            r.assert_promises(&p, terrain, hz, &ctx);
             assert!(r.locked_frames > r.frames / 5, "feet lock: {ctx}");
-            if terrain == "flat" {
-                assert_eq!(r.snaps, 0, "{ctx}");
-            }
             if terrain == "flat" || terrain == "curbs" {
                 assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
                 assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");
