@@ -632,3 +632,53 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
     assert!(worst < 1e-3, "{worst}");
     assert_eq!(flipped, 0);
 }
+
+/// Every glTF file in Debian's assimp-testmodels (third-party files, among them files made
+/// to be broken: indices out of range, a missing binary buffer, recursive nodes, schema
+/// failures, wrong types, glTF 1.0) loads or is refused with a reason, never a panic; what
+/// loads samples its clips and finds or refuses its rig.
+#[test]
+fn third_party_gltf_files_load_or_are_refused() {
+    const ROOT: &str = "/usr/share/assimp/models";
+    let mut files = Vec::new();
+    let mut stack =
+        vec![std::path::PathBuf::from(format!("{ROOT}/glTF2")), std::path::PathBuf::from(format!("{ROOT}/glTF"))];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "gltf" || x == "glb") {
+                files.push(p);
+            }
+        }
+    }
+    if files.is_empty() {
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but {ROOT} has no glTF files");
+        eprintln!("SKIPPED: no glTF files under {ROOT} (apt-get install assimp-testmodels)");
+        return;
+    }
+    let (mut loaded, mut refused, mut skinned) = (0, 0, 0);
+    for path in &files {
+        match GltfScene::load(path) {
+            Ok(scene) => {
+                loaded += 1;
+                for sk in &scene.skins {
+                    skinned += 1;
+                    let _ = sk.foot_rig(BipedSettings::default(), 1.0);
+                    for clip in &scene.clips {
+                        let _ = clip.sample(sk, 0.5 * clip.duration);
+                    }
+                }
+            }
+            Err(e) => {
+                refused += 1;
+                eprintln!("refused {}: {e}", path.display());
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+    eprintln!("{} glTF files: {loaded} loaded ({skinned} skins), {refused} refused", files.len());
+    assert!(loaded >= 10 && refused >= 3, "{loaded} loaded, {refused} refused");
+}
