@@ -469,7 +469,21 @@ impl GltfScene {
     /// # Errors
     /// Every malformed part as [`IkError::Parse`] naming it.
     pub fn from_slice(bytes: &[u8], base: Option<&Path>) -> Result<Self, IkError> {
-        let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| IkError::Parse(format!("glTF: {e}")))?;
+        let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| {
+            // glTF 1.0 (a GLB of version 1, or JSON whose asset says 1.x) fails with a
+            // message about its layout; say what it is.
+            let glb_v1 = bytes.len() >= 8 && &bytes[..4] == b"glTF" && bytes[4..8] == 1u32.to_le_bytes();
+            let json_v1 = std::str::from_utf8(bytes).is_ok_and(|t| {
+                t.split("\"version\"")
+                    .skip(1)
+                    .any(|rest| rest.trim_start_matches([' ', ':', '\t', '\n', '\r']).starts_with("\"1."))
+            });
+            if glb_v1 || json_v1 {
+                IkError::Parse(format!("glTF 1.0 is not supported, only glTF 2.0 ({e})"))
+            } else {
+                IkError::Parse(format!("glTF: {e}"))
+            }
+        })?;
         check_enums(gltf.document.as_json())?;
         check_indices(gltf.document.as_json())?;
         let buffers = read_buffers(&gltf, base)?;

@@ -680,5 +680,11 @@ fn third_party_gltf_files_load_or_are_refused() {
         }
     }
     eprintln!("{} glTF files: {loaded} loaded ({skinned} skins), {refused} refused", files.len());
+    // The glTF 1.0 files are named as such.
+    let v1 = std::path::Path::new(ROOT).join("glTF/TwoBoxes/TwoBoxes.gltf");
+    if v1.exists() {
+        let err = GltfScene::load(&v1).unwrap_err().to_string();
+        assert!(err.contains("glTF 1.0 is not supported"), "{err}");
+    }
     assert!(loaded >= 10 && refused >= 3, "{loaded} loaded, {refused} refused");
 }
