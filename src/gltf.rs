@@ -110,7 +110,10 @@ impl GltfSkeleton {
     fn model_pose(&self, local: &[Trs]) -> Result<Vec<(JointPose, f32)>, IkError> {
         let mut out: Vec<(JointPose, f32)> = Vec::with_capacity(self.len());
         for (j, trs) in local.iter().enumerate() {
-            let own = Trs::from_matrix(self.between[j] * trs.matrix());
+            // Most joints hang straight from their parent joint: no matrix round trip (and
+            // its rounding) for them.
+            let own =
+                if self.between[j] == Mat4::IDENTITY { *trs } else { Trs::from_matrix(self.between[j] * trs.matrix()) };
             let scale = uniform_scale(own.scale).ok_or_else(|| self.scale_error(j))?;
             let (pose, s) = match self.parents[j] {
                 Some(p) => {

@@ -147,16 +147,20 @@ impl GltfCrowd {
     pub fn frame(&self, ground: &Heightfield, characters: &mut Vec<CharacterInput>, poses: &mut Vec<JointPose>) {
         characters.clear();
         poses.clear();
-        let mut pose = vec![JointPose::default(); self.clip.parents.len()];
+        let n = self.clip.parents.len();
         for ((p, h), t) in self.positions.iter().zip(&self.headings).zip(&self.times) {
+            // Sampled straight into this character's slots.
+            let start = poses.len();
+            poses.resize(start + n, JointPose::default());
+            let pose = &mut poses[start..];
             crowd_ik::cpu::clip_sample::sample_clip(
                 &self.clip.local,
                 &self.clip.parents,
                 self.clip.frame_time,
                 *t,
-                &mut pose,
+                pose,
             );
-            let w = contact_weights(&self.file_rig, &pose, self.floor);
+            let w = contact_weights(&self.file_rig, pose, self.floor);
             let y = ground.sample(p.x, p.y).map_or(0.0, |(y, _)| y);
             let root = Vec3::new(p.x, y - self.floor * self.scale, p.y);
             characters.push(
@@ -164,7 +168,6 @@ impl GltfCrowd {
                     .with_scale(self.scale)
                     .with_foot_weights([w[0], w[1], 0.0, 0.0]),
             );
-            poses.extend_from_slice(&pose);
         }
     }
 }
