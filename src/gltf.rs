@@ -105,6 +105,23 @@ impl GltfSkeleton {
         Ok(self.model_pose(&self.rest)?.into_iter().map(|(pose, _)| pose).collect())
     }
 
+    /// The inverse bind matrices to give the crate's skinning palette
+    /// ([`crate::gpu::palette::PaletteBuilder`], [`crate::cpu::palette::palette`]) so that
+    /// it skins this skin's meshes ([`SkinnedMesh`], vertices as the file stores them) the
+    /// way glTF does: glTF's joint matrix is the joint's global transform (rotation,
+    /// translation and the scale it inherits, e.g. an exporter's 0.01) times the file's
+    /// inverse bind matrix, while a [`JointPose`] carries no scale; each matrix here is the
+    /// joint's rest scale times the file's inverse bind matrix, so rigid pose × it is
+    /// glTF's joint matrix exactly. The bind pose need not be the rest pose. A clip that
+    /// animates a joint's scale is drawn with the rest scale (poses carry none).
+    ///
+    /// # Errors
+    /// [`IkError::Parse`] for a rest pose with a non-uniform or negative scale.
+    pub fn palette_inverse_bind(&self) -> Result<Vec<Mat4>, IkError> {
+        let rest = self.model_pose(&self.rest)?;
+        Ok(rest.iter().zip(&self.inverse_bind).map(|(&(_, s), ib)| Mat4::from_scale(Vec3::splat(s)) * *ib).collect())
+    }
+
     /// Model-space poses (and each joint's accumulated uniform scale) from local
     /// transforms, one per joint.
     fn model_pose(&self, local: &[Trs]) -> Result<Vec<(JointPose, f32)>, IkError> {

@@ -688,3 +688,115 @@ fn third_party_gltf_files_load_or_are_refused() {
     }
     assert!(loaded >= 10 && refused >= 3, "{loaded} loaded, {refused} refused");
 }
+
+/// glTF's own skinning, as its specification writes it: each node's global matrix (every
+/// node's TRS, the joints' from `clip` at `time` where it animates them) times the joint's
+/// inverse bind matrix, weights blended. Read with the `gltf` crate itself, not the crate's
+/// loader.
+fn gltf_skinned(path: &str, clip: usize, time: f32, mesh: &crowd_ik::gltf::SkinnedMesh) -> Vec<Vec3> {
+    use crowd_ik::glam::Mat4;
+    let scene = GltfScene::load(path).unwrap();
+    let doc = ::gltf::Gltf::open(path).unwrap().document;
+    let nodes = doc.nodes().count();
+    let mut parent = vec![None; nodes];
+    for n in doc.nodes() {
+        for c in n.children() {
+            parent[c.index()] = Some(n.index());
+        }
+    }
+    let skin = doc.skins().nth(mesh.skin).unwrap();
+    let joint_nodes: Vec<usize> = skin.joints().map(|n| n.index()).collect();
+    let sk = &scene.skins[mesh.skin];
+    let local_joints = scene.clips[clip].sample_local(sk, time);
+    let local: Vec<Mat4> = doc
+        .nodes()
+        .map(|n| match joint_nodes.iter().position(|&j| j == n.index()) {
+            Some(j) => {
+                let t = local_joints[j];
+                Mat4::from_scale_rotation_translation(t.scale, t.rotation, t.translation)
+            }
+            None => Mat4::from_cols_array_2d(&n.transform().matrix()),
+        })
+        .collect();
+    let global = |mut n: usize| {
+        let mut m = local[n];
+        while let Some(p) = parent[n] {
+            m = local[p] * m;
+            n = p;
+        }
+        m
+    };
+    let joint_matrix: Vec<Mat4> =
+        joint_nodes.iter().zip(&sk.inverse_bind).map(|(&node, ib)| global(node) * *ib).collect();
+    mesh.positions
+        .iter()
+        .zip(&mesh.joints)
+        .zip(&mesh.weights)
+        .map(|((p, j), w)| {
+            (0..4).map(|k| joint_matrix[j[k] as usize].transform_point3(Vec3::from(*p)) * w[k]).sum::<Vec3>()
+        })
+        .collect()
+}
+
+/// The crate's skinning palette (rigid joint poses from the clip × the skeleton's
+/// `palette_inverse_bind`) skins each test character's mesh as glTF does, at several times
+/// of every clip: the same vertices within 1e-5 × the character's size. Z-up files,
+/// centimetre rigs (the Fox's 0.01 scale above its joints) and bind poses that differ from
+/// the rest pose included.
+#[test]
+fn the_crates_palette_skins_meshes_as_gltf_does() {
+    use crowd_ik::cpu::palette::palette;
+    let mut files: Vec<String> =
+        ["CesiumMan.glb", "Fox.glb", "ik_helper_humanoid.gltf"].iter().map(|f| format!("{DATA}/{f}")).collect();
+    // Under an exporter's armature node: a unit scale (0.01 as Mixamo and Blender's
+    // centimetre exports, or 100) and a Z-up turn, folded into the joints' scale.
+    let dir = std::env::temp_dir().join(format!("crowd-ik-palette-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, scale) in [("CesiumMan.glb", 0.01_f32), ("Fox.glb", 100.0)] {
+        let (mut j, bin) = unglb(&std::fs::read(format!("{DATA}/{file}")).unwrap());
+        let wrapper = j["nodes"].as_array().unwrap().len();
+        let roots = j["scenes"][0]["nodes"].clone();
+        let turn = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+        j["nodes"].as_array_mut().unwrap().push(serde_json::json!({
+            "name": "Armature", "children": roots, "scale": [scale, scale, scale], "rotation": turn.to_array()
+        }));
+        j["scenes"][0]["nodes"] = serde_json::json!([wrapper]);
+        let path = dir.join(format!("{scale}-{file}"));
+        std::fs::write(&path, glb(&j, &bin)).unwrap();
+        files.push(path.to_string_lossy().into_owned());
+    }
+    let simple = "/usr/share/assimp/models/glTF2/simple_skin/simple_skin.gltf";
+    if std::path::Path::new(simple).exists() {
+        files.push(simple.into());
+    }
+    for path in &files {
+        let scene = GltfScene::load(path).unwrap();
+        assert!(!scene.meshes.is_empty(), "{path}");
+        for mesh in &scene.meshes {
+            let sk = &scene.skins[mesh.skin];
+            let inverse_bind = sk.palette_inverse_bind().unwrap();
+            for (c, clip) in scene.clips.iter().enumerate() {
+                for k in 0..5 {
+                    let time = clip.duration * k as f32 / 4.0;
+                    let want = gltf_skinned(path, c, time, mesh);
+                    let size = want.iter().fold(Vec3::splat(f32::MIN), |a, p| a.max(*p))
+                        - want.iter().fold(Vec3::splat(f32::MAX), |a, p| a.min(*p));
+                    let pose = clip.sample(sk, time).unwrap();
+                    let mut matrices = vec![crowd_ik::glam::Mat4::IDENTITY; pose.len()];
+                    palette(&pose, &inverse_bind, &mut matrices);
+                    let mut worst = 0.0f32;
+                    for ((v, j), (w, want)) in
+                        mesh.positions.iter().zip(&mesh.joints).zip(mesh.weights.iter().zip(&want))
+                    {
+                        let got: Vec3 =
+                            (0..4).map(|k| matrices[j[k] as usize].transform_point3(Vec3::from(*v)) * w[k]).sum();
+                        worst = worst.max(got.distance(*want));
+                    }
+                    let tol = 1e-5 * size.max_element();
+                    assert!(worst <= tol, "{path}, clip {:?} at {time} s: {worst} > {tol}", clip.name);
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,9 +6,10 @@
 //!
 //! Prints which adapter ran, how far the planted feet's soles were from the ground before
 //! and after IK, and the time per frame of the CPU twin (all threads) and of the GPU.
-//! `--per-frame` adds one row per frame. `--character path.glb [--clip NAME] [--scale S]`
-//! makes the crowd of a glTF character instead of the procedural walker (e.g.
-//! `--character tests/data/gltf/CesiumMan.glb`; `--scale 0.01` for one in centimetres).
+//! `--per-frame` adds one row per frame. The crowd is of Khronos' Cesium Man (a glTF
+//! humanoid with its own walk clip, `tests/data/gltf/CesiumMan.glb`);
+//! `--character path.glb [--clip NAME] [--scale S]` makes it of your own glTF character
+//! (`--scale 0.01` for one in centimetres), `--boxes` of the procedural box walker.
 //!
 //! `cargo run --release --example crowd -- --placement [characters] [frames]` (default 2 000
 //! characters, 240 frames at 60 Hz) compares the stateless solve with foot placement across
@@ -20,11 +21,10 @@ use std::time::Instant;
 
 mod placement;
 
-use crowd_ik::crowd::{foot, FootResult, FootRig, Ground, Heightfield, JointPose};
+use crowd_ik::crowd::{foot, FootResult, Ground, JointPose};
 use crowd_ik::glam::Vec2;
 use crowd_ik::prelude::*;
-use crowd_ik_tools::character::GltfCrowd;
-use crowd_ik_tools::scene::{biped_rig, WalkingCrowd};
+use crowd_ik_tools::character::Walkers;
 
 /// Sole height above the ground of planted feet (walk-cycle weight 1), before and after IK.
 #[derive(Default)]
@@ -56,34 +56,6 @@ impl Contact {
     }
 }
 
-/// Who walks: the procedural walker (box rig) or a glTF character.
-#[allow(clippy::large_enum_variant)] // one per run
-enum Crowd {
-    Procedural(WalkingCrowd, FootRig),
-    Gltf(GltfCrowd),
-}
-
-impl Crowd {
-    fn rig(&self) -> &FootRig {
-        match self {
-            Crowd::Procedural(_, rig) => rig,
-            Crowd::Gltf(c) => &c.rig,
-        }
-    }
-    fn step(&mut self, dt: f32) {
-        match self {
-            Crowd::Procedural(c, _) => c.step(dt),
-            Crowd::Gltf(c) => c.step(dt),
-        }
-    }
-    fn frame(&self, ground: &Heightfield, chars: &mut Vec<CharacterInput>, poses: &mut Vec<JointPose>) {
-        match self {
-            Crowd::Procedural(c, _) => c.frame(ground, chars, poses),
-            Crowd::Gltf(c) => c.frame(ground, chars, poses),
-        }
-    }
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -94,24 +66,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let frames: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(240).max(2);
         return placement::compare(n, frames);
     }
-    let flag_values: Vec<usize> = ["--character", "--clip", "--scale"]
-        .iter()
-        .filter_map(|f| args.iter().position(|a| a == f).map(|i| i + 1))
-        .collect();
+    let flag_values: Vec<usize> =
+        Walkers::VALUE_FLAGS.iter().filter_map(|f| args.iter().position(|a| a == f).map(|i| i + 1)).collect();
     let mut numbers =
         args.iter().enumerate().filter(|(i, a)| !a.starts_with("--") && !flag_values.contains(i)).map(|(_, a)| a);
     let n: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(10_000);
     let frames: usize = numbers.next().map(|s| s.parse()).transpose()?.unwrap_or(10).max(1);
     let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
     let ground = Ground::Heightfield(terrain.clone());
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    let mut crowd = match value("--character") {
-        Some(path) => {
-            let scale = value("--scale").map(|s| s.parse()).transpose()?.unwrap_or(1.0);
-            Crowd::Gltf(GltfCrowd::load(&path, value("--clip").as_deref(), scale, n, 90.0)?)
-        }
-        None => Crowd::Procedural(WalkingCrowd::new(n, 90.0, 1), biped_rig()),
-    };
+    let mut crowd = Walkers::from_args(&args, n, 90.0)?;
     let rig = crowd.rig().clone();
     let joints = rig.joint_count();
 

@@ -2,27 +2,33 @@
 //! palette the crate writes on the GPU, and saves `crowd.png`.
 //!
 //! `cargo run --release --example render -- [--characters 1000] [--frames 30] [--compare]
-//!     [--out crowd.png]`
+//!     [--out crowd.png] [--character path.glb [--clip NAME] [--scale S] | --boxes]`
 //!
-//! Every frame is one encoder and one submit: upload this frame's characters and FK poses,
-//! foot IK, skinning palette, render. Nothing is read back until the final image.
-//! `--compare` renders the same frame with IK off (left) beside IK on (right).
+//! The walkers are Khronos' Cesium Man (its own mesh, skin and walk clip, from
+//! `tests/data/gltf/`), your glTF character with `--character`, or the procedural box walker
+//! with `--boxes`. Every frame is one encoder and one submit: upload this frame's characters
+//! and FK poses, foot IK, skinning palette, render. Nothing is read back until the final
+//! image. `--compare` renders the same frame with IK off (left) beside IK on (right).
+//!
+//! `--closeup` shows one walker up close, from the side, over a slope and over stairs, IK
+//! off beside IK on and foot placement across frames, into `closeup.png` (same character
+//! flags).
 //!
 //! `--steps` shows foot placement across frames up close: one walker climbing stairs (18 cm
 //! steps, its root set from the ground under it), six frames side by side, the stateless
 //! solve above and foot placement below (blue shoes: the soles), into `steps.png`, and a plot
 //! of the pelvis height and the left sole's height over time in both modes into `steps.svg`.
 
-use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::Ground;
 use crowd_ik::glam::{Vec2, Vec3};
 use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::palette::PaletteBuilder;
 use crowd_ik::gpu::GpuSolver;
+use crowd_ik_tools::character::{flag_value, Walkers};
 use crowd_ik_tools::image::png;
 use crowd_ik_tools::preview::{Camera, Preview};
-use crowd_ik_tools::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
 
+mod closeup;
 mod steps;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.iter().any(|a| a == "--steps") {
         return steps::render();
     }
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    if args.iter().any(|a| a == "--closeup") {
+        return closeup::render(&args);
+    }
+    let value = |flag: &str| flag_value(&args, flag);
     let n: usize = value("--characters").map(|s| s.parse()).transpose()?.unwrap_or(1000);
     let frames: usize = value("--frames").map(|s| s.parse()).transpose()?.unwrap_or(30);
     let out = value("--out").unwrap_or_else(|| "crowd.png".into());
@@ -49,33 +58,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let ground = Ground::Heightfield(terrain.clone());
-    let rig = biped_rig();
-    let mut ik = CrowdSolver::new(device, queue, &rig, &ground)?;
-    let (bind, _) = walk_pose(0.0);
-    let mut palette_ik = PaletteBuilder::new(device, queue, &inverse_bind(&bind))?;
-    let mut palette_fk = PaletteBuilder::new(device, queue, &inverse_bind(&bind))?;
-    let boxes = biped_boxes(&bind);
-    let (width, height) = (960, 540);
     let half = 12.0;
-    let preview = Preview::new(
+    let mut crowd = Walkers::from_args(&args, n, half)?;
+    let rig = crowd.rig().clone();
+    let mut ik = CrowdSolver::new(device, queue, &rig, &ground)?;
+    let (mesh, inverse_bind) = crowd.mesh();
+    let mut palette_ik = PaletteBuilder::new(device, queue, &inverse_bind)?;
+    let mut palette_fk = PaletteBuilder::new(device, queue, &inverse_bind)?;
+    let (width, height) = (960, 540);
+    let preview = Preview::with_mesh(
         device,
         queue,
-        width,
-        height,
+        (width, height, crowd_ik_tools::preview::FORMAT),
         &terrain,
         (Vec2::splat(-half - 8.0), Vec2::splat(half + 8.0), 0.25),
-        &boxes,
+        &mesh,
         rig.joint_count(),
     )?;
     // Close on the front rows: feet on the bumps are easy to see.
     let camera = Camera::perspective(
-        Vec3::new(0.0, 2.6, half + 4.0),
+        Vec3::new(0.0, 1.8, half + 3.0),
         Vec3::new(0.0, 0.2, half - 3.0),
         0.75,
         width as f32 / height as f32,
     );
 
-    let mut crowd = WalkingCrowd::new(n, half, 7);
     let (mut chars, mut poses) = (Vec::new(), Vec::new());
     let mut images = Vec::new();
     for frame in 0..frames {

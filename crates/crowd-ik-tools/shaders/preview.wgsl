@@ -1,5 +1,5 @@
 // Preview renderer (crates/crowd-ik-tools/src/preview.rs): a lit heightfield and characters drawn as one box
-// per bone, rigidly skinned through the skinning palette written by crowd-ik's palette kernel.
+// per bone or as their own mesh, skinned through the palette written by crowd-ik's palette kernel.
 // This is a render shader, not a solver kernel: it has no CPU twin. It doubles as the
 // reference for the skinning snippet in docs/renderer.md. `preview::preview_wgsl()` puts
 // crowd-ik's `crowd` module (`crowd_ik::gpu::shaders::CROWD_WGSL`) before it.
@@ -42,17 +42,20 @@ fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return v * (q.w * q.w - dot(b, b)) + b * (dot(v, b) * 2.0) + cross(b, v) * (q.w * 2.0);
 }
 
-// Rigid skinning: the vertex belongs to one joint; world = root · palette · bind position.
+// Linear blend skinning over four joints (a box: one joint, weight 1);
+// world = root · Σ weight · palette · bind position.
 @vertex
 fn vs_character(
-    @location(0) position: vec3<f32>,   // bind (model) space
+    @location(0) position: vec3<f32>,   // bind space
     @location(1) normal: vec3<f32>,
-    @location(2) joint: u32,
-    @location(3) color: vec4<f32>,
+    @location(2) joint: vec4<u32>,
+    @location(3) weight: vec4<f32>,
+    @location(4) color: vec4<f32>,
     @builtin(instance_index) character: u32,
 ) -> VertexOut {
-    let joints = camera.joints.x;
-    let skin = palette[character * joints + joint];
+    let first = character * camera.joints.x;
+    let skin = palette[first + joint.x] * weight.x + palette[first + joint.y] * weight.y
+        + palette[first + joint.z] * weight.z + palette[first + joint.w] * weight.w;
     let model = (skin * vec4<f32>(position, 1.0)).xyz;
     let model_normal = (skin * vec4<f32>(normal, 0.0)).xyz;
     let root = characters[character];

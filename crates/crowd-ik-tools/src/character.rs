@@ -1,10 +1,22 @@
 //! A glTF character's walk for scenes: its contact floor, 0/1 foot weights from the sole's
-//! height, the speed its root needs when the clip walks in place, and a crowd of it.
+//! height, the speed its root needs when the clip walks in place, a crowd of it, and the
+//! demos' choice between it and the procedural walker ([`Walkers`]).
 
 use crowd_ik::cpu::clip_sample::sample_clip;
+use crowd_ik::cpu::palette::inverse_bind;
 use crowd_ik::crowd::{CharacterInput, FootRig, Heightfield, JointPose};
-use crowd_ik::glam::{Quat, Vec2, Vec3};
+use crowd_ik::glam::{Mat4, Quat, Vec2, Vec3};
 use crowd_ik::gltf::{BakedClip, GltfScene, RootMotion};
+
+use crate::preview::SkinMesh;
+use crate::scene::{biped_boxes, biped_rig, walk_pose, WalkingCrowd};
+
+/// The glTF humanoid the demos walk by default: Khronos' Cesium Man (CC-BY 4.0, see
+/// `tests/data/gltf/LICENSES.md` of crowd-ik).
+pub const CESIUM_MAN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/gltf/CesiumMan.glb");
+
+/// Colour the demos draw glTF characters in (lit).
+pub const CHARACTER_COLOR: [f32; 4] = [0.85, 0.55, 0.3, 1.0];
 
 /// 0/1 foot weights as animation events deliver them: 1 while leg `l`'s FK sole (the ankle
 /// less the rig's foot height, model space) is within 3 cm of `floor`.
@@ -73,6 +85,11 @@ pub struct GltfCrowd {
     headings: Vec<f32>,
     times: Vec<f32>,
     half_extent: f32,
+    /// The character's skinned meshes (those of its skin), for drawing.
+    pub mesh: SkinMesh,
+    /// The palette's inverse bind matrices for [`GltfCrowd::mesh`]
+    /// ([`crowd_ik::gltf::GltfSkeleton::palette_inverse_bind`]).
+    pub inverse_bind: Vec<Mat4>,
 }
 
 impl GltfCrowd {
@@ -113,8 +130,16 @@ impl GltfCrowd {
             rig.legs.iter().map(|l| l.joints.map(|j| skeleton.names[j].as_str())).collect::<Vec<_>>(),
             speed * scale
         );
+        let mesh = scene
+            .meshes
+            .iter()
+            .filter(|m| m.skin == 0)
+            .fold(SkinMesh::default(), |all, m| all.merged(&SkinMesh::from_gltf(m, CHARACTER_COLOR)));
+        let inverse_bind = skeleton.palette_inverse_bind()?;
         let mut rng = crate::workload::Rng::new(7);
         Ok(Self {
+            mesh,
+            inverse_bind,
             rig,
             file_rig,
             clip,
@@ -128,6 +153,24 @@ impl GltfCrowd {
             times: (0..n).map(|_| rng.range(0.0, 10.0)).collect(),
             half_extent,
         })
+    }
+
+    /// Puts character `i` at `position` (world XZ), facing `heading` (radians about +Y, 0 =
+    /// +Z), `time` seconds into its clip.
+    pub fn set_walker(&mut self, i: usize, position: Vec2, heading: f32, time: f32) {
+        self.positions[i] = position;
+        self.headings[i] = heading;
+        self.times[i] = time;
+    }
+
+    /// The character's height in world units: its highest joint above its lowest in the
+    /// clip's first frame.
+    #[must_use]
+    pub fn height(&self) -> f32 {
+        let mut pose = vec![JointPose::default(); self.clip.parents.len()];
+        sample_clip(&self.clip.local, &self.clip.parents, self.clip.frame_time, 0.0, &mut pose);
+        let ys = pose.iter().map(|p| p.position().y);
+        (ys.clone().fold(f32::MIN, f32::max) - ys.fold(f32::MAX, f32::min)) * self.scale
     }
 
     /// Advances the crowd by `dt` seconds.
@@ -170,4 +213,85 @@ impl GltfCrowd {
             );
         }
     }
+}
+
+/// Who walks in a demo: the procedural box walker or a glTF character's crowd.
+#[allow(clippy::large_enum_variant)] // one per run
+pub enum Walkers {
+    /// The procedural biped ([`crate::scene`]) and its rig.
+    Boxes(WalkingCrowd, FootRig),
+    /// A glTF character.
+    Gltf(GltfCrowd),
+}
+
+impl Walkers {
+    /// `n` walkers over `[-half_extent, half_extent]²` as the command line asks:
+    /// `--boxes` for the procedural walker, `--character path.glb [--clip NAME] [--scale S]`
+    /// for a glTF character, else [`CESIUM_MAN`].
+    ///
+    /// # Errors
+    /// As [`GltfCrowd::load`]; a `--scale` that is not a number.
+    pub fn from_args(args: &[String], n: usize, half_extent: f32) -> Result<Self, Box<dyn std::error::Error>> {
+        if args.iter().any(|a| a == "--boxes") {
+            return Ok(Walkers::Boxes(WalkingCrowd::new(n, half_extent, 1), biped_rig()));
+        }
+        let path = flag_value(args, "--character").unwrap_or_else(|| CESIUM_MAN.into());
+        let scale = flag_value(args, "--scale").map(|s| s.parse()).transpose()?.unwrap_or(1.0);
+        Ok(Walkers::Gltf(GltfCrowd::load(&path, flag_value(args, "--clip").as_deref(), scale, n, half_extent)?))
+    }
+
+    /// The flags [`Walkers::from_args`] reads a value after.
+    pub const VALUE_FLAGS: [&'static str; 3] = ["--character", "--clip", "--scale"];
+
+    /// The rig the solver gets.
+    #[must_use]
+    pub fn rig(&self) -> &FootRig {
+        match self {
+            Walkers::Boxes(_, rig) => rig,
+            Walkers::Gltf(c) => &c.rig,
+        }
+    }
+
+    /// Advances the walkers by `dt` seconds.
+    pub fn step(&mut self, dt: f32) {
+        match self {
+            Walkers::Boxes(c, _) => c.step(dt),
+            Walkers::Gltf(c) => c.step(dt),
+        }
+    }
+
+    /// This frame's characters and FK poses (the vectors are cleared first).
+    pub fn frame(&self, ground: &Heightfield, chars: &mut Vec<CharacterInput>, poses: &mut Vec<JointPose>) {
+        match self {
+            Walkers::Boxes(c, _) => c.frame(ground, chars, poses),
+            Walkers::Gltf(c) => c.frame(ground, chars, poses),
+        }
+    }
+
+    /// The mesh to draw each walker with and the palette's inverse bind matrices for it.
+    #[must_use]
+    pub fn mesh(&self) -> (SkinMesh, Vec<Mat4>) {
+        match self {
+            Walkers::Boxes(..) => {
+                let (bind, _) = walk_pose(0.0);
+                (SkinMesh::from_boxes(&biped_boxes(&bind)), inverse_bind(&bind))
+            }
+            Walkers::Gltf(c) => (c.mesh.clone(), c.inverse_bind.clone()),
+        }
+    }
+
+    /// World units per model unit (`CharacterInput::with_scale`).
+    #[must_use]
+    pub fn scale(&self) -> f32 {
+        match self {
+            Walkers::Boxes(..) => 1.0,
+            Walkers::Gltf(c) => c.scale,
+        }
+    }
+}
+
+/// The value after `flag` on a command line.
+#[must_use]
+pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
 }

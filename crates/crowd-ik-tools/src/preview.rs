@@ -1,5 +1,6 @@
 //! A minimal headless crowd renderer (works on lavapipe): a lit heightfield and characters
-//! drawn as one box per bone, rigidly skinned through a skinning palette
+//! drawn as one box per bone or as their own skinned mesh (a glTF character's), skinned
+//! through a skinning palette
 //! ([`crowd_ik::gpu::PaletteBuilder`]). It shows how a renderer consumes the crate's GPU
 //! outputs, and lets tests check rendered feet against the terrain. Shader:
 //! `shaders/preview.wgsl` of this crate, after crowd-ik's `crowd` module ([`preview_wgsl`];
@@ -101,13 +102,67 @@ pub struct CameraUniform {
     pub joints: [u32; 4],
 }
 
+/// One vertex of a character mesh, bind space, linearly blended over four joints.
 #[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct MeshVertex {
-    position: [f32; 3],
-    normal: [f32; 3],
-    joint: u32,
-    color: [f32; 4],
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SkinVertex {
+    /// Position, bind space (the space the palette's inverse bind matrices map from).
+    pub position: [f32; 3],
+    /// Normal, bind space (need not be unit length).
+    pub normal: [f32; 3],
+    /// Four joints (indices into a character's joints).
+    pub joints: [u32; 4],
+    /// Their weights (summing to 1).
+    pub weights: [f32; 4],
+    /// RGB and lit (1) / flat (0).
+    pub color: [f32; 4],
+}
+
+/// A character mesh for [`Preview::with_mesh`]: skinned triangles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinMesh {
+    /// Vertices.
+    pub vertices: Vec<SkinVertex>,
+    /// Triangle list.
+    pub indices: Vec<u32>,
+}
+
+impl SkinMesh {
+    /// Boxes rigidly bound to their joints ([`BoneBox`]).
+    #[must_use]
+    pub fn from_boxes(boxes: &[BoneBox]) -> Self {
+        let (vertices, indices) = box_mesh(boxes);
+        Self { vertices, indices }
+    }
+
+    /// A glTF skinned mesh in one colour, for a palette built with
+    /// [`crowd_ik::gltf::GltfSkeleton::palette_inverse_bind`].
+    #[must_use]
+    pub fn from_gltf(mesh: &crowd_ik::gltf::SkinnedMesh, color: [f32; 4]) -> Self {
+        let vertices = mesh
+            .positions
+            .iter()
+            .zip(&mesh.normals)
+            .zip(mesh.joints.iter().zip(&mesh.weights))
+            .map(|((p, n), (j, w))| SkinVertex {
+                position: *p,
+                normal: *n,
+                joints: j.map(u32::from),
+                weights: *w,
+                color,
+            })
+            .collect();
+        Self { vertices, indices: mesh.indices.clone() }
+    }
+
+    /// This mesh and `other` as one.
+    #[must_use]
+    pub fn merged(mut self, other: &SkinMesh) -> Self {
+        let base = self.vertices.len() as u32;
+        self.vertices.extend_from_slice(&other.vertices);
+        self.indices.extend(other.indices.iter().map(|i| i + base));
+        self
+    }
 }
 
 /// Headless renderer of a terrain and a crowd of boxed skeletons.
@@ -147,7 +202,7 @@ fn buffer_with(
     b
 }
 
-fn box_mesh(boxes: &[BoneBox]) -> (Vec<MeshVertex>, Vec<u32>) {
+fn box_mesh(boxes: &[BoneBox]) -> (Vec<SkinVertex>, Vec<u32>) {
     let (mut v, mut idx) = (Vec::new(), Vec::new());
     for b in boxes {
         let axis = b.to - b.from;
@@ -192,10 +247,11 @@ fn box_mesh(boxes: &[BoneBox]) -> (Vec<MeshVertex>, Vec<u32>) {
             let base = v.len() as u32;
             let n = n.normalize();
             for p in quad {
-                v.push(MeshVertex {
+                v.push(SkinVertex {
                     position: p.to_array(),
                     normal: n.to_array(),
-                    joint: b.joint as u32,
+                    joints: [b.joint as u32, 0, 0, 0],
+                    weights: [1.0, 0.0, 0.0, 0.0],
                     color: b.color,
                 });
             }
@@ -249,10 +305,25 @@ impl Preview {
     pub fn with_format(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        (width, height, format): (u32, u32, wgpu::TextureFormat),
+        target: (u32, u32, wgpu::TextureFormat),
         terrain: &Heightfield,
         region: (Vec2, Vec2, f32),
         boxes: &[BoneBox],
+        joints: usize,
+    ) -> Result<Self, GpuError> {
+        Self::with_mesh(device, queue, target, terrain, region, &SkinMesh::from_boxes(boxes), joints)
+    }
+
+    /// As [`Preview::with_format`], drawing each character as `mesh` (e.g. a glTF
+    /// character's, [`SkinMesh::from_gltf`]), linear blend skinning over four joints per
+    /// vertex.
+    pub fn with_mesh(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        (width, height, format): (u32, u32, wgpu::TextureFormat),
+        terrain: &Heightfield,
+        region: (Vec2, Vec2, f32),
+        mesh: &SkinMesh,
         joints: usize,
     ) -> Result<Self, GpuError> {
         let scope = ErrorScopes::push(device);
@@ -317,9 +388,11 @@ impl Preview {
         let character_pipeline = pipeline(
             "vs_character",
             &[Some(wgpu::VertexBufferLayout {
-                array_stride: std::mem::size_of::<MeshVertex>() as u64,
+                array_stride: std::mem::size_of::<SkinVertex>() as u64,
                 step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint32, 3 => Float32x4],
+                attributes: &wgpu::vertex_attr_array![
+                    0 => Float32x3, 1 => Float32x3, 2 => Uint32x4, 3 => Float32x4, 4 => Float32x4
+                ],
             })],
         );
         let texture = |format, usage| {
@@ -349,11 +422,22 @@ impl Preview {
             buffer_with(device, queue, "terrain indices", bytemuck::cast_slice(&ti), wgpu::BufferUsages::INDEX),
             ti.len() as u32,
         );
-        let (mv, mi) = box_mesh(boxes);
         let mesh = (
-            buffer_with(device, queue, "character vertices", bytemuck::cast_slice(&mv), wgpu::BufferUsages::VERTEX),
-            buffer_with(device, queue, "character indices", bytemuck::cast_slice(&mi), wgpu::BufferUsages::INDEX),
-            mi.len() as u32,
+            buffer_with(
+                device,
+                queue,
+                "character vertices",
+                bytemuck::cast_slice(&mesh.vertices),
+                wgpu::BufferUsages::VERTEX,
+            ),
+            buffer_with(
+                device,
+                queue,
+                "character indices",
+                bytemuck::cast_slice(&mesh.indices),
+                wgpu::BufferUsages::INDEX,
+            ),
+            mesh.indices.len() as u32,
         );
         scope.pop()?;
         Ok(Self {
