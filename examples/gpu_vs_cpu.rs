@@ -2,14 +2,20 @@
 //! CPU–GPU difference and both timings.
 //!
 //! `cargo run --release --example gpu_vs_cpu -- [chains]` (default 262 144 per kind; FABRIK
-//! a quarter of that, the limited chains and joint trees a sixteenth)
+//! a quarter of that, the limited chains and joint trees a sixteenth), and crowd foot IK on a
+//! real rig: a sixteenth as many Cesium Men (a glTF character, 19 joints) walking its clip
+//! over hills, one stateless frame.
 
 use std::time::{Duration, Instant};
 
+use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::cpu::{BatchJob, Chain};
-use crowd_ik::glam::{Quat, Vec3};
+use crowd_ik::crowd::{FootResult, Ground, JointPose};
+use crowd_ik::glam::{Quat, Vec2, Vec3};
+use crowd_ik::gpu::crowd::CrowdSolver;
 use crowd_ik::gpu::{GpuChain, GpuSolver};
 use crowd_ik::{wgpu, SolvedChain};
+use crowd_ik_tools::character::{GltfCrowd, CESIUM_MAN};
 use crowd_ik_tools::workload;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,8 +38,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compare("ccd 8x16", &mut gpu, &ccd)?;
     compare("tree 20x8", &mut gpu, &workload::multi_fabrik(n / 16, 8, 4))?;
     compare("look-at 4", &mut gpu, &workload::look_at(n, 5))?;
+    feet(&gpu, (n / 16).max(1))?;
     println!(
         "\nGPU end-to-end = upload + dispatch + readback; GPU solve = dispatch and wait, inputs already on the GPU."
+    );
+    Ok(())
+}
+
+/// One stateless crowd foot-IK frame of `n` Cesium Men on both paths.
+fn feet(gpu: &GpuSolver, n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let terrain = crowd_ik_tools::terrain::hills(Vec2::new(-100.0, -100.0), 0.5, 401, 401, 0.8);
+    let walkers = GltfCrowd::load(CESIUM_MAN, None, 1.0, n, 90.0)?;
+    let (mut chars, mut poses) = (Vec::new(), Vec::new());
+    walkers.frame(&terrain, &mut chars, &mut poses);
+    let ground = Ground::Heightfield(terrain);
+    let rig = &walkers.rig;
+    let mut cpu = vec![JointPose::default(); poses.len()];
+    let mut res = vec![FootResult::default(); n];
+    let one = best(|| Ok(FootIkJob::new(rig, &ground, &chars, &poses, &mut cpu, &mut res).run()?))?;
+    let all = best(|| Ok(FootIkJob::new(rig, &ground, &chars, &poses, &mut cpu, &mut res).run_par()?))?;
+    let mut solver = CrowdSolver::with_context(gpu.context(), rig, &ground)?;
+    let mut out = cpu.clone();
+    let end_to_end = best(|| Ok(solver.solve(&chars, &poses, &[], &mut out, &mut res)?))?;
+    let solve_only = best(|| {
+        let mut encoder = solver.device().create_command_encoder(&Default::default());
+        solver.encode(&mut encoder);
+        solver.queue().submit([encoder.finish()]);
+        solver.device().poll(wgpu::PollType::wait_indefinitely())?;
+        Ok(())
+    })?;
+    let (mut dp, mut dr) = (0.0_f32, 0.0_f32);
+    for (c, g) in cpu.iter().zip(&out) {
+        dp = dp.max(c.position().distance(g.position()));
+        let r = c.rotation().conjugate() * g.rotation();
+        dr = dr.max(2.0 * r.xyz().length().atan2(r.w.abs()));
+    }
+    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
+    println!(
+        "{:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
+        format!("feet {n}"),
+        ms(one),
+        ms(all),
+        ms(end_to_end),
+        ms(solve_only),
+        format!("{dp:.2e}"),
+        format!("{dr:.2e} rad")
     );
     Ok(())
 }

@@ -85,6 +85,16 @@ impl GltfSkeleton {
         self.names.iter().position(|n| n == name)
     }
 
+    /// Which joints are `joint` or hang below it (parents come first, so one pass).
+    #[must_use]
+    pub fn below(&self, joint: usize) -> Vec<bool> {
+        let mut mask = vec![false; self.len()];
+        for j in 0..self.len() {
+            mask[j] = j == joint || self.parents[j].is_some_and(|p| mask[p]);
+        }
+        mask
+    }
+
     /// Number of joints.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -530,6 +540,63 @@ impl GltfScene {
     #[must_use]
     pub fn clip(&self, name: &str) -> Option<&GltfClip> {
         self.clips.iter().find(|c| c.name == name)
+    }
+
+    /// [`GltfSkeleton::foot_rig`] of skin `skin`, with each two-bone leg's sole where its
+    /// mesh has it. A skeleton alone puts the sole at the toe joint's height, from under
+    /// the ankle to the toe joint, but a shoe's sole is usually below its joints (Cesium
+    /// Man's by 2 cm) and reaches behind the ankle and past the last toe joint, and those
+    /// ends are what touch the ground first in a heel strike or a toe off. From the foot's
+    /// vertices (those bound at least half to the ankle or joints below it) in the rest
+    /// pose, skinned by every mesh of this skin: `foot_height` becomes the ankle's height
+    /// above the lowest of them; `heel_length` and `toe_length` how far the sole's
+    /// vertices (within a quarter of that height of the lowest) reach behind the ankle and
+    /// past the toe joint, along the foot's forward (the toe joint's direction from the
+    /// ankle, flattened). A leg whose foot has no such vertex keeps the skeleton's values.
+    /// Heights along `s.up`, lengths in world units (`scale` as
+    /// [`GltfSkeleton::foot_rig`]).
+    ///
+    /// # Errors
+    /// As [`GltfSkeleton::foot_rig`]; [`IkError::InvalidRig`] for a skin index out of range.
+    pub fn foot_rig(&self, skin: usize, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
+        let sk = self
+            .skins
+            .get(skin)
+            .ok_or_else(|| IkError::InvalidRig(format!("skin {skin}: the file has {} skins", self.skins.len())))?;
+        let mut rig = sk.foot_rig(s, scale)?;
+        let rest = sk.rest_pose()?;
+        let mut palette = vec![Mat4::IDENTITY; sk.len()];
+        crate::cpu::palette::palette(&rest, &sk.palette_inverse_bind()?, &mut palette);
+        let up = s.up.normalize_or(Vec3::Y);
+        for leg in rig.legs.iter_mut().filter(|l| l.kind == LegKind::TwoBone) {
+            let [ankle, toe] = [rest[leg.joints[2]].position(), rest[leg.joints[3]].position()];
+            let foot = sk.below(leg.joints[2]);
+            let mut points = Vec::new();
+            for mesh in self.meshes.iter().filter(|m| m.skin == skin) {
+                for (p, (j, w)) in mesh.positions.iter().zip(mesh.joints.iter().zip(&mesh.weights)) {
+                    let on_foot: f32 = (0..4).filter(|&k| foot[usize::from(j[k])]).map(|k| w[k]).sum();
+                    if on_foot >= 0.5 {
+                        let v: Vec3 =
+                            (0..4).map(|k| palette[usize::from(j[k])].transform_point3(Vec3::from(*p)) * w[k]).sum();
+                        points.push(v - ankle);
+                    }
+                }
+            }
+            let lowest = points.iter().map(|v| v.dot(up)).fold(f32::INFINITY, f32::min);
+            let height = -lowest * scale;
+            if !(height.is_finite() && height >= 0.0) {
+                continue;
+            }
+            leg.foot_height = height;
+            let toe_off = toe - ankle;
+            let reach = toe_off - up * toe_off.dot(up);
+            let Some(forward) = reach.try_normalize() else { continue };
+            let sole = points.iter().filter(|v| v.dot(up) <= lowest * 0.75).map(|v| v.dot(forward));
+            let (back, front) = sole.fold((0.0_f32, f32::MIN), |(b, f), x| (b.min(x), f.max(x)));
+            leg.heel_length = -back * scale;
+            leg.toe_length = ((front - reach.length()) * scale).max(0.0);
+        }
+        Ok(rig)
     }
 }
 

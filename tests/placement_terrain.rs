@@ -343,14 +343,15 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
     eprintln!("frames flagged PELVIS_FAST (a leg's reach needed a faster pelvis): {flagged}");
 }
 
-/// Cesium Man, a real glTF character (its own rig, found by shape; its own walk), over the
-/// four terrains at three frame rates with 0/1 weights: the mocap's promises on pelvis
-/// speed and soles below the ground everywhere, on locks from contact and sliding on flat
-/// ground and curbs, and the figures printed beside them. Two of the mocap's bounds do not
-/// hold for this character and are measured, not asserted: a planted ankle's largest move in
-/// one frame on stairs (18.8 mm at 60 Hz, 32.7 mm at 30 Hz; held to 6 mm elsewhere), and on
-/// the hills locks from a plant's first frame (one plant in two or three locks late or not
-/// at all) and with them sliding (up to 5.4 mm in a plant; 1 mm mean for the mocap).
+/// Cesium Man, a real glTF character (its own rig, found by shape, its soles read off its
+/// mesh; its own walk), over the four terrains at three frame rates with 0/1 weights: the
+/// mocap's promises on pelvis speed and soles below the ground everywhere, on locks from
+/// contact and sliding on flat ground and curbs, and the figures printed beside them. Two of
+/// the mocap's bounds do not hold for this character and are measured, not asserted: a
+/// planted ankle's largest move in one frame on stairs (8.7 mm at 60 Hz, 15.5 mm at 30 Hz;
+/// held to 0.36 m/s elsewhere), and on the hills locks from a plant's first frame (one plant
+/// in three locks late) and with them sliding (up to 6.5 mm in a plant; 1 mm mean for the
+/// mocap).
 #[test]
 fn a_gltf_character_keeps_the_promises_of_the_mocap() {
     let p = speed_placement();
@@ -368,7 +369,11 @@ fn a_gltf_character_keeps_the_promises_of_the_mocap() {
                 assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");
             }
             if terrain != "stairs" {
-                assert!(r.planted_jump <= 0.006, "{ctx}");
+                // As a speed (0.36 m/s: 6 mm at 60 Hz): with the sole read off the mesh, a
+                // heel strike rolling flat lowers the ankle about the shoe's heel, 7.5 mm in
+                // one frame at 30 Hz (the clip's own shoe dips up to 2 cm into its floor
+                // there, and the IK keeps it on the ground).
+                assert!(r.planted_jump <= 0.36 / hz, "{ctx}");
             }
         }
     }

@@ -157,16 +157,15 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // The heel and ball (and the sole between them) sampled once for both the FK sole
         // height and the normal the foot aligns to (sole_ground).
         let up = dir_to_world(root, up_ms);
-        let heel = ref_ws - up * h;
-        let ball = heel + reject(toe_ws - ref_ws, up);
-        let sole = sole_ground(g.point, g.normal, heel, ball);
+        let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy);
+        let sole = sole_ground(g.point, g.normal, ends.heel, ends.ball);
         res.sole_before[l] = sole.gap;
         gn = sole.normal;
     } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
         res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
     } else {
-        res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h);
+        res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h, leg.sole.xy);
     }
     ground.normal[l] = gn;
     if (temporal) {
@@ -187,7 +186,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
         let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
-        target_ws = sole_target(root, g.point, gn, turn.q, up_ms, toe_off, h);
+        target_ws = sole_target(root, g.point, gn, turn.q, up_ms, toe_off, h, leg.sole.xy);
     }
     ground.aim[l] = target_ws;
     var need = ref_ws.y - target_ws.y;
@@ -346,10 +345,9 @@ fn measure_sole(base: u32, root: Root, l: u32) {
     } else {
         let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
-        let heel = ref_ws - up * h;
-        let ball = heel + reject(toe_ws - ref_ws, up);
-        let heel_above = heel.y - ground_height(ground.point[l], ground.normal[l], heel.x, heel.z);
-        res.sole_after[l] = min(heel_above, ball.y - ground_height(ground.point[l], ground.normal[l], ball.x, ball.z));
+        let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy);
+        let heel_above = ends.heel.y - ground_height(ground.point[l], ground.normal[l], ends.heel.x, ends.heel.z);
+        res.sole_after[l] = min(heel_above, ends.ball.y - ground_height(ground.point[l], ground.normal[l], ends.ball.x, ends.ball.z));
     }
 }
 

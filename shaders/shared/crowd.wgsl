@@ -30,6 +30,7 @@ struct SolverLeg {
     foot_up: vec4<f32>,       // w = three-bone blend
     pole: vec4<f32>,          // model-space knee pole direction (rule 2)
     lock: vec4<f32>,          // foot placement: plant enter/exit speed, release distance/time
+    sole: vec4<f32>,          // two-bone: the sole's reach behind the heel and past the ball; 0, 0
 }
 
 struct SolverRig {

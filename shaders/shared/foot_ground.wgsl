@@ -168,12 +168,27 @@ fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
     return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
 }
 
-// Height above the ground of a two-bone foot's sole: of its lowest point from the heel
-// (under the ankle) to the ball (the toe joint brought down to the sole plane).
-fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32) -> f32 {
-    let heel = ankle - up * h;
-    let ball = heel + reject(toe - ankle, up);
-    return sole_gap(point, normal, heel, ball);
+// The two ends of a two-bone foot's sole (world): the heel, h down the foot's up axis from
+// the ankle and reach.x further back, and the ball, the toe joint (toe_off from the ankle)
+// brought down to the sole plane and reach.y further forward (SolverLeg.sole: where a shoe
+// reaches past its joints). src/cpu/foot_ground.rs.
+struct SoleEnds {
+    heel: vec3<f32>,
+    ball: vec3<f32>,
+}
+
+fn sole_ends(ankle: vec3<f32>, toe_off: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>) -> SoleEnds {
+    let under = ankle - up * h;
+    let forward = reject(toe_off, up);
+    let dir = normalize_or(forward, vec3<f32>(0.0), 1e-12);
+    return SoleEnds(under - dir * reach.x, under + forward + dir * reach.y);
+}
+
+// Height above the ground of a two-bone foot's sole: of its lowest point from the heel to
+// the ball (sole_ends).
+fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>) -> f32 {
+    let s = sole_ends(ankle, toe - ankle, up, h, reach);
+    return sole_gap(point, normal, s.heel, s.ball);
 }
 
 // Where a sole is measured between heel and ball on a heightfield (src/cpu/foot_ik.rs,
@@ -492,24 +507,22 @@ var<private> ground: FeetGround;
 // Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal
 // above the ground point, then moved vertically so the lowest point of the sole (sole_gap)
 // of the foot turned by `turn` touches the ground under it (src/cpu/foot_ik.rs).
-fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32) -> vec3<f32> {
+fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>) -> vec3<f32> {
     var target_ws = gp + normal * h;
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let heel_ws = target_ws - up * h;
     let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
-    let ball = heel_ws + reject(toe_off, up);
-    target_ws.y -= sole_gap(gp, normal, heel_ws, ball);
+    let s = sole_ends(target_ws, toe_off, up, h, reach);
+    target_ws.y -= sole_gap(gp, normal, s.heel, s.ball);
     return target_ws;
 }
 
 // On a plane of unit normal, how far above it the lower of heel and ball of a two-bone foot
 // turned by `turn` is with its ankle h along the normal above the plane's point
 // (src/cpu/foot_ik.rs): what sole_target lowers it by on a plane, with no ground sampled.
-fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32) -> f32 {
+fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>) -> f32 {
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let heel = normal * h - up * h;
-    let ball = heel + reject(dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up);
-    return min(dot(heel, normal), dot(ball, normal)) / normal.y;
+    let s = sole_ends(normal * h, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach);
+    return min(dot(s.heel, normal), dot(s.ball, normal)) / normal.y;
 }
 
 // A foot's turn and whether the max foot angle clamped it.

@@ -275,10 +275,10 @@ fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<
         return sole.y - ground_height(gp, gn, sole.x, sole.z);
     }
     if (lead) {
-        let ball = at - up * h + reject(toe_off, up);
+        let ball = sole_ends(at, toe_off, up, h, leg.sole.xy).ball;
         return ball.y - ground_height(gp, gn, ball.x, ball.z);
     }
-    return sole_height(gp, gn, at, at + toe_off, up, h);
+    return sole_height(gp, gn, at, at + toe_off, up, h, leg.sole.xy);
 }
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out (in the
@@ -408,11 +408,12 @@ fn ground_target(root: Root, l: u32, tolerance: f32) -> FootAim {
         turn = t.q;
         ground.limited[l] = t.limited;
         let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-        raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h);
+        raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, leg.sole.xy);
         if (keeps_roll(leg) && !ball) {
             let flat = align_up(leg, up_ms, normal_ms);
             // Measured on the smoothed plane: the spring smooths the rest.
-            roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h) - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h);
+            roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h, leg.sole.xy)
+                - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h, leg.sole.xy);
         }
     }
     // The ground height under the target: the smoothed plane carried to this frame's

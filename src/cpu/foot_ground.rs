@@ -79,9 +79,21 @@ pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal
     point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y
 }
 
+/// The two ends of a two-bone foot's sole (world): the heel, `h` down the foot's up axis
+/// `up` from the ankle and `reach[0]` further back, and the ball, the toe joint (`toe_off`
+/// from the ankle) brought down to the sole plane and `reach[1]` further forward
+/// ([`SolverLeg::sole_reach`]: where a shoe reaches past its joints; zero for a skeleton
+/// alone).
+#[inline]
+pub(crate) fn sole_ends(ankle: Vec3, toe_off: Vec3, up: Vec3, h: f32, reach: [f32; 2]) -> (Vec3, Vec3) {
+    let under = ankle - up * h;
+    let forward = reject(toe_off, up);
+    let dir = normalize_or(forward, Vec3::ZERO, 1e-12);
+    (under - dir * reach[0], under + forward + dir * reach[1])
+}
+
 /// Height above the ground of a two-bone foot's sole: of its lowest point from the heel
-/// (under the ankle, `h` down the foot's world up axis `up`) to the ball (the toe joint
-/// brought down to the sole plane), each against the ground under it ([`sole_gap`]).
+/// to the ball ([`sole_ends`]), each against the ground under it ([`sole_gap`]).
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 #[inline]
 pub(crate) fn sole_height(
@@ -92,10 +104,9 @@ pub(crate) fn sole_height(
     ankle: Vec3,
     toe: Vec3,
     up: Vec3,
-    h: f32,
+    (h, reach): (f32, [f32; 2]),
 ) -> f32 {
-    let heel = ankle - up * h;
-    let ball = heel + reject(toe - ankle, up);
+    let (heel, ball) = sole_ends(ankle, toe - ankle, up, h, reach);
     sole_gap(rig, g, point, normal, heel, ball)
 }
 
@@ -424,12 +435,11 @@ pub(crate) fn sole_target(
     turn: Quat,
     up_ms: Vec3,
     toe_off_ms: Vec3,
-    h: f32,
+    (h, reach): (f32, [f32; 2]),
 ) -> Vec3 {
     let mut target_ws = gp + normal * h;
     let up = root.dir_to_world(turn * up_ms);
-    let heel_ws = target_ws - up * h;
-    let ball = heel_ws + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up);
+    let (heel_ws, ball) = sole_ends(target_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach);
     target_ws.y -= sole_gap(rig, g, gp, normal, heel_ws, ball);
     target_ws
 }
@@ -439,10 +449,16 @@ pub(crate) fn sole_target(
 /// plane's point: what [`sole_target`] lowers such a foot by on a plane, with no ground
 /// sampled.
 #[inline]
-pub(crate) fn plane_sole_gap(root: &Root, normal: Vec3, turn: Quat, up_ms: Vec3, toe_off_ms: Vec3, h: f32) -> f32 {
+pub(crate) fn plane_sole_gap(
+    root: &Root,
+    normal: Vec3,
+    turn: Quat,
+    up_ms: Vec3,
+    toe_off_ms: Vec3,
+    (h, reach): (f32, [f32; 2]),
+) -> f32 {
     let up = root.dir_to_world(turn * up_ms);
-    let heel = normal * h - up * h;
-    let ball = heel + reject(root.dir_to_world(turn * toe_off_ms) * root.s, up);
+    let (heel, ball) = sole_ends(normal * h, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach);
     heel.dot(normal).min(ball.dot(normal)) / normal.y
 }
 

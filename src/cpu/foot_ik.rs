@@ -15,7 +15,7 @@
 use glam::{Quat, Vec3};
 
 use super::foot_ground::{
-    align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ground,
+    align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends, sole_ground,
     sole_height, sole_target, FeetGround, GroundData, Root,
 };
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
@@ -175,15 +175,14 @@ fn find_ground(
             // The heel and ball (and the sole between them) sampled once for both the FK
             // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
-            let heel = ref_ws - up * h;
-            let ball = heel + reject(toe_ws - ref_ws, up);
+            let (heel, ball) = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole_reach());
             (res.sole_before[l], gn) = sole_ground(rig, g, gp, gn, heel, ball);
         } else {
             res.sole_before[l] = if three {
                 let sole = ref_ws - Vec3::Y * h;
                 sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
             } else {
-                sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), h)
+                sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), (h, leg.sole_reach()))
             };
         }
         out.point[l] = gp;
@@ -209,7 +208,7 @@ fn find_ground(
             let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
             (out.turn[l], out.limited[l]) = (turn, limited);
             let toe_off = toe.position() - ankle.position();
-            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, h);
+            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, (h, leg.sole_reach()));
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -369,8 +368,7 @@ fn measure_soles(
             let toe_ws = root.to_world(pose_out[leg.toe() as usize].position());
             // Heel and ball: the report, not the solve (which keeps every point of the sole
             // on or above the ground).
-            let heel = ref_ws - up * h;
-            let ball = heel + reject(toe_ws - ref_ws, up);
+            let (heel, ball) = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole_reach());
             let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
             above(heel).min(above(ball))
         };

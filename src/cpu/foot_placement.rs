@@ -17,10 +17,10 @@
 use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ground::{
-    align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
+    align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint, sole_ends,
     sole_height, sole_target, FeetGround, GroundData, Root,
 };
-use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, reject, sin_cos};
+use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
     STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
@@ -356,12 +356,14 @@ fn ground_target(
             if ball_pivot { align_up(leg, Vec3::Y, normal_ms) } else { align_foot(leg, ankle.rotation(), normal_ms) };
         (turn, ground.limited[l]) = (t, limited);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
-        let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, h);
+        let sole = (h, leg.sole_reach());
+        let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, sole);
         if keeps_roll(leg) && !ball_pivot {
             // Measured on the smoothed plane (no ground sampled): the spring smooths
             // the rest, the real ground's, and the sum is `raw` once it settles.
             let (flat, _) = align_up(leg, up_ms, normal_ms);
-            roll = plane_sole_gap(root, nf, flat, up_ms, toe_off, h) - plane_sole_gap(root, nf, t, up_ms, toe_off, h);
+            roll = plane_sole_gap(root, nf, flat, up_ms, toe_off, sole)
+                - plane_sole_gap(root, nf, t, up_ms, toe_off, sole);
         }
         raw
     };
@@ -657,10 +659,10 @@ fn foot_gap(
         return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
     }
     if lead {
-        let ball = at - up * h + reject(toe_off, up);
+        let (_, ball) = sole_ends(at, toe_off, up, h, leg.sole_reach());
         return ball.y - ground_height(rig, g, gp, gn, ball.x, ball.z);
     }
-    sole_height(rig, g, gp, gn, at, at + toe_off, up, h)
+    sole_height(rig, g, gp, gn, at, at + toe_off, up, (h, leg.sole_reach()))
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades

@@ -185,7 +185,7 @@ pub mod foot {
 }
 
 #[doc(hidden)] // kernel plumbing: the packed form both twins read
-/// One leg of [`SolverRig`]. 112 bytes. Keep in sync with `SolverLeg` in
+/// One leg of [`SolverRig`]. 128 bytes. Keep in sync with `SolverLeg` in
 /// `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -206,11 +206,14 @@ pub struct SolverLeg {
     pub pole: [f32; 4],
     /// Foot placement: plant enter speed, exit speed, release distance, release time.
     pub lock: [f32; 4],
+    /// Two-bone legs: how far the sole reaches behind the point under the ankle and past
+    /// the ball (world units); 0, 0.
+    pub sole: [f32; 4],
 }
 
 #[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
-/// the CPU job from memory. 544 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
+/// the CPU job from memory. 608 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct SolverRig {
@@ -249,6 +252,13 @@ impl SolverLeg {
     #[must_use]
     pub fn plant_detection(&self) -> u32 {
         self.mode[3] & 0xff
+    }
+    /// How far the sole reaches behind the point under the ankle and past the ball (world
+    /// units; `LegRig::heel_length`, `LegRig::toe_length`).
+    #[inline]
+    #[must_use]
+    pub fn sole_reach(&self) -> [f32; 2] {
+        [self.sole[0], self.sole[1]]
     }
     /// Hip joint.
     #[inline]
@@ -501,6 +511,6 @@ const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
 const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
 const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
-const _: () = assert!(std::mem::size_of::<SolverLeg>() == 112);
-const _: () = assert!(std::mem::size_of::<SolverRig>() == 544);
+const _: () = assert!(std::mem::size_of::<SolverLeg>() == 128);
+const _: () = assert!(std::mem::size_of::<SolverRig>() == 608);
 const _: () = assert!(std::mem::offset_of!(SolverRig, legs) == 96);

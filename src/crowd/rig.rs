@@ -47,6 +47,16 @@ pub struct LegRig {
     /// Height of the reference joint above the sole: the ankle (two-bone) or the toe tip
     /// (pseudo three-bone).
     pub foot_height: f32,
+    /// Two-bone legs: how far the sole reaches behind the point under the ankle (world
+    /// units, ≥ 0). The sole the foot rests on runs from the heel (under the ankle, this
+    /// much further back) to the ball (the toe joint brought down to the sole,
+    /// [`LegRig::toe_length`] further forward); what touches the ground first when the
+    /// foot is rolled (a heel strike, a toe off) is its end. 0 for a rig from a skeleton
+    /// alone; a glTF character's mesh gives it (`GltfScene::foot_rig`).
+    pub heel_length: f32,
+    /// Two-bone legs: how far the sole reaches past the ball, the toe joint (world units,
+    /// ≥ 0): a shoe's tip beyond its last joint. See [`LegRig::heel_length`].
+    pub toe_length: f32,
     /// Knee hinge axis in the knee's local space (see `LimbSettings::mid_axis`).
     pub knee_axis: Vec3,
     /// Knee inner-angle limits `[min, max]` radians, if any.
@@ -159,6 +169,9 @@ impl FootRig {
             }
             if !finite(leg.foot_height) || !(0.0..=std::f32::consts::PI).contains(&leg.max_foot_angle) {
                 return Err(rig_error(format!("leg {l}: foot height in [0, 1e6] and max foot angle in [0, π]")));
+            }
+            if !(finite(leg.heel_length) && finite(leg.toe_length)) {
+                return Err(rig_error(format!("leg {l}: heel and toe lengths in [0, 1e6]")));
             }
             if let Some((lo, hi)) = leg.knee_limits {
                 if !(0.0 <= lo && lo <= hi && hi <= std::f32::consts::PI) {
@@ -317,6 +330,7 @@ impl FootRig {
                 limits: [cos_min, cos_max, leg.max_foot_angle.cos(), leg.max_foot_angle.sin()],
                 foot_up: leg.foot_up.normalize().extend(blend).to_array(),
                 pole: pole.extend(0.0).to_array(),
+                sole: [leg.heel_length, leg.toe_length, 0.0, 0.0],
             };
         }
         r
@@ -402,6 +416,8 @@ impl FootRig {
                 kind: *kind,
                 joints,
                 foot_height,
+                heel_length: 0.0,
+                toe_length: 0.0,
                 knee_axis: rest[joints[1]].rotation().conjugate() * leg_hinge,
                 knee_limits: s.knee_limits,
                 max_foot_angle: s.max_foot_angle,

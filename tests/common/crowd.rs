@@ -38,6 +38,8 @@ pub fn biped_rig() -> FootRig {
         kind: LegKind::TwoBone,
         joints,
         foot_height: FOOT_HEIGHT,
+        heel_length: 0.0,
+        toe_length: 0.0,
         knee_axis: -Vec3::X,
         knee_limits: Some((0.1, 175f32.to_radians())),
         max_foot_angle: 30f32.to_radians(),
@@ -137,6 +139,8 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
             kind: if three { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone },
             joints: [first, first + 1, first + 2, first + 3],
             foot_height: if three { 0.02 } else { 0.03 },
+            heel_length: 0.0,
+            toe_length: 0.0,
             knee_axis: hinge,
             knee_limits: Some((0.1, 3.0)),
             max_foot_angle: 0.5,
@@ -245,7 +249,8 @@ pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
 }
 
 /// Cesium Man (`tests/data/gltf/CesiumMan.glb`, a real glTF character; see its
-/// LICENSES.md): its walk baked at 120 frames per second, its rig found by shape, its floor
+/// LICENSES.md): its walk baked at 120 frames per second, its rig found by shape (soles
+/// from its mesh), its floor
 /// and the speed its walk needs from the root (the clip walks in place:
 /// `crowd_ik_tools::character`).
 pub fn cesium_man() -> (crowd_ik::gltf::GltfSkeleton, crowd_ik::gltf::BakedClip, FootRig, f32, f32) {
@@ -254,7 +259,8 @@ pub fn cesium_man() -> (crowd_ik::gltf::GltfSkeleton, crowd_ik::gltf::BakedClip,
     let scene = GltfScene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb")).unwrap();
     let sk = scene.skins[0].clone();
     let baked = scene.clips[0].bake(&sk, 120.0, RootMotion::Keep).unwrap();
-    let rig = sk.foot_rig(crowd_ik::crowd::BipedSettings::default(), 1.0).unwrap();
+    // The sole from the mesh: the shoe's bottom, heel and tip (GltfScene::foot_rig).
+    let rig = scene.foot_rig(0, crowd_ik::crowd::BipedSettings::default(), 1.0).unwrap();
     let frames = character::frames(&baked);
     let floor = character::floor(&rig, &frames);
     let speed = character::in_place_speed(&rig, &frames, baked.frame_time, floor);

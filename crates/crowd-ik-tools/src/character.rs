@@ -116,8 +116,8 @@ impl GltfCrowd {
             None => scene.clips.first().ok_or("the file has no animation")?,
         };
         let settings = crowd_ik::crowd::BipedSettings::default();
-        let rig = skeleton.foot_rig(settings, scale)?;
-        let file_rig = skeleton.foot_rig(settings, 1.0)?;
+        let rig = scene.foot_rig(0, settings, scale)?;
+        let file_rig = scene.foot_rig(0, settings, 1.0)?;
         let clip = anim.bake(skeleton, 60.0, RootMotion::Extract)?;
         let frames = frames(&clip);
         let floor = floor(&file_rig, &frames);

@@ -30,6 +30,8 @@ pub fn biped_rig() -> FootRig {
         kind: LegKind::TwoBone,
         joints: [first, first + 1, first + 2, first + 3],
         foot_height: FOOT_HEIGHT,
+        heel_length: 0.0,
+        toe_length: 0.0,
         knee_axis: -Vec3::X,
         knee_limits: Some((5f32.to_radians(), 175f32.to_radians())),
         max_foot_angle: 35f32.to_radians(),
