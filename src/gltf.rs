@@ -567,35 +567,17 @@ impl GltfScene {
         let rest = sk.rest_pose()?;
         let mut palette = vec![Mat4::IDENTITY; sk.len()];
         crate::cpu::palette::palette(&rest, &sk.palette_inverse_bind()?, &mut palette);
-        let up = s.up.normalize_or(Vec3::Y);
-        for leg in rig.legs.iter_mut().filter(|l| l.kind == LegKind::TwoBone) {
-            let [ankle, toe] = [rest[leg.joints[2]].position(), rest[leg.joints[3]].position()];
-            let foot = sk.below(leg.joints[2]);
-            let mut points = Vec::new();
-            for mesh in self.meshes.iter().filter(|m| m.skin == skin) {
-                for (p, (j, w)) in mesh.positions.iter().zip(mesh.joints.iter().zip(&mesh.weights)) {
-                    let on_foot: f32 = (0..4).filter(|&k| foot[usize::from(j[k])]).map(|k| w[k]).sum();
-                    if on_foot >= 0.5 {
-                        let v: Vec3 =
-                            (0..4).map(|k| palette[usize::from(j[k])].transform_point3(Vec3::from(*p)) * w[k]).sum();
-                        points.push(v - ankle);
-                    }
-                }
+        // Every mesh of this skin, skinned in the rest pose.
+        let (mut positions, mut joints, mut weights) = (Vec::new(), Vec::new(), Vec::new());
+        for mesh in self.meshes.iter().filter(|m| m.skin == skin) {
+            for (p, (j, w)) in mesh.positions.iter().zip(mesh.joints.iter().zip(&mesh.weights)) {
+                let v: Vec3 = (0..4).map(|k| palette[usize::from(j[k])].transform_point3(Vec3::from(*p)) * w[k]).sum();
+                positions.push(v);
+                joints.push(*j);
+                weights.push(*w);
             }
-            let lowest = points.iter().map(|v| v.dot(up)).fold(f32::INFINITY, f32::min);
-            let height = -lowest * scale;
-            if !(height.is_finite() && height >= 0.0) {
-                continue;
-            }
-            leg.foot_height = height;
-            let toe_off = toe - ankle;
-            let reach = toe_off - up * toe_off.dot(up);
-            let Some(forward) = reach.try_normalize() else { continue };
-            let sole = points.iter().filter(|v| v.dot(up) <= lowest * 0.75).map(|v| v.dot(forward));
-            let (back, front) = sole.fold((0.0_f32, f32::MIN), |(b, f), x| (b.min(x), f.max(x)));
-            leg.heel_length = -back * scale;
-            leg.toe_length = ((front - reach.length()) * scale).max(0.0);
         }
+        rig.fit_soles(&rest, (&positions, &joints, &weights), s.up, scale);
         Ok(rig)
     }
 }

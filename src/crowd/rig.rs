@@ -285,6 +285,69 @@ impl FootRig {
         used
     }
 
+    /// Sets each two-bone leg's sole from the character's mesh rather than its joints: a
+    /// skeleton alone puts the sole at the toe joint's height, from under the ankle to the
+    /// toe joint, but a shoe's sole is usually below its joints and reaches behind the ankle
+    /// and past the last toe joint, and those ends are what touch the ground first in a
+    /// heel strike or a toe off. `rest` is the rest pose (model space, the file's units) and
+    /// `mesh` the vertices posed in it (model space: positions, four joints and weights
+    /// each). From the foot's vertices (those bound at least half to the ankle or joints
+    /// below it): `foot_height` becomes the ankle's height above the lowest of them along
+    /// `up`; `heel_length` and `toe_length` how far the sole's vertices (within a quarter of
+    /// that height of the lowest) reach behind the ankle and past the toe joint along the
+    /// foot's forward (the toe joint's direction from the ankle, across `up`). Lengths in
+    /// world units: model units × `scale`. Returns per leg how many vertices were used (a leg
+    /// with none, or a pseudo three-bone leg, keeps its values).
+    pub fn fit_soles(
+        &mut self,
+        rest: &[JointPose],
+        (positions, joints, weights): (&[Vec3], &[[u16; 4]], &[[f32; 4]]),
+        up: Vec3,
+        scale: f32,
+    ) -> Vec<usize> {
+        let up = up.normalize_or(Vec3::Y);
+        let mut used = vec![0; self.legs.len()];
+        let n = self.parents.len();
+        for (l, leg) in self.legs.iter_mut().enumerate() {
+            if leg.kind != LegKind::TwoBone || rest.len() != n {
+                continue;
+            }
+            // The ankle and the joints below it (parents come first: one pass).
+            let mut foot = vec![false; n];
+            for j in 0..n {
+                foot[j] = j == leg.joints[2] || self.parents[j].is_some_and(|p| foot[p]);
+            }
+            let [ankle, toe] = [rest[leg.joints[2]].position(), rest[leg.joints[3]].position()];
+            let on_foot = |j: &[u16; 4], w: &[f32; 4]| -> f32 {
+                (0..4).filter(|&k| foot.get(usize::from(j[k])).copied().unwrap_or(false)).map(|k| w[k]).sum()
+            };
+            let points: Vec<Vec3> = positions
+                .iter()
+                .zip(joints.iter().zip(weights))
+                .filter(|(p, (j, w))| p.is_finite() && on_foot(j, w) >= 0.5)
+                .map(|(p, _)| *p - ankle)
+                .collect();
+            let lowest = points.iter().map(|v| v.dot(up)).fold(f32::INFINITY, f32::min);
+            let height = -lowest * scale;
+            if !(height.is_finite() && (0.0..=crate::constants::MAX_RIG_SETTING).contains(&height)) {
+                continue;
+            }
+            used[l] = points.len();
+            leg.foot_height = height;
+            let toe_off = toe - ankle;
+            let reach = toe_off - up * toe_off.dot(up);
+            let Some(forward) = reach.try_normalize() else { continue };
+            let sole = points.iter().filter(|v| v.dot(up) <= lowest * 0.75).map(|v| v.dot(forward));
+            let (back, front) = sole.fold((0.0_f32, f32::MIN), |(b, f), x| (b.min(x), f.max(x)));
+            let fits = |x: f32| x.is_finite() && x <= crate::constants::MAX_RIG_SETTING;
+            if fits(-back * scale) && fits((front - reach.length()) * scale) {
+                leg.heel_length = -back * scale;
+                leg.toe_length = ((front - reach.length()) * scale).max(0.0);
+            }
+        }
+        used
+    }
+
     /// The packed rig both foot-IK twins read, for this rig and ground.
     #[doc(hidden)] // kernel plumbing
     #[must_use]

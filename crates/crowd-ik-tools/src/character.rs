@@ -123,7 +123,8 @@ impl GltfCrowd {
         let floor = floor(&file_rig, &frames);
         let speed = in_place_speed(&file_rig, &frames, clip.frame_time, floor);
         println!(
-            "character: {path}, clip {:?} ({:.2} s), {} joints, legs {:?}, walking {:.2} m/s",
+            "character: {}, clip {:?} ({:.2} s), {} joints, legs {:?}, walking {:.2} m/s",
+            std::path::Path::new(path).file_name().map_or(path.into(), |f| f.to_string_lossy()),
             anim.name,
             anim.duration,
             skeleton.len(),
