@@ -138,6 +138,35 @@ fn mirrored_characters_match_the_cpu() {
 }
 
 #[test]
+fn characters_whose_model_space_is_not_y_up_match_the_cpu() {
+    // Z-up exports under a turned root (and roots tilted every which way): the ground's tilt
+    // is measured from the world's up as each model sees it, in both twins (foot placement:
+    // tests/gpu_placement.rs).
+    let hf = rough_hills();
+    let ground = Ground::Heightfield(hf.clone());
+    let mut rng = Rng(98);
+    let (mut chars, mut poses) = random_crowd(&mut rng, &hf, 2000);
+    let joints = poses.len() / chars.len();
+    for (c, ch) in chars.iter_mut().enumerate() {
+        let turn = Quat::from_euler(
+            crowd_ik::glam::EulerRot::XYZ,
+            rng.range(-3.1, 3.1),
+            rng.range(-3.1, 3.1),
+            rng.range(-3.1, 3.1),
+        );
+        for p in &mut poses[c * joints..(c + 1) * joints] {
+            *p = JointPose::new(turn * p.position(), turn * p.rotation());
+        }
+        ch.root_rotation = (Quat::from_array(ch.root_rotation) * turn.conjugate()).to_array();
+    }
+    let Some(res) = compare("turned model spaces", &biped_rig(), &ground, &chars, &[], &poses, LEG_LENGTH) else {
+        return;
+    };
+    let solved = res.iter().filter(|r| r.status[0] & foot::SOLVED != 0).count();
+    assert!(solved > 1000, "turned characters are solved: {solved}");
+}
+
+#[test]
 fn caller_hits_and_bad_characters_match_the_cpu() {
     let mut rng = Rng(90);
     let hf = hills();

@@ -182,7 +182,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // The whole sole on the ground: the lowest point of the sole, of the foot turned as
         // align_foot will turn it to the sole's normal, touches the ground under it (see
         // src/cpu/foot_ik.rs).
-        let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, gn)));
+        let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, gn)), model_up(root));
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
         let toe_off = legs_fk[l].toe - legs_fk[l].ankle;

@@ -477,6 +477,11 @@ fn dir_to_model(root: Root, v_ws: vec3<f32>) -> vec3<f32> {
     return mirror_x(root, quat_rotate(quat_conj(root.q), v_ws));
 }
 
+// The world's up (+Y) in model space: where the ground's tilt is measured from.
+fn model_up(root: Root) -> vec3<f32> {
+    return dir_to_model(root, vec3<f32>(0.0, 1.0, 0.0));
+}
+
 fn to_world(root: Root, p_ms: vec3<f32>) -> vec3<f32> {
     return dir_to_world(root, p_ms * root.s) + root.t;
 }
@@ -532,14 +537,15 @@ struct FootTurn {
 }
 
 // Feet: the model-space turn aligning the foot's up axis with the ground normal, within the
-// leg's max foot angle, and whether that clamped it. Made by find_ground (which places the
-// sole with it), applied by solve_legs (which flags FOOT_ANGLE_LIMITED).
-fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>) -> FootTurn {
+// leg's max foot angle, and whether that clamped it; `up` is the world's up in model space
+// (model_up). Made by find_ground (which places the sole with it), applied by solve_legs
+// (which flags FOOT_ANGLE_LIMITED).
+fn align_foot(leg: SolverLeg, ankle: vec4<f32>, normal: vec3<f32>, up: vec3<f32>) -> FootTurn {
     if ((leg_options(leg.mode) & LEG_ALIGN_FLAT) != 0u) {
         return align_up(leg, quat_rotate(ankle, leg.foot_up.xyz), normal);
     }
     // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
-    return align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal);
+    return align_up(leg, up, normal);
 }
 
 // Whether the foot keeps the animation's pitch and roll (its heel measured by sole_target).

@@ -401,9 +401,9 @@ fn ground_target(root: Root, l: u32, tolerance: f32) -> FootAim {
         let normal_ms = normalize(dir_to_model(root, nf));
         var t: FootTurn;
         if (ball) {
-            t = align_up(leg, vec3<f32>(0.0, 1.0, 0.0), normal_ms);
+            t = align_up(leg, model_up(root), normal_ms);
         } else {
-            t = align_foot(leg, ankle_rotation, normal_ms);
+            t = align_foot(leg, ankle_rotation, normal_ms, model_up(root));
         }
         turn = t.q;
         ground.limited[l] = t.limited;

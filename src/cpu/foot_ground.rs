@@ -391,6 +391,11 @@ impl Root {
     pub(crate) fn dir_to_model(self, v_ws: Vec3) -> Vec3 {
         self.mirror(self.q.conjugate() * v_ws)
     }
+    /// The world's up (+Y) in model space: where the ground's tilt is measured from.
+    #[inline]
+    pub(crate) fn model_up(self) -> Vec3 {
+        self.dir_to_model(Vec3::Y)
+    }
     #[inline]
     pub(crate) fn to_world(self, p_ms: Vec3) -> Vec3 {
         self.dir_to_world(p_ms * self.s) + self.t
@@ -464,15 +469,17 @@ pub(crate) fn plane_sole_gap(
 
 /// Feet: the model-space turn that aligns the foot's up axis (ankle rotation `ankle`) with
 /// the ground `normal` (model space), within the leg's max foot angle, and whether that
-/// clamped it. Made by [`find_ground`] (which places the sole with it), applied by
-/// [`solve_legs`] (which flags `ANGLE_LIMITED`).
+/// clamped it. `up` is the world's up in model space ([`Root::model_up`]: +Y for a Y-up
+/// character, whatever its heading; +Z for a Z-up export under a turned root). Made by
+/// [`find_ground`] (which places the sole with it), applied by [`solve_legs`] (which flags
+/// `ANGLE_LIMITED`).
 #[inline]
-pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3) -> (Quat, bool) {
+pub(crate) fn align_foot(leg: &SolverLeg, ankle: Quat, normal: Vec3, up: Vec3) -> (Quat, bool) {
     if leg.options() & LEG_ALIGN_FLAT != 0 {
         align_up(leg, ankle * v3(leg.foot_up), normal)
     } else {
         // The ground's tilt: the animated foot keeps its pitch and roll relative to it.
-        align_up(leg, Vec3::Y, normal)
+        align_up(leg, up, normal)
     }
 }
 

@@ -205,7 +205,7 @@ fn find_ground(
             // across a crease heel and ball then both touch; an angle-limited foot cannot lie
             // flat, so one end lifts (the least the limit allows) instead of the other
             // sinking in.
-            let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize());
+            let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize(), root.model_up());
             (out.turn[l], out.limited[l]) = (turn, limited);
             let toe_off = toe.position() - ankle.position();
             target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, (h, leg.sole_reach()));

@@ -352,8 +352,11 @@ fn ground_target(
         gp + nf * h
     } else {
         let normal_ms = root.dir_to_model(nf).normalize();
-        let (t, limited) =
-            if ball_pivot { align_up(leg, Vec3::Y, normal_ms) } else { align_foot(leg, ankle.rotation(), normal_ms) };
+        let (t, limited) = if ball_pivot {
+            align_up(leg, root.model_up(), normal_ms)
+        } else {
+            align_foot(leg, ankle.rotation(), normal_ms, root.model_up())
+        };
         (turn, ground.limited[l]) = (t, limited);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let sole = (h, leg.sole_reach());

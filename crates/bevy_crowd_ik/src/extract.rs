@@ -15,7 +15,7 @@ use bevy::render::Extract;
 
 use crowd_ik::crowd::{CharacterInput, Ground, GroundHit, JointPose};
 
-use crate::{CrowdIk, CrowdIkCharacter, FootGroundHits, PoseSource};
+use crate::{AutoFootWeights, CrowdIk, CrowdIkCharacter, FootGroundHits, PoseSource};
 
 /// One frame's crowd, gathered in the extract schedule (render world).
 #[derive(Resource, Default)]
@@ -63,6 +63,7 @@ pub(crate) type CharacterData = (
     &'static GlobalTransform,
     Option<&'static ViewVisibility>,
     Option<&'static FootGroundHits>,
+    Option<&'static AutoFootWeights>,
 );
 
 /// Queries of the extract step.
@@ -127,7 +128,7 @@ pub(crate) fn extract_crowd(
         }
         skipped.push((entity, why));
     };
-    for (entity, character, skin, root, visibility, hits) in &queries.characters {
+    for (entity, character, skin, root, visibility, hits, auto) in &queries.characters {
         if visibility.is_some_and(|v| !v.get()) {
             continue; // Bevy allocates no joint matrices for hidden skins
         }
@@ -170,7 +171,7 @@ pub(crate) fn extract_crowd(
             continue;
         }
         let mirrored = root.affine().matrix3.determinant() < 0.0;
-        let input = CharacterInput::new(translation, rotation)
+        let mut input = CharacterInput::new(translation, rotation)
             .with_scale(scale.x.abs())
             .with_mirrored(mirrored)
             .with_foot_weights(character.foot_weights);
@@ -188,6 +189,9 @@ pub(crate) fn extract_crowd(
                 out.poses.truncate(start);
                 skip(entity, 4, "a joint entity has no GlobalTransform (despawned?)".into());
                 continue;
+            }
+            if let Some(auto) = auto {
+                input = input.with_foot_weights(auto.weights(&rig.rig, &out.poses[start..], scale.x.abs()));
             }
         }
         if hits_mode {

@@ -47,6 +47,9 @@ pub use render::CrowdIkGpu;
 mod extract;
 pub mod mesh;
 mod render;
+pub mod scene;
+
+pub use scene::{AutoFootWeights, CrowdIkRefused, CrowdIkScene};
 
 /// Where each character's FK pose comes from.
 #[derive(Clone, Debug)]
@@ -148,6 +151,13 @@ impl CrowdIk {
         }
     }
 
+    /// A crowd on `ground` with no rigs yet, IK on: for characters from spawned scenes
+    /// ([`CrowdIkScene`]), whose rigs the plugin adds as their skeletons appear.
+    #[must_use]
+    pub fn with_ground(ground: Ground) -> Self {
+        Self { rigs: Vec::new(), ground, enabled: true, gpu_timing: false, copy_per_character: false }
+    }
+
     /// Adds a rig and returns its index (for [`CrowdIkCharacter::rig`]).
     pub fn add_rig(&mut self, rig: FootRig, poses: PoseSource) -> usize {
         self.rigs.push(CrowdRig { rig, poses });
@@ -230,7 +240,8 @@ impl CrowdIkDiagnostics {
 /// The plugin's systems, to order an app's own systems against.
 ///
 /// A frame runs them in this order: [`ClearResets`](Self::ClearResets) (main world, `First`),
-/// the app's `Update` and Bevy's animation and transform propagation (`PostUpdate`), then
+/// the app's `Update` and Bevy's animation and transform propagation (`PostUpdate`),
+/// [`AttachScenes`](Self::AttachScenes) (`PostUpdate`, after propagation), then
 /// [`Diagnostics`](Self::Diagnostics) (main world, `Last`); [`Extract`](Self::Extract)
 /// (Bevy's `ExtractSchedule`: reads the characters' `GlobalTransform`s, so after transform
 /// propagation); [`Solve`](Self::Solve) (render world, in `RenderSystems::PrepareResources`
@@ -242,6 +253,9 @@ impl CrowdIkDiagnostics {
 pub enum CrowdIkSystems {
     /// Clears the reset requests the last frame extracted (`First`).
     ClearResets,
+    /// Makes the skinned meshes of spawned [`CrowdIkScene`]s characters (`PostUpdate`,
+    /// after transform propagation).
+    AttachScenes,
     /// Gathers the characters (`ExtractSchedule`).
     Extract,
     /// Records pose, foot IK and the skinning matrices on Bevy's device (`Render`).
@@ -263,7 +277,14 @@ impl Plugin for CrowdIkPlugin {
             .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::EXTRACT_MS).with_suffix(" ms"))
             .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::RENDER_MS).with_suffix(" ms"))
             .register_diagnostic(Diagnostic::new(CrowdIkDiagnostics::IK_GPU_MS).with_suffix(" ms"))
+            .init_resource::<scene::SceneRigs>()
             .add_systems(First, clear_resets.in_set(CrowdIkSystems::ClearResets))
+            .add_systems(
+                PostUpdate,
+                scene::attach_scenes
+                    .in_set(CrowdIkSystems::AttachScenes)
+                    .after(bevy::transform::TransformSystems::Propagate),
+            )
             .add_systems(Last, publish_diagnostics.in_set(CrowdIkSystems::Diagnostics));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             warn!("CrowdIkPlugin: no render app (add it after Bevy's RenderPlugin); crowd IK is off");

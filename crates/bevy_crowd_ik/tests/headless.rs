@@ -128,15 +128,16 @@ fn skin_matrices(app: &mut App, rig: usize) -> Vec<(Entity, Vec<Mat4>)> {
         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             if id.x < arrayLength(&dst) { dst[id.x] = src[id.x]; }
         }";
+    let joints = app.world().resource::<CrowdIk>().rigs[rig].rig.joint_count();
     let world = app.sub_app_mut(RenderApp).world_mut();
     let device = world.resource::<RenderDevice>().wgpu_device().clone();
     let queue: wgpu::Queue = (**world.resource::<RenderQueue>()).clone();
     let skins = world.resource::<SkinUniforms>();
     let gpu = world.resource::<CrowdIkGpu>();
-    let joints = biped_parents().len();
-    let bytes = (joints * 64) as u64; // 768: a multiple of the 256-byte binding alignment
+    let bytes = (joints * 64) as u64;
+    let stride = bytes.next_multiple_of(256); // the storage binding offset alignment
     let entities = gpu.entities(rig).to_vec();
-    let total = bytes * entities.len() as u64;
+    let total = stride * entities.len() as u64;
     let scope = bevy_crowd_ik::crowd_ik::gpu::context::ErrorScopes::push(&device);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("skin readback"),
@@ -177,7 +178,7 @@ fn skin_matrices(app: &mut App, rig: usize) -> Vec<(Entity, Vec<Mat4>)> {
                     binding: 0,
                     resource: binding(&skins.current_buffer, u64::from(offset.byte_offset), bytes),
                 },
-                wgpu::BindGroupEntry { binding: 1, resource: binding(&copied, i as u64 * bytes, bytes) },
+                wgpu::BindGroupEntry { binding: 1, resource: binding(&copied, i as u64 * stride, bytes) },
             ],
         });
         let mut pass = encoder.begin_compute_pass(&Default::default());
@@ -190,10 +191,11 @@ fn skin_matrices(app: &mut App, rig: usize) -> Vec<(Entity, Vec<Mat4>)> {
     encoder.copy_buffer_to_buffer(&copied, 0, &readback, 0, total);
     queue.submit([encoder.finish()]);
     scope.pop().expect("the test's readback is valid");
-    let mut matrices = vec![Mat4::IDENTITY; entities.len() * joints];
+    let per = stride as usize / 64;
+    let mut matrices = vec![Mat4::IDENTITY; entities.len() * per];
     bevy_crowd_ik::crowd_ik::gpu::buffers::map_read(&device, &readback, bytemuck::cast_slice_mut(&mut matrices))
         .expect("readback");
-    found.into_iter().enumerate().map(|(i, e)| (e, matrices[i * joints..(i + 1) * joints].to_vec())).collect()
+    found.into_iter().enumerate().map(|(i, e)| (e, matrices[i * per..i * per + joints].to_vec())).collect()
 }
 
 /// Worst distance of a skinned sole (the point `FOOT_HEIGHT` under each ankle in the bind
@@ -592,4 +594,261 @@ fn bevys_animation_player_drives_the_fk_pose() {
     let worst = sole_errors(&matrices).into_iter().fold(0.0, f32::max);
     println!("AnimationPlayer: worst sole {:.2} mm", worst * 1e3);
     assert!(worst < 2e-3, "{worst}");
+}
+
+/// Characters of a glTF file spawned as scenes, in a grid on the hills.
+const GLTF_SIDE: usize = 2;
+
+fn gltf_app(enabled: bool) -> App {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // SAFETY: set before Bevy starts any thread.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir) };
+    }
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+            .set(AssetPlugin { file_path: untextured_cesium_man(), ..default() })
+            .disable::<bevy::log::LogPlugin>(),
+    )
+    .add_plugins(CrowdIkPlugin);
+    let mut settings = CrowdIk::with_ground(Ground::Heightfield(ground()));
+    settings.enabled = enabled;
+    // Every frame 1/60 s, whatever the machine's speed: the walk and foot placement advance
+    // the same per frame.
+    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(1.0 / 60.0)))
+        .insert_resource(settings)
+        .insert_resource(WalkSpeed(cesium_man_speed()))
+        .add_systems(Startup, spawn_gltf_crowd)
+        .add_systems(Update, (play_gltf_walk, walk_roots));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// A folder holding `CesiumMan.glb` without its texture (a JPEG: this test's Bevy has no
+/// JPEG decoder, and the texture plays no part in IK): images, textures, samplers and
+/// materials taken out of its JSON, the binary chunk as it is.
+fn untextured_cesium_man() -> String {
+    let bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/gltf/CesiumMan.glb")).expect("file");
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().expect("header")) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + json_len]).expect("json");
+    let root = json.as_object_mut().expect("object");
+    for key in ["images", "textures", "samplers", "materials"] {
+        root.remove(key);
+    }
+    for mesh in root.get_mut("meshes").and_then(|m| m.as_array_mut()).into_iter().flatten() {
+        for prim in mesh["primitives"].as_array_mut().into_iter().flatten() {
+            prim.as_object_mut().expect("primitive").remove("material");
+        }
+    }
+    let mut text = serde_json::to_vec(&json).expect("json");
+    while !text.len().is_multiple_of(4) {
+        text.push(b' ');
+    }
+    let bin = &bytes[20 + json_len..];
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + text.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    out.extend_from_slice(bin);
+    let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("CesiumMan.glb"), out).expect("write");
+    dir.to_string_lossy().into_owned()
+}
+
+/// A camera and Cesium Man spawned as a glTF scene, the usual way, on the hills: nothing
+/// but `CrowdIkScene` says it is a crowd character.
+fn spawn_gltf_crowd(mut commands: Commands, assets: Res<AssetServer>, mut images: ResMut<Assets<Image>>) {
+    let mut target = Image::new_fill(
+        Extent3d { width: 256, height: 256, depth_or_array_layers: 1 },
+        TextureDimension::D2,
+        &[0; 4],
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::default(),
+    );
+    target.texture_descriptor.usage |= TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC;
+    commands.spawn((
+        Camera3d::default(),
+        RenderTarget::Image(images.add(target).into()),
+        Transform::from_xyz(0.0, 8.0, 8.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let ground = ground();
+    let scene = assets.load(GltfAssetLabel::Scene(0).from_asset("CesiumMan.glb"));
+    for i in 0..GLTF_SIDE {
+        for j in 0..GLTF_SIDE {
+            let (x, z) = (-1.6 + 3.2 * i as f32, -1.6 + 3.2 * j as f32);
+            let y = ground.sample(x, z).expect("on the field").0;
+            commands.spawn((
+                WorldAssetRoot(scene.clone()),
+                Transform::from_xyz(x, y, z).with_rotation(Quat::from_rotation_y(0.9 * (i + 2 * j) as f32)),
+                bevy_crowd_ik::CrowdIkScene::default(),
+            ));
+        }
+    }
+}
+
+/// The speed Cesium Man's walk (which walks in place) needs from its root: the crate's own
+/// loader and `crowd_ik_tools::character::in_place_speed`.
+fn cesium_man_speed() -> f32 {
+    use crowd_ik_tools::character::{floor, frames, in_place_speed};
+    let scene = bevy_crowd_ik::crowd_ik::gltf::GltfScene::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/gltf/CesiumMan.glb"
+    ))
+    .expect("file");
+    let rig = scene.foot_rig(0, Default::default(), 1.0).expect("rig");
+    let clip =
+        scene.clips[0].bake(&scene.skins[0], 60.0, bevy_crowd_ik::crowd_ik::gltf::RootMotion::Extract).expect("clip");
+    let poses = frames(&clip);
+    in_place_speed(&rig, &poses, clip.frame_time, floor(&rig, &poses))
+}
+
+#[derive(Resource)]
+struct WalkSpeed(f32);
+
+/// The app's character controller: each scene root walks along its heading at the clip's
+/// speed, on the ground.
+fn walk_roots(
+    mut roots: Query<&mut Transform, With<bevy_crowd_ik::CrowdIkScene>>,
+    time: Res<Time>,
+    speed: Res<WalkSpeed>,
+) {
+    let ground = ground();
+    for mut t in &mut roots {
+        let step = t.rotation * Vec3::Z * speed.0 * time.delta_secs();
+        t.translation += step;
+        t.translation.y = ground.sample(t.translation.x, t.translation.z).map_or(t.translation.y, |(y, _)| y);
+    }
+}
+
+/// The file's walk, played by the `AnimationPlayer` its scene spawns with.
+fn play_gltf_walk(
+    mut commands: Commands,
+    mut players: Query<(Entity, &mut AnimationPlayer), Added<AnimationPlayer>>,
+    assets: Res<AssetServer>,
+    mut graphs: ResMut<Assets<AnimationGraph>>,
+) {
+    for (k, (entity, mut player)) in players.iter_mut().enumerate() {
+        let (graph, node) =
+            AnimationGraph::from_clip(assets.load(GltfAssetLabel::Animation(0).from_asset("CesiumMan.glb")));
+        player.play(node).repeat().seek_to(0.3 * k as f32);
+        commands.entity(entity).insert(AnimationGraphHandle(graphs.add(graph)));
+    }
+}
+
+/// For each character: the lowest point of each foot the pose plants ([`AutoFootWeights`]),
+/// skinned by Bevy's skin buffer (world space), above the ground under it; by character and
+/// leg.
+fn planted_feet_gaps(app: &App, matrices: &[(Entity, Vec<Mat4>)]) -> Vec<((Entity, usize), f32)> {
+    use bevy::mesh::VertexAttributeValues;
+    let world = app.world();
+    let crowd = world.resource::<CrowdIk>();
+    let ground = ground();
+    let mut gaps = Vec::new();
+    for (e, m) in matrices {
+        let character = world.get::<CrowdIkCharacter>(*e).expect("a character");
+        let rig = &crowd.rigs[character.rig].rig;
+        let auto = world.get::<bevy_crowd_ik::AutoFootWeights>(*e).expect("weights from the pose");
+        let mesh = world.resource::<Assets<Mesh>>().get(&world.get::<Mesh3d>(*e).expect("mesh").0).expect("loaded");
+        let Some(VertexAttributeValues::Float32x3(positions)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION) else {
+            panic!("positions")
+        };
+        let Some(VertexAttributeValues::Uint16x4(joints)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_INDEX) else {
+            panic!("joints")
+        };
+        let Some(VertexAttributeValues::Float32x4(weights)) = mesh.attribute(Mesh::ATTRIBUTE_JOINT_WEIGHT) else {
+            panic!("weights")
+        };
+        let scale = world.get::<GlobalTransform>(*e).expect("root").to_scale_rotation_translation().0.x;
+        let planted = auto.weights(rig, &fk_from_world(app, *e), scale);
+        for (l, leg) in rig.legs.iter().enumerate() {
+            if planted[l] < 1.0 {
+                continue;
+            }
+            let mut foot = vec![false; rig.joint_count()];
+            for j in 0..foot.len() {
+                foot[j] = j == leg.joints[2] || rig.parents[j].is_some_and(|p| foot[p]);
+            }
+            let mut gap = f32::MAX;
+            for (p, (j, w)) in positions.iter().zip(joints.iter().zip(weights)) {
+                let on: f32 = (0..4).filter(|&k| foot[j[k] as usize]).map(|k| w[k]).sum();
+                if on >= 0.5 {
+                    let v: Vec3 = (0..4).map(|k| m[j[k] as usize].transform_point3(Vec3::from(*p)) * w[k]).sum();
+                    gap = gap.min(v.y - ground.sample(v.x, v.z).expect("on the field").0);
+                }
+            }
+            gaps.push(((*e, l), gap));
+        }
+    }
+    gaps
+}
+
+/// A glTF file spawned the usual way (`WorldAssetRoot`, its walk played by the
+/// `AnimationPlayer` the scene comes with) becomes a crowd character with no joint lists:
+/// the plugin finds its skinned mesh and joints, builds the rig once for the four
+/// characters (legs found by shape, soles read off the mesh), weights the feet from the
+/// pose, and solves on Bevy's device. Bevy's skinned shoes of every planted foot rest on
+/// the hills with IK on (5 mm on average; up to 1.5 cm at a toe off, where the shoe's front
+/// bends up with its toe joint while the rig's sole stays straight with the foot), and are
+/// centimetres off with it off.
+#[test]
+fn a_gltf_scene_spawned_the_usual_way_becomes_a_crowd_character() {
+    let (mut worst, mut mean) = ([0.0_f32; 2], [0.0_f32; 2]);
+    for (k, enabled) in [true, false].into_iter().enumerate() {
+        let mut app = gltf_app(enabled);
+        // Frames until the file has loaded and every character has been solved for 40
+        // frames (foot placement blends feet in over 0.15 s).
+        let mut solved = 0;
+        for _ in 0..600 {
+            run(&mut app, 1);
+            if report(&app).characters == GLTF_SIDE * GLTF_SIDE {
+                solved += 1;
+                if solved == 40 {
+                    break;
+                }
+            }
+        }
+        let r = report(&app);
+        assert_eq!(r.characters, GLTF_SIDE * GLTF_SIDE, "{r:?}");
+        assert_eq!(app.world().resource::<CrowdIk>().rigs.len(), 1, "one rig for one skeleton");
+        // Six looks, 10 frames (1/6 s) apart as the walk moves on; a foot counts where it
+        // was planted at the look before too, so foot placement has blended it in (0.15 s).
+        let (mut gaps, mut before) = (Vec::new(), Vec::new());
+        for _ in 0..6 {
+            run(&mut app, 10);
+            let matrices = skin_matrices(&mut app, 0);
+            let now = planted_feet_gaps(&app, &matrices);
+            gaps.extend(now.iter().filter(|(foot, _)| before.contains(foot)).map(|(_, g)| *g));
+            before = now.into_iter().map(|(foot, _)| foot).collect();
+        }
+        assert!(gaps.len() >= 6, "planted feet: {gaps:?}");
+        worst[k] = gaps.iter().fold(0.0_f32, |a, g| a.max(g.abs()));
+        mean[k] = gaps.iter().map(|g| g.abs()).sum::<f32>() / gaps.len() as f32;
+        println!(
+            "glTF scene, IK {}: {} planted feet, shoes off the ground by {:.1} mm mean, {:.1} mm worst",
+            ["on", "off"][k],
+            gaps.len(),
+            mean[k] * 1e3,
+            worst[k] * 1e3
+        );
+    }
+    assert!(
+        mean[0] <= 0.005 && worst[0] <= 0.015,
+        "IK on: planted shoes {} m off on average, {} m worst",
+        mean[0],
+        worst[0]
+    );
+    assert!(
+        mean[1] >= 2.0 * mean[0] && worst[1] >= 0.02,
+        "IK off: the hills put planted shoes centimetres off ({} m)",
+        worst[1]
+    );
 }
