@@ -1,7 +1,7 @@
 //! Walkers on hills in a Bevy window, their feet planted by crowd-ik on Bevy's own GPU.
 //!
 //! ```sh
-//! cargo +nightly run --release --ignore-rust-version --features window --example bevy_crowd -- [characters] [--joints | --animation] [--frames N]
+//! cargo +nightly run --release --ignore-rust-version --features window --example bevy_crowd -- [characters] [--joints | --animation | --gltf PATH [--clip N] [--scale S]] [--frames N]
 //! ```
 //!
 //! `I` toggles IK, `T` the IK pass's GPU timing; the overlay shows frames per second, frame
@@ -10,7 +10,12 @@
 //! per joint on the CPU). `--animation` plays it with Bevy's own `AnimationPlayer` (an
 //! `AnimationClip` on the joint entities) and `--joints` with a plain system writing the
 //! joints' `Transform`s; in both the plugin reads the joints' `GlobalTransform`s
-//! (`PoseSource::Joints`). `--frames N` quits after N frames and prints the averages.
+//! (`PoseSource::Joints`). `--gltf PATH` makes the crowd of a glTF character instead,
+//! spawned the usual way (`WorldAssetRoot`, its clip `N` played by the `AnimationPlayer` its
+//! scene comes with) and marked `CrowdIkScene`: the plugin finds its joints and builds its
+//! rig; e.g. `--gltf ../../tests/data/gltf/Fox.glb --clip 1 --scale 0.01` (a file whose
+//! textures are PNG; JPEG textures need Bevy's `jpeg` feature). `--frames N` quits after N
+//! frames and prints the averages.
 
 use std::f32::consts::{PI, TAU};
 use std::sync::Arc;
@@ -22,7 +27,7 @@ use bevy::render::view::Tonemapping;
 
 use bevy_crowd_ik::crowd_ik::crowd::{Ground, Heightfield, JointPose};
 use bevy_crowd_ik::mesh::{box_mesh, heightfield_mesh, inverse_bindposes, local_transforms, spawn_skinned, SkinnedBox};
-use bevy_crowd_ik::{CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkPlugin, GpuClip, PoseSource};
+use bevy_crowd_ik::{CrowdIk, CrowdIkCharacter, CrowdIkDiagnostics, CrowdIkPlugin, CrowdIkScene, GpuClip, PoseSource};
 use crowd_ik_tools::scene::{biped_boxes, biped_parents, biped_rig, walk_pose, CYCLE, SPEED};
 use crowd_ik_tools::terrain::hills;
 
@@ -40,6 +45,43 @@ enum Animate {
     System,
     /// Bevy's `AnimationPlayer`.
     Player,
+    /// A glTF character's own clip, by Bevy's `AnimationPlayer`.
+    Gltf,
+}
+
+/// `--gltf`: the file (in the asset folder), its clip, scale and the root speed its clip
+/// needs.
+#[derive(Resource, Clone)]
+struct GltfCharacter {
+    file: String,
+    clip: usize,
+    scale: f32,
+    speed: f32,
+}
+
+impl GltfCharacter {
+    /// From the command line: the asset folder (the file's) and the character.
+    fn from_args(args: &[String]) -> Option<(String, Self)> {
+        let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
+        let path = std::fs::canonicalize(value("--gltf")?).expect("--gltf: no such file");
+        let clip = value("--clip").and_then(|s| s.parse().ok()).unwrap_or(0);
+        let scale = value("--scale").and_then(|s| s.parse().ok()).unwrap_or(1.0);
+        // The root speed its walk needs when the clip walks in place, read with crowd-ik's
+        // own loader (0 for a clip that moves its root itself).
+        let scene = bevy_crowd_ik::crowd_ik::gltf::GltfScene::load(&path).expect("a glTF file crowd-ik reads");
+        let speed = (|| {
+            use crowd_ik_tools::character::{floor, frames, in_place_speed};
+            let rig = scene.foot_rig(0, Default::default(), 1.0).ok()?;
+            let extract = bevy_crowd_ik::crowd_ik::gltf::RootMotion::Extract;
+            let baked = scene.clips.get(clip)?.bake(&scene.skins[0], 60.0, extract).ok()?;
+            let poses = frames(&baked);
+            Some(in_place_speed(&rig, &poses, baked.frame_time, floor(&rig, &poses)).max(0.0) * scale)
+        })()
+        .unwrap_or(0.0);
+        let folder = path.parent().expect("a folder").to_string_lossy().into_owned();
+        let file = path.file_name().expect("a file").to_string_lossy().into_owned();
+        Some((folder, Self { file, clip, scale, speed }))
+    }
 }
 
 #[derive(Resource)]
@@ -74,7 +116,10 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let count: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
     let frames = args.iter().position(|a| a == "--frames").and_then(|i| args.get(i + 1)?.parse().ok());
-    let animate = if args.iter().any(|a| a == "--animation") {
+    let gltf = GltfCharacter::from_args(&args);
+    let animate = if gltf.is_some() {
+        Animate::Gltf
+    } else if args.iter().any(|a| a == "--animation") {
         Animate::Player
     } else if args.iter().any(|a| a == "--joints") {
         Animate::System
@@ -94,25 +139,46 @@ fn main() {
             .collect();
         PoseSource::Clip(Arc::new(GpuClip { local, parents: biped_parents(), frame_time: CYCLE / CLIP_FRAMES as f32 }))
     };
-    let mut settings = CrowdIk::new(biped_rig(), Ground::Heightfield(terrain.clone()), poses);
+    let ground = Ground::Heightfield(terrain.clone());
+    // A glTF crowd's rig is built by the plugin when its scene has spawned.
+    let mut settings =
+        if gltf.is_some() { CrowdIk::with_ground(ground) } else { CrowdIk::new(biped_rig(), ground, poses) };
     settings.gpu_timing = true;
-    App::new()
-        .add_plugins(DefaultPlugins.set(WindowPlugin {
-            primary_window: Some(Window {
-                title: "crowd-ik in Bevy".into(),
-                resolution: (960, 540).into(),
+    let folder = gltf.as_ref().map_or_else(|| "assets".to_string(), |(folder, _)| folder.clone());
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "crowd-ik in Bevy".into(),
+                    resolution: (960, 540).into(),
+                    ..default()
+                }),
                 ..default()
-            }),
-            ..default()
-        }))
-        .add_plugins(CrowdIkPlugin)
+            })
+            .set(AssetPlugin { file_path: folder, ..default() }),
+    );
+    if let Some((_, character)) = gltf {
+        app.insert_resource(character).add_systems(Update, (walk_scenes, play_clips));
+    }
+    app.add_plugins(CrowdIkPlugin)
         .insert_resource(settings)
         .insert_resource(Terrain(terrain))
         .insert_resource(Options { frames, animate })
         .init_resource::<Stats>()
-        .add_systems(Startup, move |commands: Commands, assets: SetupAssets, terrain: Res<Terrain>| {
-            setup(commands, assets, terrain, animate, count)
-        })
+        .add_systems(
+            Startup,
+            move |commands: Commands,
+                  assets: SetupAssets,
+                  terrain: Res<Terrain>,
+                  server: Res<AssetServer>,
+                  gltf: Option<Res<GltfCharacter>>| {
+                match gltf {
+                    Some(gltf) => setup_gltf(commands, assets, terrain, &server, &gltf, count),
+                    None => setup(commands, assets, terrain, animate, count),
+                }
+            },
+        )
         .add_systems(Update, (walk, animate_joints, keys, overlay, quit))
         .run();
 }
@@ -165,8 +231,13 @@ fn walk_clip() -> AnimationClip {
     clip
 }
 
-fn setup(mut commands: Commands, assets: SetupAssets, terrain: Res<Terrain>, animate: Animate, count: usize) {
-    let SetupAssets { mut meshes, mut materials, mut bindposes, mut clips, mut graphs } = assets;
+/// Camera, light, terrain and overlay.
+fn setup_scene(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    materials: &mut Assets<StandardMaterial>,
+    terrain: &Heightfield,
+) {
     commands.spawn((
         Camera3d::default(),
         Tonemapping::Reinhard,
@@ -178,7 +249,7 @@ fn setup(mut commands: Commands, assets: SetupAssets, terrain: Res<Terrain>, ani
         Transform::from_xyz(4.0, 10.0, 6.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     commands.spawn((
-        Mesh3d(meshes.add(heightfield_mesh(&terrain.0))),
+        Mesh3d(meshes.add(heightfield_mesh(terrain))),
         MeshMaterial3d(materials.add(StandardMaterial {
             base_color: Color::srgb(0.35, 0.5, 0.3),
             perceptual_roughness: 0.9,
@@ -190,6 +261,78 @@ fn setup(mut commands: Commands, assets: SetupAssets, terrain: Res<Terrain>, ani
         Node { position_type: PositionType::Absolute, top: px(8.0), left: px(8.0), ..default() },
         Overlay,
     ));
+}
+
+/// `--gltf`: the character spawned as its file's scene, `count` times, each a walker.
+fn setup_gltf(
+    mut commands: Commands,
+    assets: SetupAssets,
+    terrain: Res<Terrain>,
+    server: &AssetServer,
+    gltf: &GltfCharacter,
+    count: usize,
+) {
+    let SetupAssets { mut meshes, mut materials, .. } = assets;
+    setup_scene(&mut commands, &mut meshes, &mut materials, &terrain.0);
+    let scene = server.load(bevy::gltf::GltfAssetLabel::Scene(0).from_asset(gltf.file.clone()));
+    let mut rng = crowd_ik_tools::workload::Rng::new(7);
+    for _ in 0..count {
+        let position = Vec2::new(rng.range(-HALF, HALF), rng.range(-HALF, HALF));
+        let heading = rng.range(-PI, PI);
+        commands.spawn((
+            bevy::world_serialization::WorldAssetRoot(scene.clone()),
+            Transform::from_scale(Vec3::splat(gltf.scale)),
+            Walker { position, heading },
+            CrowdIkScene::default(),
+        ));
+    }
+}
+
+/// `--gltf`: each scene's walk, started where its `AnimationPlayer` appears, at a random
+/// time.
+fn play_clips(
+    mut commands: Commands,
+    mut players: Query<(Entity, &mut AnimationPlayer), Added<AnimationPlayer>>,
+    server: Res<AssetServer>,
+    gltf: Res<GltfCharacter>,
+    mut graphs: ResMut<Assets<AnimationGraph>>,
+    mut rng: Local<Option<crowd_ik_tools::workload::Rng>>,
+) {
+    let rng = rng.get_or_insert_with(|| crowd_ik_tools::workload::Rng::new(11));
+    for (entity, mut player) in &mut players {
+        let clip = server.load(bevy::gltf::GltfAssetLabel::Animation(gltf.clip).from_asset(gltf.file.clone()));
+        let (graph, node) = AnimationGraph::from_clip(clip);
+        player.play(node).repeat().seek_to(rng.range(0.0, 2.0));
+        commands.entity(entity).insert(AnimationGraphHandle(graphs.add(graph)));
+    }
+}
+
+/// `--gltf`: root motion for the scenes at the speed their clip needs, turning back at the
+/// edges, the root on the ground under it (the plugin weights the feet from the pose).
+fn walk_scenes(
+    time: Res<Time>,
+    terrain: Res<Terrain>,
+    gltf: Res<GltfCharacter>,
+    mut walkers: Query<(&mut Walker, &mut Transform), With<CrowdIkScene>>,
+) {
+    let dt = time.delta_secs();
+    for (mut w, mut transform) in &mut walkers {
+        let step = Vec2::new(w.heading.sin(), w.heading.cos()) * gltf.speed * dt;
+        w.position += step;
+        if w.position.x.abs() > HALF || w.position.y.abs() > HALF {
+            w.heading += PI;
+            w.position = w.position.clamp(Vec2::splat(-HALF), Vec2::splat(HALF));
+        }
+        let y = terrain.0.sample(w.position.x, w.position.y).map_or(0.0, |(y, _)| y);
+        *transform = Transform::from_xyz(w.position.x, y, w.position.y)
+            .with_rotation(Quat::from_rotation_y(w.heading))
+            .with_scale(Vec3::splat(gltf.scale));
+    }
+}
+
+fn setup(mut commands: Commands, assets: SetupAssets, terrain: Res<Terrain>, animate: Animate, count: usize) {
+    let SetupAssets { mut meshes, mut materials, mut bindposes, mut clips, mut graphs } = assets;
+    setup_scene(&mut commands, &mut meshes, &mut materials, &terrain.0);
     let bind = walk_pose(0.0).0;
     let boxes: Vec<SkinnedBox> = biped_boxes(&bind)
         .into_iter()
