@@ -73,10 +73,15 @@ fn feet(gpu: &GpuSolver, n: usize) -> Result<(), Box<dyn std::error::Error>> {
         let r = c.rotation().conjugate() * g.rotation();
         dr = dr.max(2.0 * r.xyz().length().atan2(r.w.abs()));
     }
+    row(&format!("feet {n}"), [one, all, end_to_end, solve_only], dp, dr);
+    Ok(())
+}
+
+/// One row of the table: timings, then the largest position and rotation differences.
+fn row(name: &str, [one, all, end_to_end, solve_only]: [Duration; 4], dp: f32, dr: f32) {
     let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
     println!(
-        "{:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
-        format!("feet {n}"),
+        "{name:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
         ms(one),
         ms(all),
         ms(end_to_end),
@@ -84,7 +89,6 @@ fn feet(gpu: &GpuSolver, n: usize) -> Result<(), Box<dyn std::error::Error>> {
         format!("{dp:.2e}"),
         format!("{dr:.2e} rad")
     );
-    Ok(())
 }
 
 fn best<F: FnMut() -> Result<(), Box<dyn std::error::Error>>>(
@@ -125,15 +129,6 @@ where
             }
         }
     }
-    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
-    println!(
-        "{name:<14} {:>12} {:>12} {:>14} {:>12} {:>16} {:>14}",
-        ms(one),
-        ms(all),
-        ms(end_to_end),
-        ms(solve_only),
-        format!("{dp:.2e}"),
-        format!("{dr:.2e} rad")
-    );
+    row(name, [one, all, end_to_end, solve_only], dp, dr);
     Ok(())
 }

@@ -82,18 +82,8 @@ pub fn render(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         }
         rows.extend(tiles);
     }
-    let (w, h) = (TILE as usize * COLUMNS, TILE as usize * rows.len());
-    let mut rgba = vec![0u8; w * h * 4];
-    for (row, images) in rows.iter().enumerate() {
-        for (col, image) in images.iter().enumerate() {
-            for y in 0..TILE as usize {
-                let src = &image[y * TILE as usize * 4..(y + 1) * TILE as usize * 4];
-                let at = ((row * TILE as usize + y) * w + col * TILE as usize) * 4;
-                rgba[at..at + src.len()].copy_from_slice(src);
-            }
-        }
-    }
-    std::fs::write(&out, png(w as u32, h as u32, &rgba))?;
+    let (w, h, rgba) = super::stitch(&rows, TILE);
+    std::fs::write(&out, png(w, h, &rgba))?;
     println!(
         "wrote {out} ({w}x{h}): rows slope IK off, slope foot placement, stairs IK off, stairs foot placement; \
          columns 0.5 s apart at {HZ} Hz"

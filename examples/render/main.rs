@@ -31,6 +31,25 @@ use crowd_ik_tools::preview::{Camera, Preview};
 mod closeup;
 mod steps;
 
+/// Square `tile × tile` RGBA images laid out in rows (each row a list of tiles, left to
+/// right): the joined image's width, height and bytes.
+pub fn stitch(rows: &[Vec<Vec<u8>>], tile: u32) -> (u32, u32, Vec<u8>) {
+    let tile = tile as usize;
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let (w, h) = (tile * columns, tile * rows.len());
+    let mut rgba = vec![0u8; w * h * 4];
+    for (row, images) in rows.iter().enumerate() {
+        for (col, image) in images.iter().enumerate() {
+            for y in 0..tile {
+                let src = &image[y * tile * 4..(y + 1) * tile * 4];
+                let at = ((row * tile + y) * w + col * tile) * 4;
+                rgba[at..at + src.len()].copy_from_slice(src);
+            }
+        }
+    }
+    (w as u32, h as u32, rgba)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -86,18 +86,8 @@ pub fn render() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The strip: stateless above, foot placement below.
-    let (w, h) = (TILE as usize * SHOWN.len(), TILE as usize * 2);
-    let mut rgba = vec![0u8; w * h * 4];
-    for (row, images) in tiles.iter().enumerate() {
-        for (col, image) in images.iter().enumerate() {
-            for y in 0..TILE as usize {
-                let src = &image[y * TILE as usize * 4..(y + 1) * TILE as usize * 4];
-                let at = ((row * TILE as usize + y) * w + col * TILE as usize) * 4;
-                rgba[at..at + src.len()].copy_from_slice(src);
-            }
-        }
-    }
-    std::fs::write("steps.png", png(w as u32, h as u32, &rgba))?;
+    let (w, h, rgba) = super::stitch(&tiles, TILE);
+    std::fs::write("steps.png", png(w, h, &rgba))?;
     plot(&series, &ground_under, "steps.svg")?;
     println!(
         "wrote steps.png ({w}x{h}: frames {SHOWN:?} at 60 Hz, stateless above, foot placement below) and steps.svg (pelvis and left sole height over time)"

@@ -62,13 +62,7 @@ fn app(poses: PoseSource, enabled: bool) -> App {
 }
 
 fn app_on(ground: Ground, poses: PoseSource, enabled: bool) -> App {
-    // Mesa wants a runtime dir (the README's test command runs with one; keep it quiet here too).
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        // SAFETY: set before Bevy starts any thread.
-        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir) };
-    }
+    quiet_mesa();
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -87,13 +81,19 @@ fn app_on(ground: Ground, poses: PoseSource, enabled: bool) -> App {
     app
 }
 
-fn setup(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
-    mut images: ResMut<Assets<Image>>,
-    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
-) {
+/// Mesa wants a runtime dir (the README's test command runs with one; keep it quiet here
+/// too).
+fn quiet_mesa() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // SAFETY: set before Bevy starts any thread.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir) };
+    }
+}
+
+/// A camera rendering into a 256 × 256 image (no window): Bevy skins only what a view sees.
+fn spawn_camera(commands: &mut Commands, images: &mut Assets<Image>, at: Transform) {
     let mut target = Image::new_fill(
         Extent3d { width: 256, height: 256, depth_or_array_layers: 1 },
         TextureDimension::D2,
@@ -102,11 +102,17 @@ fn setup(
         RenderAssetUsages::default(),
     );
     target.texture_descriptor.usage |= TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC;
-    commands.spawn((
-        Camera3d::default(),
-        RenderTarget::Image(images.add(target).into()),
-        Transform::from_xyz(0.0, 18.0, 16.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    commands.spawn((Camera3d::default(), RenderTarget::Image(images.add(target).into()), at));
+}
+
+fn setup(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut images: ResMut<Assets<Image>>,
+    mut bindposes: ResMut<Assets<bevy::mesh::skinning::SkinnedMeshInverseBindposes>>,
+) {
+    spawn_camera(&mut commands, &mut images, Transform::from_xyz(0.0, 18.0, 16.0).looking_at(Vec3::ZERO, Vec3::Y));
     let bind = bind();
     let mesh = meshes.add(box_mesh(&bone_boxes(&bind, &biped_parents(), 0.04)));
     let material = materials.add(StandardMaterial::default());
@@ -600,12 +606,7 @@ fn bevys_animation_player_drives_the_fk_pose() {
 const GLTF_SIDE: usize = 2;
 
 fn gltf_app(enabled: bool) -> App {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-xdg-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        // SAFETY: set before Bevy starts any thread.
-        unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir) };
-    }
+    quiet_mesa();
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -667,19 +668,7 @@ fn untextured_cesium_man() -> String {
 /// A camera and Cesium Man spawned as a glTF scene, the usual way, on the hills: nothing
 /// but `CrowdIkScene` says it is a crowd character.
 fn spawn_gltf_crowd(mut commands: Commands, assets: Res<AssetServer>, mut images: ResMut<Assets<Image>>) {
-    let mut target = Image::new_fill(
-        Extent3d { width: 256, height: 256, depth_or_array_layers: 1 },
-        TextureDimension::D2,
-        &[0; 4],
-        TextureFormat::Rgba8UnormSrgb,
-        RenderAssetUsages::default(),
-    );
-    target.texture_descriptor.usage |= TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC;
-    commands.spawn((
-        Camera3d::default(),
-        RenderTarget::Image(images.add(target).into()),
-        Transform::from_xyz(0.0, 8.0, 8.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    spawn_camera(&mut commands, &mut images, Transform::from_xyz(0.0, 8.0, 8.0).looking_at(Vec3::ZERO, Vec3::Y));
     let ground = ground();
     let scene = assets.load(GltfAssetLabel::Scene(0).from_asset("CesiumMan.glb"));
     for i in 0..GLTF_SIDE {

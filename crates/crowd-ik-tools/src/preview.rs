@@ -417,28 +417,22 @@ impl Preview {
             mapped_at_creation: false,
         });
         let (tv, ti) = terrain_mesh(terrain, region.0, region.1, region.2);
-        let terrain = (
-            buffer_with(device, queue, "terrain vertices", bytemuck::cast_slice(&tv), wgpu::BufferUsages::VERTEX),
-            buffer_with(device, queue, "terrain indices", bytemuck::cast_slice(&ti), wgpu::BufferUsages::INDEX),
-            ti.len() as u32,
-        );
-        let mesh = (
-            buffer_with(
-                device,
-                queue,
-                "character vertices",
-                bytemuck::cast_slice(&mesh.vertices),
-                wgpu::BufferUsages::VERTEX,
-            ),
-            buffer_with(
-                device,
-                queue,
-                "character indices",
-                bytemuck::cast_slice(&mesh.indices),
-                wgpu::BufferUsages::INDEX,
-            ),
-            mesh.indices.len() as u32,
-        );
+        // Vertex and index buffers of a triangle list, and its index count.
+        let buffers = |what: &str, vertices: &[u8], indices: &[u32]| {
+            (
+                buffer_with(device, queue, &format!("{what} vertices"), vertices, wgpu::BufferUsages::VERTEX),
+                buffer_with(
+                    device,
+                    queue,
+                    &format!("{what} indices"),
+                    bytemuck::cast_slice(indices),
+                    wgpu::BufferUsages::INDEX,
+                ),
+                indices.len() as u32,
+            )
+        };
+        let terrain = buffers("terrain", bytemuck::cast_slice(&tv), &ti);
+        let mesh = buffers("character", bytemuck::cast_slice(&mesh.vertices), &mesh.indices);
         scope.pop()?;
         Ok(Self {
             device: device.clone(),
