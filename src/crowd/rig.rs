@@ -76,8 +76,9 @@ pub struct LegRig {
 /// How a two-bone foot meets sloped ground.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FootAlign {
-    /// The animated foot turned by the ground's tilt (the turn taking the character's up to
-    /// the ground normal): the animation's own pitch and roll are kept relative to the
+    /// The animated foot turned by the ground's tilt (the turn taking the world's up, as the
+    /// character's model space sees it, to the ground normal; whatever way the model space
+    /// is turned): the animation's own pitch and roll are kept relative to the
     /// ground, so a foot in heel strike or toe off keeps it on a slope, and a foot flat as
     /// the character stands (its sole normal `foot_up` along the character's up) lands flat.
     /// Then the foot is moved so the lower of heel and ball touches the ground under it.
