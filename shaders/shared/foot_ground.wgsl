@@ -180,6 +180,9 @@ struct SoleEnds {
 fn sole_ends(ankle: vec3<f32>, toe_off: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>) -> SoleEnds {
     let under = ankle - up * h;
     let forward = reject(toe_off, up);
+    if (all(reach == vec2<f32>(0.0))) {
+        return SoleEnds(under, under + forward); // a rig from a skeleton alone
+    }
     let dir = normalize_or(forward, vec3<f32>(0.0), 1e-12);
     return SoleEnds(under - dir * reach.x, under + forward + dir * reach.y);
 }

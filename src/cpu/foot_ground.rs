@@ -88,6 +88,9 @@ pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal
 pub(crate) fn sole_ends(ankle: Vec3, toe_off: Vec3, up: Vec3, h: f32, reach: [f32; 2]) -> (Vec3, Vec3) {
     let under = ankle - up * h;
     let forward = reject(toe_off, up);
+    if reach == [0.0, 0.0] {
+        return (under, under + forward); // a rig from a skeleton alone
+    }
     let dir = normalize_or(forward, Vec3::ZERO, 1e-12);
     (under - dir * reach[0], under + forward + dir * reach[1])
 }
