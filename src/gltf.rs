@@ -189,6 +189,35 @@ impl GltfSkeleton {
         FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
     }
 
+    /// A quadruped [`FootRig`] in one call: the legs [`GltfSkeleton::find_legs`] finds,
+    /// hind legs pseudo three-bone (blend 0.5: the hock follows the stifle halfway, as a
+    /// digitigrade leg does) and front legs two-bone. Of four legs, the two whose hips are
+    /// furthest back along `s.forward` are the hind ones; two legs found (as the Fox's hind
+    /// legs by name, whose front legs end at the paw without a toe joint) are both hind.
+    /// `scale` as [`GltfSkeleton::foot_rig`].
+    ///
+    /// # Errors
+    /// As [`GltfSkeleton::foot_rig`].
+    pub fn quadruped_rig(&self, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
+        let found = self.find_legs(s.up)?;
+        let rest: Vec<JointPose> =
+            self.rest_pose()?.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
+        let back = |l: &[usize; 4]| rest[l[0]].position().dot(s.forward);
+        let mut order: Vec<usize> = (0..found.legs.len()).collect();
+        order.sort_by(|&a, &b| back(&found.legs[a]).total_cmp(&back(&found.legs[b])));
+        let hind = if found.legs.len() == 4 { &order[..2] } else { &order[..] };
+        let legs: Vec<([usize; 4], LegKind)> = found
+            .legs
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let kind = if hind.contains(&i) { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone };
+                (*l, kind)
+            })
+            .collect();
+        FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
+    }
+
     fn scale_error(&self, j: usize) -> IkError {
         IkError::Parse(format!(
             "joint {:?}: a non-uniform or negative scale (mirrored limbs and squashed bones are not supported)",

@@ -4,7 +4,7 @@
 #![cfg(feature = "gltf")]
 
 use crowd_ik::cpu::clip_sample::sample_clip;
-use crowd_ik::crowd::{find_legs, split_name, BipedSettings, JointPose, Side};
+use crowd_ik::crowd::{find_legs, split_name, BipedSettings, JointPose, LegKind, Side};
 use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::gltf::{GltfScene, Property, RootMotion};
 use crowd_ik::IkError;
@@ -544,26 +544,51 @@ fn quadruped_legs_are_found_by_shape() {
     }
     // Left (+x) legs first.
     assert!(rest[found.legs[0][0]].position().x > 0.0 && rest[found.legs[1][0]].position().x > 0.0);
+
+    // The same skeleton as a glTF file (nodes and a skin, no buffers): its quadruped rig in
+    // one call has the hind legs (hips furthest back along +Z) pseudo three-bone and the
+    // front legs two-bone.
+    let nodes: Vec<serde_json::Value> = (0..names.len())
+        .map(|j| {
+            let local = rest[j].position() - parents[j].map_or(Vec3::ZERO, |p| rest[p].position());
+            let children: Vec<usize> = (0..names.len()).filter(|&c| parents[c] == Some(j)).collect();
+            serde_json::json!({ "name": names[j], "translation": local.to_array(), "children": children })
+        })
+        .collect();
+    let file = serde_json::json!({
+        "asset": { "version": "2.0" },
+        "nodes": nodes,
+        "skins": [{ "joints": (0..names.len()).collect::<Vec<_>>() }],
+        "scenes": [{ "nodes": [0] }],
+        "scene": 0
+    });
+    let scene = GltfScene::from_slice(&serde_json::to_vec(&file).unwrap(), None).unwrap();
+    let rig = scene.skins[0].quadruped_rig(BipedSettings::default(), 1.0).unwrap();
+    assert_eq!(rig.legs.len(), 4);
+    for leg in &rig.legs {
+        let hind = rest[leg.joints[0]].position().z < 0.0;
+        let want = if hind { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone };
+        assert_eq!(leg.kind, want, "leg {:?}", leg.joints);
+    }
 }
 
-/// The Fox's hind legs (found by name) as pseudo three-bone legs, built with
-/// `FootRig::from_joints`, walking its Walk clip over hills (stateless foot IK, the file in
+/// The Fox's hind legs (found by name) as pseudo three-bone legs, built in one call
+/// (`GltfSkeleton::quadruped_rig`), walking its Walk clip over hills (stateless foot IK, the file in
 /// centimetres at scale 0.01): every planted hoof tip on the ground, and no stifle or hock
 /// bent to the other side than the animation bends it.
 #[test]
 fn the_fox_plants_its_hind_hooves_on_hills() {
     use crowd_ik::cpu::foot_ik::FootIkJob;
-    use crowd_ik::crowd::{foot, CharacterInput, FootResult, FootRig, Ground, Heightfield, LegKind};
+    use crowd_ik::crowd::{foot, CharacterInput, FootResult, Ground, Heightfield};
     use crowd_ik::glam::Vec2;
     let scene = load("Fox.glb");
     let sk = &scene.skins[0];
     let scale = 0.01;
     let found = sk.find_legs(Vec3::Y).unwrap();
-    let rest: Vec<JointPose> =
-        sk.rest_pose().unwrap().iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
-    let legs: Vec<([usize; 4], LegKind)> =
-        found.legs.iter().map(|l| (*l, LegKind::PseudoThreeBone { blend: 0.5 })).collect();
-    let rig = FootRig::from_joints(&sk.parents, &rest, found.pelvis, &legs, BipedSettings::default()).unwrap();
+    // The quadruped rig in one call: the hind legs found by name, pseudo three-bone.
+    let rig = sk.quadruped_rig(BipedSettings::default(), scale).unwrap();
+    assert_eq!(rig.legs.iter().map(|l| l.joints).collect::<Vec<_>>(), found.legs);
+    assert!(rig.legs.iter().all(|l| l.kind == LegKind::PseudoThreeBone { blend: 0.5 }));
     let clip = scene.clip("Walk").unwrap().bake(sk, 60.0, RootMotion::Extract).unwrap();
     let hills =
         Heightfield::from_fn(Vec2::splat(-10.0), 0.05, 401, 401, |x, z| 0.25 * (0.9 * x).sin() * (0.7 * z).cos())
