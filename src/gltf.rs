@@ -85,14 +85,10 @@ impl GltfSkeleton {
         self.names.iter().position(|n| n == name)
     }
 
-    /// Which joints are `joint` or hang below it (parents come first, so one pass).
+    /// Which joints are `joint` or hang below it ([`crate::crowd::joints_below`]).
     #[must_use]
     pub fn below(&self, joint: usize) -> Vec<bool> {
-        let mut mask = vec![false; self.len()];
-        for j in 0..self.len() {
-            mask[j] = j == joint || self.parents[j].is_some_and(|p| mask[p]);
-        }
-        mask
+        crate::crowd::joints_below(&self.parents, joint)
     }
 
     /// Number of joints.
@@ -184,9 +180,7 @@ impl GltfSkeleton {
     pub fn foot_rig(&self, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
         let found = self.find_legs(s.up)?;
         let legs: Vec<([usize; 4], LegKind)> = found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect();
-        let rest: Vec<JointPose> =
-            self.rest_pose()?.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
-        FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
+        FootRig::from_joints(&self.parents, &self.rest_pose_scaled(scale)?, found.pelvis, &legs, s)
     }
 
     /// A quadruped [`FootRig`] in one call: the legs [`GltfSkeleton::find_legs`] finds,
@@ -200,8 +194,7 @@ impl GltfSkeleton {
     /// As [`GltfSkeleton::foot_rig`].
     pub fn quadruped_rig(&self, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
         let found = self.find_legs(s.up)?;
-        let rest: Vec<JointPose> =
-            self.rest_pose()?.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
+        let rest = self.rest_pose_scaled(scale)?;
         let back = |l: &[usize; 4]| rest[l[0]].position().dot(s.forward);
         let mut order: Vec<usize> = (0..found.legs.len()).collect();
         order.sort_by(|&a, &b| back(&found.legs[a]).total_cmp(&back(&found.legs[b])));
@@ -216,6 +209,11 @@ impl GltfSkeleton {
             })
             .collect();
         FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
+    }
+
+    /// The rest pose with its positions times `scale` (world units, for a rig).
+    fn rest_pose_scaled(&self, scale: f32) -> Result<Vec<JointPose>, IkError> {
+        Ok(self.rest_pose()?.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect())
     }
 
     fn scale_error(&self, j: usize) -> IkError {

@@ -313,11 +313,7 @@ impl FootRig {
             if leg.kind != LegKind::TwoBone || rest.len() != n {
                 continue;
             }
-            // The ankle and the joints below it (parents come first: one pass).
-            let mut foot = vec![false; n];
-            for j in 0..n {
-                foot[j] = j == leg.joints[2] || self.parents[j].is_some_and(|p| foot[p]);
-            }
+            let foot = joints_below(&self.parents, leg.joints[2]);
             let [ankle, toe] = [rest[leg.joints[2]].position(), rest[leg.joints[3]].position()];
             let on_foot = |j: &[u16; 4], w: &[f32; 4]| -> f32 {
                 (0..4).filter(|&k| foot.get(usize::from(j[k])).copied().unwrap_or(false)).map(|k| w[k]).sum()
@@ -399,6 +395,17 @@ impl FootRig {
         }
         r
     }
+}
+
+/// Which joints are `joint` or hang below it, for a skeleton whose `parents` come first (one
+/// pass): a foot's joints from its ankle, say.
+#[must_use]
+pub fn joints_below(parents: &[Option<usize>], joint: usize) -> Vec<bool> {
+    let mut mask = vec![false; parents.len()];
+    for j in 0..parents.len() {
+        mask[j] = j == joint || parents[j].is_some_and(|p| p < j && mask[p]);
+    }
+    mask
 }
 
 /// Settings for the rigs built from a skeleton ([`FootRig::from_joints`], and through it

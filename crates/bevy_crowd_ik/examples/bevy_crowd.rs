@@ -99,6 +99,22 @@ struct Walker {
     heading: f32,
 }
 
+impl Walker {
+    /// Walks `distance` along the heading, turning back at the field's edges; the root
+    /// transform on the ground there, facing the heading, scaled by `scale`.
+    fn advance(&mut self, distance: f32, terrain: &Heightfield, scale: f32) -> Transform {
+        self.position += Vec2::new(self.heading.sin(), self.heading.cos()) * distance;
+        if self.position.x.abs() > HALF || self.position.y.abs() > HALF {
+            self.heading += PI;
+            self.position = self.position.clamp(Vec2::splat(-HALF), Vec2::splat(HALF));
+        }
+        let y = terrain.sample(self.position.x, self.position.y).map_or(0.0, |(y, _)| y);
+        Transform::from_xyz(self.position.x, y, self.position.y)
+            .with_rotation(Quat::from_rotation_y(self.heading))
+            .with_scale(Vec3::splat(scale))
+    }
+}
+
 #[derive(Component)]
 struct Overlay;
 
@@ -317,16 +333,7 @@ fn walk_scenes(
 ) {
     let dt = time.delta_secs();
     for (mut w, mut transform) in &mut walkers {
-        let step = Vec2::new(w.heading.sin(), w.heading.cos()) * gltf.speed * dt;
-        w.position += step;
-        if w.position.x.abs() > HALF || w.position.y.abs() > HALF {
-            w.heading += PI;
-            w.position = w.position.clamp(Vec2::splat(-HALF), Vec2::splat(HALF));
-        }
-        let y = terrain.0.sample(w.position.x, w.position.y).map_or(0.0, |(y, _)| y);
-        *transform = Transform::from_xyz(w.position.x, y, w.position.y)
-            .with_rotation(Quat::from_rotation_y(w.heading))
-            .with_scale(Vec3::splat(gltf.scale));
+        *transform = w.advance(gltf.speed * dt, &terrain.0, gltf.scale);
     }
 }
 
@@ -379,14 +386,7 @@ fn walk(
     let dt = time.delta_secs();
     let t = time.elapsed_secs_wrapped();
     for (mut w, mut transform, mut character) in &mut walkers {
-        let step = Vec2::new(w.heading.sin(), w.heading.cos()) * SPEED * dt;
-        w.position += step;
-        if w.position.x.abs() > HALF || w.position.y.abs() > HALF {
-            w.heading += PI;
-            w.position = w.position.clamp(Vec2::splat(-HALF), Vec2::splat(HALF));
-        }
-        let y = terrain.0.sample(w.position.x, w.position.y).map_or(0.0, |(y, _)| y);
-        *transform = Transform::from_xyz(w.position.x, y, w.position.y).with_rotation(Quat::from_rotation_y(w.heading));
+        *transform = w.advance(SPEED * dt, &terrain.0, 1.0);
         let phase = TAU * ((t + character.clip_offset) / CYCLE).fract();
         let weight = |p: f32| (p.sin() / 0.25).clamp(0.0, 1.0);
         character.foot_weights = [weight(phase), weight(phase + PI), 0.0, 0.0];

@@ -90,13 +90,15 @@ type SkinData = (Entity, &'static SkinnedMesh, &'static GlobalTransform, Option<
 
 /// Makes the skinned meshes under each [`CrowdIkScene`] crowd characters (see the module
 /// documentation). Runs in `PostUpdate` after transform propagation; a mesh whose assets
-/// are still loading is tried again next frame.
+/// are still loading is tried again next frame, and a root whose meshes are all done gets
+/// [`SceneAttached`].
 #[allow(clippy::too_many_arguments)]
 pub fn attach_scenes(
     mut commands: Commands,
-    scenes: Query<(Entity, &CrowdIkScene)>,
+    scenes: Query<(Entity, &CrowdIkScene), Without<SceneAttached>>,
     children: Query<&Children>,
     skins: Query<SkinData, (Without<CrowdIkCharacter>, Without<CrowdIkRefused>)>,
+    any_skin: Query<(), With<SkinnedMesh>>,
     names: Query<&Name>,
     parents: Query<&ChildOf>,
     bindposes: Res<Assets<SkinnedMeshInverseBindposes>>,
@@ -106,9 +108,16 @@ pub fn attach_scenes(
 ) {
     let Some(mut crowd) = crowd else { return };
     for (scene_root, scene) in &scenes {
+        // Once every skinned mesh under the root is a character (or refused), the root is
+        // marked and not searched again.
+        let (mut found, mut waiting) = (false, false);
         for entity in children.iter_descendants(scene_root) {
+            found |= any_skin.contains(entity);
             let Ok((entity, skin, root, mesh)) = skins.get(entity) else { continue };
-            let Some(ibp) = bindposes.get(&skin.inverse_bindposes) else { continue };
+            let Some(ibp) = bindposes.get(&skin.inverse_bindposes) else {
+                waiting = true;
+                continue;
+            };
             let id = skin.inverse_bindposes.id();
             let (scale, rotation, _) = root.to_scale_rotation_translation();
             let scale = scale.x.abs();
@@ -118,7 +127,8 @@ pub fn attach_scenes(
                 None => {
                     let vertices = mesh.and_then(|m| meshes.get(&m.0));
                     if mesh.is_some() && vertices.is_none() {
-                        continue; // the mesh is still loading
+                        waiting = true; // the mesh is still loading
+                        continue;
                     }
                     let built = build_rig(skin, ibp, vertices, rotation, scale, scene, &names, &parents);
                     match built {
@@ -141,8 +151,17 @@ pub fn attach_scenes(
                 e.insert(AutoFootWeights { band: band / scale.max(f32::MIN_POSITIVE), ..auto });
             }
         }
+        if found && !waiting {
+            commands.entity(scene_root).insert(SceneAttached);
+        }
     }
 }
+
+/// Marks a [`CrowdIkScene`] root whose skinned meshes are all characters or refused:
+/// [`attach_scenes`] does not search it again. Remove it to have the scene searched again
+/// (e.g. after spawning more skinned meshes under it).
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct SceneAttached;
 
 /// The rig of one skin: joints named from their entities, parents through the hierarchy
 /// (non-joint nodes between joints skipped), the bind pose from the inverse bind poses

@@ -762,10 +762,7 @@ fn planted_feet_gaps(app: &App, matrices: &[(Entity, Vec<Mat4>)]) -> Vec<((Entit
             if planted[l] < 1.0 {
                 continue;
             }
-            let mut foot = vec![false; rig.joint_count()];
-            for j in 0..foot.len() {
-                foot[j] = j == leg.joints[2] || rig.parents[j].is_some_and(|p| foot[p]);
-            }
+            let foot = bevy_crowd_ik::crowd_ik::crowd::joints_below(&rig.parents, leg.joints[2]);
             let mut gap = f32::MAX;
             for (p, (j, w)) in positions.iter().zip(joints.iter().zip(weights)) {
                 let on: f32 = (0..4).filter(|&k| foot[j[k] as usize]).map(|k| w[k]).sum();

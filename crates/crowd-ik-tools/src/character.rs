@@ -177,11 +177,7 @@ impl GltfCrowd {
     /// Advances the crowd by `dt` seconds.
     pub fn step(&mut self, dt: f32) {
         for ((p, h), t) in self.positions.iter_mut().zip(&mut self.headings).zip(&mut self.times) {
-            *p += Vec2::new(h.sin(), h.cos()) * self.speed * self.scale * dt;
-            if p.x.abs() > self.half_extent || p.y.abs() > self.half_extent {
-                *h += std::f32::consts::PI;
-                *p = p.clamp(Vec2::splat(-self.half_extent), Vec2::splat(self.half_extent));
-            }
+            crate::scene::wander(p, h, self.speed * self.scale * dt, self.half_extent);
             *t += dt;
         }
     }

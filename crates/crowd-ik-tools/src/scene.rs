@@ -98,6 +98,16 @@ pub fn walk_pose(phase: f32) -> (Vec<JointPose>, [f32; 2]) {
     (pose, weights)
 }
 
+/// Moves a walker at `position` `distance` along its `heading` (radians about +Y, 0 = +Z),
+/// turning it back where it leaves `[-half_extent, half_extent]²`.
+pub fn wander(position: &mut Vec2, heading: &mut f32, distance: f32, half_extent: f32) {
+    *position += Vec2::new(heading.sin(), heading.cos()) * distance;
+    if position.x.abs() > half_extent || position.y.abs() > half_extent {
+        *heading += std::f32::consts::PI;
+        *position = position.clamp(Vec2::splat(-half_extent), Vec2::splat(half_extent));
+    }
+}
+
 /// A crowd wandering over a heightfield: each character walks straight at [`SPEED`] along
 /// its heading, turning back at the edges, its root at the ground height under it.
 #[derive(Clone, Debug)]
@@ -138,11 +148,7 @@ impl WalkingCrowd {
     /// Advances the crowd by `dt` seconds.
     pub fn step(&mut self, dt: f32) {
         for ((p, h), ph) in self.positions.iter_mut().zip(&mut self.headings).zip(&mut self.phases) {
-            *p += Vec2::new(h.sin(), h.cos()) * SPEED * dt;
-            if p.x.abs() > self.half_extent || p.y.abs() > self.half_extent {
-                *h += std::f32::consts::PI;
-                *p = p.clamp(Vec2::splat(-self.half_extent), Vec2::splat(self.half_extent));
-            }
+            wander(p, h, SPEED * dt, self.half_extent);
             *ph = (*ph + dt / CYCLE * std::f32::consts::TAU).rem_euclid(std::f32::consts::TAU);
         }
     }
