@@ -5,8 +5,11 @@
 //! are folded into the joint below them), and the transforms of the nodes above the skin
 //! (an exporter's armature node: a 0.01 unit scale, a Z-up → Y-up turn) are folded into its
 //! top joints, so model space is the scene's space. Joint poses are positions and rotations
-//! ([`JointPose`]): a joint's uniform scale scales the bones below it; a non-uniform or
-//! negative scale (a mirrored limb) is refused with an error naming the joint.
+//! ([`JointPose`]): a joint's uniform scale scales the bones below it; a negative scale (a
+//! mirrored limb, a mirrored character) is carried as the handedness of the joints below it
+//! (their rigid poses stay proper rotations, and [`GltfSkeleton::palette_inverse_bind`]
+//! puts the reflection back for skinning); a non-uniform scale is refused with an error
+//! naming the joint.
 //!
 //! Clips sample LINEAR (slerp for rotations), STEP and CUBICSPLINE channels at any time
 //! ([`GltfClip::sample`]), or bake to the crate's uniform clip format
@@ -106,9 +109,9 @@ impl GltfSkeleton {
     /// The rest pose in model space.
     ///
     /// # Errors
-    /// [`IkError::Parse`] for a joint whose accumulated scale is not uniform and positive.
+    /// [`IkError::Parse`] for a joint with a non-uniform scale.
     pub fn rest_pose(&self) -> Result<Vec<JointPose>, IkError> {
-        Ok(self.model_pose(&self.rest)?.into_iter().map(|(pose, _)| pose).collect())
+        Ok(self.model_pose(&self.rest)?.into_iter().map(|m| m.pose).collect())
     }
 
     /// The inverse bind matrices to give the crate's skinning palette
@@ -117,43 +120,75 @@ impl GltfSkeleton {
     /// way glTF does: glTF's joint matrix is the joint's global transform (rotation,
     /// translation and the scale it inherits, e.g. an exporter's 0.01) times the file's
     /// inverse bind matrix, while a [`JointPose`] carries no scale; each matrix here is the
-    /// joint's rest scale times the file's inverse bind matrix, so rigid pose × it is
-    /// glTF's joint matrix exactly. The bind pose need not be the rest pose. A clip that
-    /// animates a joint's scale is drawn with the rest scale (poses carry none).
+    /// joint's rest scale (and, below a negative scale, the reflection diag(−1, 1, 1))
+    /// times the file's inverse bind matrix, so rigid pose × it is glTF's joint matrix
+    /// exactly. The bind pose need not be the rest pose. A clip that animates a joint's
+    /// scale is drawn with the rest scale and handedness (poses carry neither).
     ///
     /// # Errors
-    /// [`IkError::Parse`] for a rest pose with a non-uniform or negative scale.
+    /// [`IkError::Parse`] for a rest pose with a non-uniform scale.
     pub fn palette_inverse_bind(&self) -> Result<Vec<Mat4>, IkError> {
         let rest = self.model_pose(&self.rest)?;
-        Ok(rest.iter().zip(&self.inverse_bind).map(|(&(_, s), ib)| Mat4::from_scale(Vec3::splat(s)) * *ib).collect())
+        Ok(rest
+            .iter()
+            .zip(&self.inverse_bind)
+            .map(|(m, ib)| {
+                let sign = if m.mirrored { -1.0 } else { 1.0 };
+                Mat4::from_scale(Vec3::new(sign * m.scale, m.scale, m.scale)) * *ib
+            })
+            .collect())
     }
 
-    /// Model-space poses (and each joint's accumulated uniform scale) from local
-    /// transforms, one per joint.
-    fn model_pose(&self, local: &[Trs]) -> Result<Vec<(JointPose, f32)>, IkError> {
-        let mut out: Vec<(JointPose, f32)> = Vec::with_capacity(self.len());
+    /// Model-space poses (each joint's rigid part, its accumulated uniform scale and
+    /// whether its global transform mirrors) from local transforms, one per joint.
+    ///
+    /// A joint's global transform is `rigid · s · F^m`, `F` = diag(−1, 1, 1) (the
+    /// reflection of a negative determinant taken as a negative x scale, glam's and
+    /// `records::mirrored_rotation`'s convention), `m` its handedness. A reflection above
+    /// a joint is carried down to it: `F · T · R · S = (F T F)(F R F)(F S)`, a reflected
+    /// translation and a conjugated rotation, a proper rotation again; the signs of a
+    /// scale split into a half turn (two negative axes) and at most one `F`.
+    fn model_pose(&self, local: &[Trs]) -> Result<Vec<ModelJoint>, IkError> {
+        let mut out: Vec<ModelJoint> = Vec::with_capacity(self.len());
         for (j, trs) in local.iter().enumerate() {
             // Most joints hang straight from their parent joint: no matrix round trip (and
             // its rounding) for them.
             let own =
                 if self.between[j] == Mat4::IDENTITY { *trs } else { Trs::from_matrix(self.between[j] * trs.matrix()) };
-            let scale = uniform_scale(own.scale).ok_or_else(|| self.scale_error(j))?;
-            let (pose, s) = match self.parents[j] {
+            let (scale, signs) = uniform_scale(own.scale).ok_or_else(|| self.scale_error(j))?;
+            let joint = match self.parents[j] {
                 Some(p) => {
-                    let (pp, ps) = out[p];
-                    let pr = pp.rotation();
-                    let position = pp.position() + pr * (own.translation * ps);
-                    (JointPose::new(position, (pr * own.rotation).normalize()), ps * scale)
+                    let parent = out[p];
+                    let (t, r, signs) = if parent.mirrored {
+                        (reflect(own.translation), reflect_rotation(own.rotation), signs * Vec3::new(-1.0, 1.0, 1.0))
+                    } else {
+                        (own.translation, own.rotation, signs)
+                    };
+                    let (turn, mirrored) = split_signs(signs);
+                    let pr = parent.pose.rotation();
+                    let position = parent.pose.position() + pr * (t * parent.scale);
+                    ModelJoint {
+                        pose: JointPose::new(position, (pr * r * turn).normalize()),
+                        scale: parent.scale * scale,
+                        mirrored,
+                    }
                 }
-                None => (JointPose::new(own.translation, own.rotation), scale),
+                None => {
+                    let (turn, mirrored) = split_signs(signs);
+                    ModelJoint {
+                        pose: JointPose::new(own.translation, (own.rotation * turn).normalize()),
+                        scale,
+                        mirrored,
+                    }
+                }
             };
-            if !(pose.position().is_finite() && pose.rotation().is_finite() && s.is_finite()) {
+            if !(joint.pose.position().is_finite() && joint.pose.rotation().is_finite() && joint.scale.is_finite()) {
                 return Err(IkError::Parse(format!(
                     "joint {:?}: its pose is not finite (values too large)",
                     self.names[j]
                 )));
             }
-            out.push((pose, s));
+            out.push(joint);
         }
         Ok(out)
     }
@@ -163,7 +198,7 @@ impl GltfSkeleton {
     ///
     /// # Errors
     /// [`IkError::InvalidRig`] naming the joint and what is wrong; [`IkError::Parse`] for a
-    /// rest pose with a non-uniform or negative scale.
+    /// rest pose with a non-uniform scale.
     pub fn find_legs(&self, up: Vec3) -> Result<FoundLegs, IkError> {
         find_legs(&self.names, &self.parents, &self.rest_pose()?, up)
     }
@@ -218,16 +253,54 @@ impl GltfSkeleton {
 
     fn scale_error(&self, j: usize) -> IkError {
         IkError::Parse(format!(
-            "joint {:?}: a non-uniform or negative scale (mirrored limbs and squashed bones are not supported)",
+            "joint {:?}: a non-uniform scale (squashed or stretched bones are not supported; \
+             a uniform scale, negative or not, is)",
             self.names[j]
         ))
     }
 }
 
-/// A joint's scale as one factor, if it is uniform (within 1e-3) and positive.
-fn uniform_scale(s: Vec3) -> Option<f32> {
-    let (lo, hi) = (s.min_element(), s.max_element());
-    (lo > 0.0 && hi <= lo * 1.001 && hi.is_finite()).then_some((s.x + s.y + s.z) / 3.0)
+/// One joint in model space: its rigid pose, the uniform scale it inherits, and whether its
+/// global transform mirrors (see `GltfSkeleton::model_pose`).
+#[derive(Clone, Copy, Debug)]
+struct ModelJoint {
+    pose: JointPose,
+    scale: f32,
+    mirrored: bool,
+}
+
+/// A joint's scale as one positive factor and its signs, if its magnitudes are uniform
+/// (within 1e-3) and not zero.
+fn uniform_scale(s: Vec3) -> Option<(f32, Vec3)> {
+    let a = s.abs();
+    let (lo, hi) = (a.min_element(), a.max_element());
+    (lo > 0.0 && hi <= lo * 1.001 && hi.is_finite()).then(|| ((a.x + a.y + a.z) / 3.0, s.signum()))
+}
+
+/// Signs of a scale as a half turn (two negative axes are a rotation) and at most one
+/// reflection `F` = diag(−1, 1, 1): `diag(signs) = turn · F^mirrored`.
+fn split_signs(signs: Vec3) -> (Quat, bool) {
+    let mirrored = signs.x * signs.y * signs.z < 0.0;
+    // The rest once F is taken out: diag(±1) with an even number of −1s.
+    let rest = if mirrored { signs * Vec3::new(-1.0, 1.0, 1.0) } else { signs };
+    let turn = match (rest.x < 0.0, rest.y < 0.0, rest.z < 0.0) {
+        (false, true, true) => Quat::from_xyzw(1.0, 0.0, 0.0, 0.0),
+        (true, false, true) => Quat::from_xyzw(0.0, 1.0, 0.0, 0.0),
+        (true, true, false) => Quat::from_xyzw(0.0, 0.0, 1.0, 0.0),
+        _ => Quat::IDENTITY,
+    };
+    (turn, mirrored)
+}
+
+/// `F · t`, F = diag(−1, 1, 1).
+fn reflect(t: Vec3) -> Vec3 {
+    Vec3::new(-t.x, t.y, t.z)
+}
+
+/// `F · R · F` as a quaternion: the rotation seen in a mirror (the axis reflected, the
+/// angle reversed).
+fn reflect_rotation(q: Quat) -> Quat {
+    Quat::from_xyzw(q.x, -q.y, -q.z, q.w)
 }
 
 /// How one animated property changes between keyframes.
@@ -358,10 +431,10 @@ impl GltfClip {
     ///
     /// # Errors
     /// [`IkError::Parse`] for a channel that animates a node between or above the joints,
-    /// or a joint whose scale becomes non-uniform or negative.
+    /// or a joint whose scale becomes non-uniform.
     pub fn sample(&self, skeleton: &GltfSkeleton, time: f32) -> Result<Vec<JointPose>, IkError> {
         self.check_channels(skeleton)?;
-        Ok(skeleton.model_pose(&self.sample_local(skeleton, time))?.into_iter().map(|(p, _)| p).collect())
+        Ok(skeleton.model_pose(&self.sample_local(skeleton, time))?.into_iter().map(|m| m.pose).collect())
     }
 
     /// The clip at about `fps` uniform frames, as local poses for the crate's clip
@@ -372,7 +445,7 @@ impl GltfClip {
     /// # Errors
     /// [`IkError::Parse`] for `fps` not finite and positive, a clip over 100 000 frames, a
     /// channel that animates a node between or above the skeleton's joints, or a joint
-    /// whose scale becomes non-uniform or negative.
+    /// whose scale becomes non-uniform.
     pub fn bake(&self, skeleton: &GltfSkeleton, fps: f32, root_motion: RootMotion) -> Result<BakedClip, IkError> {
         if !(fps.is_finite() && fps > 0.0) {
             return Err(IkError::Parse(format!("bake: frames per second {fps} must be finite and positive")));
@@ -393,7 +466,7 @@ impl GltfClip {
             let model = skeleton.model_pose(&self.sample_local(skeleton, t))?;
             // Joint 0 is a top joint (parents come first): its horizontal motion is the
             // root motion, taken from every top joint alike.
-            let p0 = model[0].0.position();
+            let p0 = model[0].pose.position();
             let moved = match root_motion {
                 RootMotion::Keep => Vec3::ZERO,
                 RootMotion::Extract => {
@@ -404,10 +477,10 @@ impl GltfClip {
                 }
             };
             for j in 0..n {
-                let (pose, _) = model[j];
+                let pose = model[j].pose;
                 local.push(match skeleton.parents[j] {
                     Some(pj) => {
-                        let (pp, _) = model[pj];
+                        let pp = model[pj].pose;
                         let inv = pp.rotation().conjugate();
                         JointPose::new(inv * (pose.position() - pp.position()), (inv * pose.rotation()).normalize())
                     }

@@ -767,7 +767,7 @@ fn gltf_skinned(path: &str, clip: usize, time: f32, mesh: &crowd_ik::gltf::Skinn
 /// `palette_inverse_bind`) skins each test character's mesh as glTF does, at several times
 /// of every clip: the same vertices within 1e-5 × the character's size. Z-up files,
 /// centimetre rigs (the Fox's 0.01 scale above its joints) and bind poses that differ from
-/// the rest pose included.
+/// the rest pose included; mirrored characters and limbs (negative scales) too.
 #[test]
 fn the_crates_palette_skins_meshes_as_gltf_does() {
     use crowd_ik::cpu::palette::palette;
@@ -777,19 +777,34 @@ fn the_crates_palette_skins_meshes_as_gltf_does() {
     // centimetre exports, or 100) and a Z-up turn, folded into the joints' scale.
     let dir = std::env::temp_dir().join(format!("crowd-ik-palette-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (file, scale) in [("CesiumMan.glb", 0.01_f32), ("Fox.glb", 100.0)] {
+    // Mirrored: the whole Fox under a reflecting node (x, or all three axes: a point
+    // reflection), Cesium Man in centimetres with a half turn (two negative axes).
+    for (file, scale) in [
+        ("CesiumMan.glb", [0.01_f32; 3]),
+        ("Fox.glb", [100.0; 3]),
+        ("Fox.glb", [-1.0, 1.0, 1.0]),
+        ("Fox.glb", [-1.0, -1.0, -1.0]),
+        ("CesiumMan.glb", [0.01, -0.01, -0.01]),
+    ] {
         let (mut j, bin) = unglb(&std::fs::read(format!("{DATA}/{file}")).unwrap());
         let wrapper = j["nodes"].as_array().unwrap().len();
         let roots = j["scenes"][0]["nodes"].clone();
         let turn = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
         j["nodes"].as_array_mut().unwrap().push(serde_json::json!({
-            "name": "Armature", "children": roots, "scale": [scale, scale, scale], "rotation": turn.to_array()
+            "name": "Armature", "children": roots, "scale": scale, "rotation": turn.to_array()
         }));
         j["scenes"][0]["nodes"] = serde_json::json!([wrapper]);
-        let path = dir.join(format!("{scale}-{file}"));
+        let path = dir.join(format!("{scale:?}-{file}"));
         std::fs::write(&path, glb(&j, &bin)).unwrap();
         files.push(path.to_string_lossy().into_owned());
     }
+    // A limb exported mirrored (a −1 scale at the hip, the leg's frames reflected).
+    let (mut j, mut bin) = unglb(&std::fs::read(format!("{DATA}/CesiumMan.glb")).unwrap());
+    let hip = j["nodes"].as_array().unwrap().iter().position(|n| n["name"] == "leg_joint_L_1").unwrap();
+    mirror_subtree(&mut j, &mut bin, hip);
+    let path = dir.join("mirrored-leg-CesiumMan.glb");
+    std::fs::write(&path, glb(&j, &bin)).unwrap();
+    files.push(path.to_string_lossy().into_owned());
     let simple = "/usr/share/assimp/models/glTF2/simple_skin/simple_skin.gltf";
     if std::path::Path::new(simple).exists() {
         files.push(simple.into());
@@ -800,6 +815,16 @@ fn the_crates_palette_skins_meshes_as_gltf_does() {
         for mesh in &scene.meshes {
             let sk = &scene.skins[mesh.skin];
             let inverse_bind = sk.palette_inverse_bind().unwrap();
+            // From the file's inverse bind matrices alone (what a renderer such as Bevy has,
+            // its model space the skinned mesh node's): the same matrices, for files whose
+            // nodes above the skin are rigid (a wrapper's scale or reflection is the mesh
+            // node's too, not the skin's).
+            let wrapped = path.contains("]-");
+            let rigid = if wrapped { Vec::new() } else { crowd_ik::cpu::palette::rigid_inverse_bind(&sk.inverse_bind) };
+            for (a, b) in rigid.iter().zip(&inverse_bind) {
+                let size = b.w_axis.truncate().length().max(b.x_axis.truncate().length());
+                assert!(a.abs_diff_eq(*b, 1e-5 * size.max(1.0)), "{path}: {a} vs {b}");
+            }
             for (c, clip) in scene.clips.iter().enumerate() {
                 for k in 0..5 {
                     let time = clip.duration * k as f32 / 4.0;
@@ -824,4 +849,213 @@ fn the_crates_palette_skins_meshes_as_gltf_does() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A limb mirrored the way a modelling tool's "mirror joints" exports it: `node`'s scale
+/// gets a −1 on x (its frame reflected), every node below it its translation and rotation
+/// seen in that mirror (`F t`, `F R F`, F = diag(−1, 1, 1)), every joint of the subtree its
+/// inverse bind matrix `F · IBM`, and the animation channels on them likewise. Each joint's
+/// global transform becomes the original's times `F`: the same joint positions, the same
+/// skinned vertices, reflected frames.
+fn mirror_subtree(json: &mut serde_json::Value, bin: &mut [u8], node: usize) {
+    let kids = |j: &serde_json::Value, n: usize| -> Vec<usize> {
+        j["nodes"][n]["children"]
+            .as_array()
+            .map_or(Vec::new(), |c| c.iter().map(|v| v.as_u64().unwrap() as usize).collect())
+    };
+    let mut below = Vec::new();
+    let mut stack = kids(json, node);
+    while let Some(n) = stack.pop() {
+        stack.extend(kids(json, n));
+        below.push(n);
+    }
+    let floats = |j: &serde_json::Value, acc: usize| -> (usize, usize, usize, usize) {
+        // (byte offset, count, components, stride) of a float accessor.
+        let a = &j["accessors"][acc];
+        assert_eq!(a["componentType"], 5126, "float accessors only");
+        let view = &j["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let comps = match a["type"].as_str().unwrap() {
+            "VEC3" => 3,
+            "VEC4" => 4,
+            "MAT4" => 16,
+            t => panic!("{t}"),
+        };
+        let offset = view["byteOffset"].as_u64().unwrap_or(0) + a["byteOffset"].as_u64().unwrap_or(0);
+        let stride = view["byteStride"].as_u64().map_or(4 * comps, |s| s as usize);
+        (offset as usize, a["count"].as_u64().unwrap() as usize, comps, stride)
+    };
+    let negate = |bin: &mut [u8], (offset, count, _, stride): (usize, usize, usize, usize), comps: &[usize]| {
+        for e in 0..count {
+            for &c in comps {
+                let at = offset + e * stride + 4 * c;
+                let v = -f32::from_le_bytes(bin[at..at + 4].try_into().unwrap());
+                bin[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    };
+    let n = &mut json["nodes"][node];
+    if let Some(m) = n["matrix"].as_array_mut() {
+        for v in &mut m[0..4] {
+            *v = serde_json::json!(-v.as_f64().unwrap());
+        }
+    } else {
+        let s = n["scale"].as_array().map_or([1.0, 1.0, 1.0], |s| [0, 1, 2].map(|i| s[i].as_f64().unwrap()));
+        n["scale"] = serde_json::json!([-s[0], s[1], s[2]]);
+    }
+    for &b in &below {
+        let n = &mut json["nodes"][b];
+        if let Some(m) = n["matrix"].as_array_mut() {
+            for (i, v) in m.iter_mut().enumerate() {
+                if (i % 4 == 0) != (i / 4 == 0) {
+                    *v = serde_json::json!(-v.as_f64().unwrap());
+                }
+            }
+            continue;
+        }
+        if let Some(t) = n["translation"].as_array_mut() {
+            t[0] = serde_json::json!(-t[0].as_f64().unwrap());
+        }
+        if let Some(r) = n["rotation"].as_array_mut() {
+            for v in &mut r[1..3] {
+                *v = serde_json::json!(-v.as_f64().unwrap());
+            }
+        }
+    }
+    let subtree: Vec<usize> = std::iter::once(node).chain(below.iter().copied()).collect();
+    let skins = json["skins"].as_array().cloned().unwrap_or_default();
+    for skin in &skins {
+        let joints: Vec<usize> =
+            skin["joints"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let acc = floats(json, skin["inverseBindMatrices"].as_u64().unwrap() as usize);
+        for (k, j) in joints.iter().enumerate() {
+            if subtree.contains(j) {
+                // F · IBM: the matrix's first row (column-major 0, 4, 8, 12).
+                negate(bin, (acc.0 + k * acc.3, 1, 16, acc.3), &[0, 4, 8, 12]);
+            }
+        }
+    }
+    let mut done = std::collections::HashSet::new();
+    for anim in json["animations"].as_array().cloned().unwrap_or_default() {
+        for ch in anim["channels"].as_array().unwrap() {
+            let target = ch["target"]["node"].as_u64().unwrap() as usize;
+            let sampler = &anim["samplers"][ch["sampler"].as_u64().unwrap() as usize];
+            let out = sampler["output"].as_u64().unwrap() as usize;
+            let comps: &[usize] =
+                match (target == node, below.contains(&target), ch["target"]["path"].as_str().unwrap()) {
+                    (true, _, "scale") => &[0],
+                    (false, true, "translation") => &[0],
+                    (false, true, "rotation") => &[1, 2],
+                    _ => continue,
+                };
+            assert!(done.insert(out), "an output accessor shared between channels");
+            negate(bin, floats(json, out), comps);
+        }
+    }
+}
+
+/// Mirrored limbs: Cesium Man with its left leg exported mirrored (a −1 scale at the hip,
+/// the leg's frames reflected), and the whole Fox under a mirroring armature node, load with
+/// proper rotations; the mirrored leg has the same joint positions at every time, the same
+/// rig and the same foot IK on a slope as the original file, and the crate's palette skins
+/// it as glTF does (the palette test below runs both files).
+#[test]
+fn mirrored_limbs_solve_as_the_unmirrored_character() {
+    use crowd_ik::cpu::foot_ik::FootIkJob;
+    use crowd_ik::crowd::{CharacterInput, FootResult, Ground};
+    let original = load("CesiumMan.glb");
+    let (mut j, mut bin) = unglb(&std::fs::read(format!("{DATA}/CesiumMan.glb")).unwrap());
+    let hip = j["nodes"].as_array().unwrap().iter().position(|n| n["name"] == "leg_joint_L_1").unwrap();
+    mirror_subtree(&mut j, &mut bin, hip);
+    let mirrored = GltfScene::from_slice(&glb(&j, &bin), None).unwrap();
+    let (a, b) = (&original.skins[0], &mirrored.skins[0]);
+    assert_ne!(a.rest, b.rest, "the file is not mirrored");
+    let leg = a.find_legs(Vec3::Y).unwrap();
+    assert_eq!(b.find_legs(Vec3::Y).unwrap(), leg);
+    for pose in [a.rest_pose().unwrap(), b.rest_pose().unwrap()] {
+        for p in &pose {
+            assert!((p.rotation().length() - 1.0).abs() < 1e-5 && p.position().is_finite());
+        }
+    }
+    let settings = BipedSettings::default();
+    let (rig_a, rig_b) = (original.foot_rig(0, settings, 1.0).unwrap(), mirrored.foot_rig(0, settings, 1.0).unwrap());
+    for (la, lb) in rig_a.legs.iter().zip(&rig_b.legs) {
+        assert!((la.foot_height - lb.foot_height).abs() < 1e-5, "{} vs {}", la.foot_height, lb.foot_height);
+        assert!((la.heel_length - lb.heel_length).abs() < 1e-4 && (la.toe_length - lb.toe_length).abs() < 1e-4);
+    }
+    let slope = Ground::Heightfield(
+        crowd_ik::crowd::Heightfield::from_fn(crowd_ik::glam::Vec2::splat(-3.0), 0.1, 61, 61, |x, z| {
+            0.3 * x + 0.2 * z + 0.05 * (3.0 * x).sin()
+        })
+        .unwrap(),
+    );
+    let (clip_a, clip_b) = (&original.clips[0], &mirrored.clips[0]);
+    let (mut worst_pose, mut worst_ik) = (0.0_f32, 0.0_f32);
+    for k in 0..40 {
+        let t = k as f32 * 0.05;
+        let (pa, pb) = (clip_a.sample(a, t).unwrap(), clip_b.sample(b, t).unwrap());
+        for (x, y) in pa.iter().zip(&pb) {
+            worst_pose = worst_pose.max(x.position().distance(y.position()));
+        }
+        let chars = [CharacterInput::new(Vec3::new(0.0, -0.05, 0.0), Quat::from_rotation_y(0.4))
+            .with_foot_weights([1.0, 1.0, 0.0, 0.0])];
+        let solve = |rig, pose: &[JointPose]| {
+            let mut out = vec![JointPose::default(); pose.len()];
+            let mut res = [FootResult::default()];
+            FootIkJob::new(rig, &slope, &chars, pose, &mut out, &mut res).run().unwrap();
+            out
+        };
+        let (oa, ob) = (solve(&rig_a, &pa), solve(&rig_b, &pb));
+        for (x, y) in oa.iter().zip(&ob) {
+            worst_ik = worst_ik.max(x.position().distance(y.position()));
+        }
+    }
+    eprintln!("mirrored left leg: joints {worst_pose:.1e} m from the original's, foot IK {worst_ik:.1e} m");
+    assert!(worst_pose < 1e-5 && worst_ik < 2e-5, "{worst_pose} {worst_ik}");
+
+    // The whole character under a reflecting node: its mirror image, which foot IK solves
+    // as the mirror image of the original's solve on the mirrored ground.
+    let (mut j, bin) = unglb(&std::fs::read(format!("{DATA}/CesiumMan.glb")).unwrap());
+    let wrapper = j["nodes"].as_array().unwrap().len();
+    let roots = j["scenes"][0]["nodes"].clone();
+    j["nodes"].as_array_mut().unwrap().push(serde_json::json!({ "children": roots, "scale": [-1.0, 1.0, 1.0] }));
+    j["scenes"][0]["nodes"] = serde_json::json!([wrapper]);
+    let image = GltfScene::from_slice(&glb(&j, &bin), None).unwrap();
+    let c = &image.skins[0];
+    let rig_c = image.foot_rig(0, settings, 1.0).unwrap();
+    let flip = |v: Vec3| Vec3::new(-v.x, v.y, v.z);
+    let ground = |sign: f32| {
+        Ground::Heightfield(
+            crowd_ik::crowd::Heightfield::from_fn(crowd_ik::glam::Vec2::splat(-3.0), 0.1, 61, 61, move |x, z| {
+                0.25 * z + 0.3 * (sign * x) + 0.05 * (3.0 * sign * x).sin()
+            })
+            .unwrap(),
+        )
+    };
+    let (ground_a, ground_c) = (ground(1.0), ground(-1.0));
+    let (mut worst_image, mut worst_move) = (0.0_f32, 0.0_f32);
+    for k in 0..40 {
+        let t = k as f32 * 0.05;
+        let (pa, pc) = (clip_a.sample(a, t).unwrap(), image.clips[0].sample(c, t).unwrap());
+        let solve = |rig, ground: &Ground, heading: f32, pose: &[JointPose]| {
+            let chars = [CharacterInput::new(Vec3::new(0.0, -0.05, 0.0), Quat::from_rotation_y(heading))
+                .with_foot_weights([1.0, 1.0, 0.0, 0.0])];
+            let mut out = vec![JointPose::default(); pose.len()];
+            let mut res = [FootResult::default()];
+            FootIkJob::new(rig, ground, &chars, pose, &mut out, &mut res).run().unwrap();
+            out.iter().map(|p| chars[0].to_world(p.position())).collect::<Vec<_>>()
+        };
+        let (oa, oc) = (solve(&rig_a, &ground_a, 0.4, &pa), solve(&rig_c, &ground_c, -0.4, &pc));
+        for ((x, y), p) in oa.iter().zip(&oc).zip(&pa) {
+            worst_image = worst_image.max(flip(*x).distance(*y));
+            worst_move = worst_move.max(x.distance(chars_world(0.4, p.position())));
+        }
+    }
+    eprintln!("mirrored character: foot IK {worst_image:.1e} m from the mirror image of the original's (IK moved joints up to {worst_move:.2} m)");
+    assert!(worst_move > 0.02, "the ground did not move the feet");
+    assert!(worst_image < 2e-5, "{worst_image}");
+}
+
+/// A model-space point of a character at the origin 5 cm down, turned `heading` about +Y.
+fn chars_world(heading: f32, p: Vec3) -> Vec3 {
+    Quat::from_rotation_y(heading) * p + Vec3::new(0.0, -0.05, 0.0)
 }

@@ -73,3 +73,27 @@ fn root_matrix(ch: &CharacterInput) -> Mat4 {
 pub fn inverse_bind(bind_pose: &[JointPose]) -> Vec<Mat4> {
     bind_pose.iter().map(|p| Mat4::from_rotation_translation(p.rotation(), p.position()).inverse()).collect()
 }
+
+/// The inverse bind matrices to give the palette for a skin whose own inverse bind
+/// matrices carry a scale or a reflection (an exporter's 0.01 unit scale, a mirrored limb
+/// or character): the inverse of each bind matrix's rigid part (its rotation and
+/// translation; a reflection taken out as a negative x scale, glam's convention, as the
+/// joint poses of such a skin are). Rigid pose × it is the skin's own joint matrix
+/// (global × inverse bind) exactly while each joint keeps the scale and handedness it was
+/// bound with; for a rigid bind it is the matrix itself. A bind matrix that is not
+/// invertible gives the identity.
+#[must_use]
+pub fn rigid_inverse_bind(inverse_bind: &[Mat4]) -> Vec<Mat4> {
+    inverse_bind
+        .iter()
+        .map(|ib| {
+            let (_, r, t) = ib.inverse().to_scale_rotation_translation();
+            let m = Mat4::from_rotation_translation(r.normalize(), t).inverse();
+            if m.is_finite() && ib.determinant().abs() > 1e-30 {
+                m
+            } else {
+                Mat4::IDENTITY
+            }
+        })
+        .collect()
+}

@@ -154,7 +154,11 @@ pub(crate) fn extract_crowd(
                 continue;
             }
             _ => match queries.bindposes.get(id) {
-                Some(ibp) if ibp.len() == joint_count => out.inverse_bind = Some((id, ibp.to_vec())),
+                // Rigid: the joint poses carry no scale or reflection (they are taken out
+                // of the joints' transforms below), so neither may the inverse binds.
+                Some(ibp) if ibp.len() == joint_count => {
+                    out.inverse_bind = Some((id, crowd_ik::cpu::palette::rigid_inverse_bind(ibp)));
+                }
                 Some(ibp) => {
                     let why = format!("{} inverse bind poses for {joint_count} joints", ibp.len());
                     skip(entity, 2, why);
