@@ -659,11 +659,30 @@ impl GltfScene {
     /// # Errors
     /// As [`GltfSkeleton::foot_rig`]; [`IkError::InvalidRig`] for a skin index out of range.
     pub fn foot_rig(&self, skin: usize, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
-        let sk = self
-            .skins
+        let sk = self.skin(skin)?;
+        self.with_mesh_soles(skin, sk.foot_rig(s, scale)?, s.up, scale)
+    }
+
+    /// [`GltfSkeleton::quadruped_rig`] of skin `skin`, each two-bone leg's sole from its
+    /// mesh as [`GltfScene::foot_rig`] does (a front leg without a toe joint gets the
+    /// height of its paw's bottom under the wrist).
+    ///
+    /// # Errors
+    /// As [`GltfScene::foot_rig`].
+    pub fn quadruped_rig(&self, skin: usize, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
+        let sk = self.skin(skin)?;
+        self.with_mesh_soles(skin, sk.quadruped_rig(s, scale)?, s.up, scale)
+    }
+
+    fn skin(&self, skin: usize) -> Result<&GltfSkeleton, IkError> {
+        self.skins
             .get(skin)
-            .ok_or_else(|| IkError::InvalidRig(format!("skin {skin}: the file has {} skins", self.skins.len())))?;
-        let mut rig = sk.foot_rig(s, scale)?;
+            .ok_or_else(|| IkError::InvalidRig(format!("skin {skin}: the file has {} skins", self.skins.len())))
+    }
+
+    /// `rig` with its two-bone soles fitted to skin `skin`'s meshes in the rest pose.
+    fn with_mesh_soles(&self, skin: usize, mut rig: FootRig, up: Vec3, scale: f32) -> Result<FootRig, IkError> {
+        let sk = &self.skins[skin];
         let rest = sk.rest_pose()?;
         let mut palette = vec![Mat4::IDENTITY; sk.len()];
         crate::cpu::palette::palette(&rest, &sk.palette_inverse_bind()?, &mut palette);
@@ -677,7 +696,7 @@ impl GltfScene {
                 weights.push(*w);
             }
         }
-        rig.fit_soles(&rest, (&positions, &joints, &weights), s.up, scale);
+        rig.fit_soles(&rest, (&positions, &joints, &weights), up, scale);
         Ok(rig)
     }
 }

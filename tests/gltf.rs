@@ -67,7 +67,7 @@ fn cesium_man_walks_on_a_rig_found_by_shape() {
 }
 
 #[test]
-fn the_fox_hind_legs_are_found_by_name_in_centimetres() {
+fn the_fox_legs_are_found_by_name_in_centimetres() {
     let scene = load("Fox.glb");
     let sk = &scene.skins[0];
     assert_eq!(sk.len(), 24);
@@ -85,9 +85,22 @@ fn the_fox_hind_legs_are_found_by_name_in_centimetres() {
         names(&scene, &found.legs[1]),
         ["b_RightLeg01_019", "b_RightLeg02_020", "b_RightFoot01_021", "b_RightFoot02_022"]
     );
+    // The front legs are named as arms and end at the paw: two-bone legs with a point
+    // foot, the wrist both ankle and toe.
+    assert_eq!(found.legs.len(), 4);
+    assert_eq!(
+        names(&scene, &found.legs[2]),
+        ["b_LeftUpperArm_09", "b_LeftForeArm_010", "b_LeftHand_011", "b_LeftHand_011"]
+    );
+    assert_eq!(
+        names(&scene, &found.legs[3]),
+        ["b_RightUpperArm_06", "b_RightForeArm_07", "b_RightHand_08", "b_RightHand_08"]
+    );
     // Centimetres: the hip stands ~43 units high.
     let rest = sk.rest_pose().unwrap();
     assert!((40.0..46.0).contains(&rest[found.pelvis].position().y));
+    // A biped's arms are not legs: Cesium Man's rig keeps two.
+    assert_eq!(load("CesiumMan.glb").skins[0].find_legs(Vec3::Y).unwrap().legs.len(), 2);
 }
 
 #[test]
@@ -572,12 +585,14 @@ fn quadruped_legs_are_found_by_shape() {
     }
 }
 
-/// The Fox's hind legs (found by name) as pseudo three-bone legs, built in one call
-/// (`GltfSkeleton::quadruped_rig`), walking its Walk clip over hills (stateless foot IK, the file in
-/// centimetres at scale 0.01): every planted hoof tip on the ground, and no stifle or hock
-/// bent to the other side than the animation bends it.
+/// The Fox on its four legs, its rig built in one call (`GltfScene::quadruped_rig`): hind
+/// legs (found by name) pseudo three-bone, front legs (named as arms, ending at the paw)
+/// two-bone with a point foot whose height under the wrist comes from the paw's mesh. Its
+/// Walk clip over hills (stateless foot IK, the file in centimetres at scale 0.01): every
+/// planted hoof tip and paw bottom on the ground, and no knee, stifle or hock bent to the
+/// other side than the animation bends it.
 #[test]
-fn the_fox_plants_its_hind_hooves_on_hills() {
+fn the_fox_plants_its_four_feet_on_hills() {
     use crowd_ik::cpu::foot_ik::FootIkJob;
     use crowd_ik::crowd::{foot, CharacterInput, FootResult, Ground, Heightfield};
     use crowd_ik::glam::Vec2;
@@ -585,25 +600,47 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
     let sk = &scene.skins[0];
     let scale = 0.01;
     let found = sk.find_legs(Vec3::Y).unwrap();
-    // The quadruped rig in one call: the hind legs found by name, pseudo three-bone.
-    let rig = sk.quadruped_rig(BipedSettings::default(), scale).unwrap();
+    let rig = scene.quadruped_rig(0, BipedSettings::default(), scale).unwrap();
     assert_eq!(rig.legs.iter().map(|l| l.joints).collect::<Vec<_>>(), found.legs);
-    assert!(rig.legs.iter().all(|l| l.kind == LegKind::PseudoThreeBone { blend: 0.5 }));
+    let kinds: Vec<LegKind> = rig.legs.iter().map(|l| l.kind).collect();
+    let hind = LegKind::PseudoThreeBone { blend: 0.5 };
+    assert_eq!(kinds, [hind, hind, LegKind::TwoBone, LegKind::TwoBone]);
+    // The paw's bottom under the wrist: the rest pose stands on its paws (the wrist 6.7 cm
+    // up), so about the wrist's height.
+    let rest = sk.rest_pose().unwrap();
+    for leg in &rig.legs[2..] {
+        let wrist = rest[leg.joints[2]].position().y * scale;
+        assert!((leg.foot_height - wrist).abs() < 0.005 && wrist > 0.03, "{} vs {wrist}", leg.foot_height);
+    }
     let clip = scene.clip("Walk").unwrap().bake(sk, 60.0, RootMotion::Extract).unwrap();
     let hills =
         Heightfield::from_fn(Vec2::splat(-10.0), 0.05, 401, 401, |x, z| 0.25 * (0.9 * x).sin() * (0.7 * z).cos())
             .unwrap();
     let ground = Ground::Heightfield(hills.clone());
-    // The hooves' floor in the clip (model units): a low percentile of the tips' heights.
+    // Each foot's sole (model units): a hind leg's hoof tip, a front leg's paw bottom (the
+    // foot height under the wrist, along the foot's up axis).
+    let sole = |pose: &[JointPose], l: usize| -> Vec3 {
+        let leg = &rig.legs[l];
+        let p = pose[leg.joints[3]];
+        p.position() - p.rotation() * leg.foot_up.normalize() * (leg.foot_height / scale)
+    };
+    // Each foot's floor in the clip: a low percentile of its soles' heights.
     let mut model = vec![JointPose::default(); sk.len()];
-    let mut tips: Vec<f32> = (0..clip.frames)
-        .flat_map(|f| {
-            sample_clip(&clip.local, &clip.parents, clip.frame_time, f as f32 * clip.frame_time, &mut model);
-            found.legs.iter().map(|l| model[l[3]].position().y).collect::<Vec<_>>()
+    let mut heights = vec![Vec::new(); 4];
+    for f in 0..clip.frames {
+        sample_clip(&clip.local, &clip.parents, clip.frame_time, f as f32 * clip.frame_time, &mut model);
+        for (l, h) in heights.iter_mut().enumerate() {
+            h.push(sole(&model, l).y);
+        }
+    }
+    let floor: Vec<f32> = heights
+        .iter_mut()
+        .map(|h| {
+            h.sort_by(f32::total_cmp);
+            h[h.len() / 10]
         })
         .collect();
-    tips.sort_by(f32::total_cmp);
-    let floor = tips[tips.len() / 10];
+    let low = floor.iter().copied().fold(f32::INFINITY, f32::min);
     let mut rng = 0x9e37_79b9_u64;
     let mut next = move || {
         rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
@@ -612,17 +649,17 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
     let spots: Vec<(Vec2, f32, f32)> = (0..32)
         .map(|_| (Vec2::new(next() * 16.0 - 8.0, next() * 16.0 - 8.0), next() * std::f32::consts::TAU, next()))
         .collect();
-    let (mut planted, mut worst, mut flipped) = (0, 0.0_f32, 0);
+    let (mut planted, mut worst, mut flipped) = ([0; 2], [0.0_f32; 2], 0);
     for frame in 0..60 {
         let (mut chars, mut poses) = (Vec::new(), Vec::new());
         for &(at, heading, t0) in &spots {
             sample_clip(&clip.local, &clip.parents, clip.frame_time, t0 + frame as f32 / 60.0, &mut model);
-            let w = found.legs.iter().map(|l| f32::from(model[l[3]].position().y - floor <= 3.0)).collect::<Vec<_>>();
+            let w: [f32; 4] = std::array::from_fn(|l| f32::from(sole(&model, l).y - floor[l] <= 3.0));
             let y = hills.sample(at.x, at.y).unwrap().0;
             chars.push(
-                CharacterInput::new(Vec3::new(at.x, y - floor * scale, at.y), Quat::from_rotation_y(heading))
+                CharacterInput::new(Vec3::new(at.x, y - low * scale, at.y), Quat::from_rotation_y(heading))
                     .with_scale(scale)
-                    .with_foot_weights([w[0], w[1], 0.0, 0.0]),
+                    .with_foot_weights(w),
             );
             poses.extend_from_slice(&model);
         }
@@ -635,16 +672,18 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
                 if ch.foot_weights[l] < 1.0 || r.status[l] & foot::HIT == 0 {
                     continue;
                 }
-                planted += 1;
-                let tip = ch.to_world(out[c * n + leg[3]].position());
+                let front = usize::from(l >= 2);
+                planted[front] += 1;
+                let tip = ch.to_world(sole(&out[c * n..(c + 1) * n], l));
                 let (g, _) = hills.sample(tip.x, tip.z).unwrap();
-                worst = worst.max((tip.y - g).abs());
-                // The side each of the stifle and the hock bends to, against the animation's.
+                worst[front] = worst[front].max((tip.y - g).abs());
+                // The side each bending joint bends to, against the animation's.
                 let bend = |p: &[JointPose], k: usize| {
                     let [a, b, c] = [k - 1, k, k + 1].map(|i| p[c * n + leg[i]].position());
                     (a - b).cross(c - b)
                 };
-                for k in [1, 2] {
+                let bending: &[usize] = if front == 1 { &[1] } else { &[1, 2] };
+                for &k in bending {
                     if bend(&out, k).dot(bend(&poses, k)) < 0.0 {
                         flipped += 1;
                     }
@@ -652,9 +691,13 @@ fn the_fox_plants_its_hind_hooves_on_hills() {
             }
         }
     }
-    eprintln!("Fox, hind hooves on hills: {planted} planted hoof-frames, tip to ground at most {worst:.2e} m, {flipped} joints bent the other way");
-    assert!(planted > 500, "{planted}");
-    assert!(worst < 1e-3, "{worst}");
+    eprintln!(
+        "Fox on hills: {} planted hoof-frames, tip to ground at most {:.2e} m; {} planted paw-frames, \
+         paw bottom to ground at most {:.2e} m; {flipped} joints bent the other way",
+        planted[0], worst[0], planted[1], worst[1]
+    );
+    assert!(planted[0] > 500 && planted[1] > 500, "{planted:?}");
+    assert!(worst[0] < 1e-3 && worst[1] < 1e-3, "{worst:?}");
     assert_eq!(flipped, 0);
 }
 

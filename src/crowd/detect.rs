@@ -91,6 +91,11 @@ const KNEE: &[&str] = &["leg", "lowerleg", "calf", "shin", "knee", "leg02"];
 const ANKLE: &[&str] = &["foot", "ankle", "foot01"];
 const TOE: &[&str] = &["toebase", "toes", "toe", "ball", "foot02", "toe01"];
 const PELVIS: &[&str] = &["hips", "pelvis", "hip", "hip01", "spine"];
+/// Core words of a quadruped's front-leg joints, named as arms (the glTF Fox's
+/// `b_LeftUpperArm_09`, `b_LeftForeArm_010`, `b_LeftHand_011`).
+const SHOULDER: &[&str] = &["upperarm", "arm", "humerus"];
+const ELBOW: &[&str] = &["forearm", "lowerarm", "elbow"];
+const WRIST: &[&str] = &["hand", "wrist", "paw", "frontfoot"];
 
 /// The legs of a skeleton: by names (see the module docs) or, failing that, by shape.
 /// `parents` come first; `rest` is the rest pose in model space with `up` its up axis.
@@ -159,9 +164,39 @@ pub fn find_legs(
                 a
             })
             .ok_or_else(|| IkError::InvalidRig("the two legs have no joint above both (no pelvis)".into()))?;
+        legs.extend(front_legs(&find, parents, rest, up, &legs));
         return Ok(FoundLegs { pelvis, legs, by_shape: false });
     }
     by_shape(names, parents, rest, up)
+}
+
+/// A quadruped's front legs named as arms (shoulder, elbow, wrist on each side, each below
+/// the one before) whose wrists stand on the floor in the rest pose (within a quarter of the
+/// hind legs' height of their lowest ankle: a biped's hands never do), left first. Each is
+/// a two-bone leg with a point foot, its wrist given as both ankle and toe
+/// ([`crate::crowd::LegRig::joints`]). None unless both sides are found.
+fn front_legs(
+    find: &dyn Fn(Option<Side>, &[&str]) -> Option<usize>,
+    parents: &[Option<usize>],
+    rest: &[JointPose],
+    up: Vec3,
+    hind: &[[usize; 4]],
+) -> Vec<[usize; 4]> {
+    let height = |j: usize| rest.get(j).map_or(f32::NAN, |p| p.position().dot(up));
+    let floor = hind.iter().map(|l| height(l[2])).fold(f32::INFINITY, f32::min);
+    let tall = hind.iter().map(|l| height(l[0]) - height(l[2])).fold(0.0_f32, f32::max);
+    let mut legs = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        let [Some(a), Some(b), Some(c)] = [SHOULDER, ELBOW, WRIST].map(|w| find(Some(side), w)) else {
+            return Vec::new();
+        };
+        let chained = descends(parents, b, a) && descends(parents, c, b) && a != b && b != c;
+        if !chained || !(height(c) <= floor + 0.25 * tall) || hind.iter().any(|l| l.contains(&a)) {
+            return Vec::new();
+        }
+        legs.push([a, b, c, c]);
+    }
+    legs
 }
 
 /// Legs from the shape: the lowest leaves of the rest pose, each read up four joints.

@@ -43,6 +43,8 @@ pub struct LegRig {
     /// Two-bone or pseudo three-bone.
     pub kind: LegKind,
     /// Joint indices in the skeleton: hip (thigh start), knee, ankle (hock), toe (hoof tip).
+    /// A two-bone leg whose foot has no toe joint (a quadruped's front leg ending at the
+    /// paw) gives its ankle as its toe: its sole is a point, `foot_height` under the ankle.
     pub joints: [usize; 4],
     /// Height of the reference joint above the sole: the ankle (two-bone) or the toe tip
     /// (pseudo three-bone).
@@ -150,11 +152,12 @@ impl FootRig {
         }
         for (l, leg) in self.legs.iter().enumerate() {
             let mut above = self.pelvis;
-            for &j in &leg.joints {
+            for (k, &j) in leg.joints.iter().enumerate() {
                 if j >= n {
                     return Err(rig_error(format!("leg {l}: joint {j} out of range")));
                 }
-                if !self.descends(j, above) || j == above {
+                let point_foot = k == 3 && j == above && leg.kind == LegKind::TwoBone;
+                if !point_foot && (!self.descends(j, above) || j == above) {
                     return Err(rig_error(format!("leg {l}: joint {j} does not descend from joint {above}")));
                 }
                 above = j;
