@@ -221,8 +221,9 @@ impl GltfSkeleton {
     /// A quadruped [`FootRig`] in one call: the legs [`GltfSkeleton::find_legs`] finds,
     /// hind legs pseudo three-bone (blend 0.5: the hock follows the stifle halfway, as a
     /// digitigrade leg does) and front legs two-bone. Of four legs, the two whose hips are
-    /// furthest back along `s.forward` are the hind ones; two legs found (as the Fox's hind
-    /// legs by name, whose front legs end at the paw without a toe joint) are both hind.
+    /// furthest back along `s.forward` are the hind ones (the Fox's front legs, named as
+    /// arms and ending at the paw, are two-bone legs with a point foot); two legs found are
+    /// both hind. [`GltfScene::quadruped_rig`] also takes the feet's heights from the mesh.
     /// `scale` as [`GltfSkeleton::foot_rig`].
     ///
     /// # Errors

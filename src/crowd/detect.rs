@@ -14,6 +14,11 @@
 //! | Unity / VRM humanoid | `Hips` | `LeftUpperLeg` | `LeftLowerLeg` | `LeftFoot` | `LeftToes` |
 //! | Blender / Rigify | `hips`, `pelvis`, `spine` | `thigh.L` | `shin.L` | `foot.L` | `toe.L` |
 //! | quadruped hind legs (glTF Fox) | `Hip` | `LeftLeg01` | `LeftLeg02` | `LeftFoot01` | `LeftFoot02` |
+//! | quadruped front legs (glTF Fox) | | `LeftUpperArm` | `LeftForeArm` | `LeftHand` | the wrist |
+//!
+//! Front legs named as arms are legs only where their wrists stand on the floor in the rest
+//! pose (a quadruped's; a biped's hands never do); a front leg without a toe joint is a
+//! two-bone leg with a point foot, its wrist given as both ankle and toe.
 //!
 //! Where names do not find two legs, the shape does: the lowest leaf chains of the rest pose
 //! (two, or four for a quadruped), each read up from its lowest joint, meeting at the pelvis.
@@ -46,7 +51,8 @@ impl Side {
 pub struct FoundLegs {
     /// The pelvis joint.
     pub pelvis: usize,
-    /// Each leg's joints, left leg first.
+    /// Each leg's joints: the two legs named as legs (or found by shape), left first; then a
+    /// quadruped's front legs named as arms, left first (their wrist both ankle and toe).
     pub legs: Vec<[usize; 4]>,
     /// `true` when the legs came from the skeleton's shape rather than its names.
     pub by_shape: bool,
