@@ -27,8 +27,10 @@ pub enum ChainError {
     /// zero): no bend plane. For an aim, the up target lies within 1e-3 rad of the aimed
     /// axis.
     PoleOnAxis = c::ERR_POLE_ON_AXIS,
-    /// The hinge axis (`mid_axis`) is zero or lies in the plane of the bones (or along a
-    /// straight limb); a joint limit's axis closer than 0.01 rad to its bone
+    /// The hinge axis (`mid_axis`) is zero, lies along the first bone, or lies in the plane
+    /// of bones bent more than ~11.5° (sine [`crate::constants::AGAINST_HINGE`]; a limb
+    /// bent less in such a plane, a nearly straight knee the pose twists, is bent about
+    /// the bones' own axis); a joint limit's axis closer than 0.01 rad to its bone
     /// ([`crate::constants::LIMIT_AXIS2`]) for a hinge or an elliptical cone.
     DegenerateMidAxis = c::ERR_DEGENERATE_MID_AXIS,
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,

@@ -27,12 +27,13 @@ fn fabrik_length(c: &FabrikChain) -> f32 {
     (0..n - 1).map(|i| c.joint(i).distance(c.joint(i + 1))).sum::<f32>().max(1e-3)
 }
 
-fn check_two_bone(gpu: &mut GpuSolver, chains: &[TwoBoneChain], what: &str) {
+fn check_two_bone(gpu: &mut GpuSolver, chains: &[TwoBoneChain], what: &str) -> Vec<TwoBoneSolved> {
     let mut cpu = vec![TwoBoneSolved::default(); chains.len()];
     TwoBoneJob::new(chains, &mut cpu).run_par().unwrap();
     let mut out = vec![TwoBoneSolved::default(); chains.len()];
     gpu.solve(chains, &mut out).unwrap();
     assert_matches(what, &cpu, &out, |i| two_bone_length(&chains[i]), |i| format!("{:?}", chains[i]));
+    out
 }
 
 /// Solves `chains` on the CPU and the GPU, asserts they match, returns the GPU's results.
@@ -53,6 +54,27 @@ fn two_bone_kernel_matches_cpu() {
         let chains: Vec<TwoBoneChain> = (0..n).map(|_| random_two_bone(&mut rng)).collect();
         check_two_bone(&mut gpu, &chains, &format!("two_bone N={n}"));
     }
+}
+
+/// Nearly straight limbs bent a little sideways to a hinge in the bones' plane (solved about
+/// the bones' own axis) match the CPU.
+#[test]
+fn nearly_straight_limbs_bent_sideways_to_their_hinge_match_cpu() {
+    use crowd_ik::glam::{Quat, Vec3};
+    let Some(mut gpu) = solver() else { return };
+    let mut rng = Rng(2026);
+    let chains: Vec<TwoBoneChain> = (0..4096)
+        .map(|_| {
+            let t = rng.range(0.001, 0.19);
+            let axis = Vec3::new(rng.range(-1.0, 1.0), 0.0, rng.range(-1.0, 1.0)).normalize();
+            let target = Vec3::new(rng.range(-1.0, 1.0), rng.range(0.2, 1.9), rng.range(-1.0, 1.0));
+            // The bend toward the hinge itself: the bones' plane holds it.
+            let end = Vec3::Y + axis * t.sin() + Vec3::Y * t.cos();
+            TwoBoneChain::new([Vec3::ZERO, Vec3::Y, end], [Quat::IDENTITY; 3], target).with_mid_axis(axis)
+        })
+        .collect();
+    let out = check_two_bone(&mut gpu, &chains, "two_bone bent sideways");
+    assert!(out.iter().all(|o| o.error().is_none()));
 }
 
 #[test]

@@ -493,3 +493,29 @@ fn extreme_coordinates_are_out_of_range_never_a_silent_wrong_answer() {
         }
     }
 }
+
+/// A nearly straight limb that the pose bends a little sideways to its hinge (the bones'
+/// plane holds the hinge: a knee the animation twists while nearly straight) solves about
+/// the bones' own axis, reaching the target on every CPU path; bent further in such a
+/// plane, its hinge is wrong and it stays an error.
+#[test]
+fn a_nearly_straight_limb_bent_sideways_to_its_hinge_solves() {
+    for degrees in [0.5_f32, 2.0, 5.0, 10.0] {
+        let t = degrees.to_radians();
+        // Bones along +Y, the end bent toward +X; the hinge +X lies in their plane.
+        let joints = [Vec3::ZERO, Vec3::Y, Vec3::Y + Vec3::new(t.sin(), t.cos(), 0.0)];
+        let chain = TwoBoneChain::new(joints, [Quat::IDENTITY; 3], Vec3::new(0.3, 1.5, 0.4)).with_mid_axis(Vec3::X);
+        assert_eq!(crowd_ik::cpu::validate_two_bone(&chain), Ok(()), "{degrees}°");
+        let s = solve(&chain);
+        assert!(s.error().is_none() && s.reached(), "{degrees}°: {:?}", s.error());
+        assert!(s.position(2).distance(Vec3::new(0.3, 1.5, 0.4)) < 1e-5, "{degrees}°");
+        // The batch (SIMD where the machine has it) solves it too.
+        let mut out = [TwoBoneSolved::default(); 8];
+        TwoBoneJob::new(&[chain; 8], &mut out).run().unwrap();
+        assert!(out.iter().all(|o| o.error().is_none() && o.position(2).distance(s.position(2)) < 1e-5), "{degrees}°");
+    }
+    let t = 30f32.to_radians();
+    let joints = [Vec3::ZERO, Vec3::Y, Vec3::Y + Vec3::new(t.sin(), t.cos(), 0.0)];
+    let chain = TwoBoneChain::new(joints, [Quat::IDENTITY; 3], Vec3::new(0.3, 1.5, 0.4)).with_mid_axis(Vec3::X);
+    assert_eq!(crowd_ik::cpu::validate_two_bone(&chain), Err(ChainError::DegenerateMidAxis));
+}

@@ -34,6 +34,8 @@ struct Contact {
     max_before: f32,
     sum_after: f64,
     max_after: f32,
+    /// Planted feet whose leg fell back to FK (an error code in its status), by code.
+    fallbacks: std::collections::BTreeMap<String, usize>,
 }
 
 impl Contact {
@@ -46,6 +48,9 @@ impl Contact {
                     self.max_before = self.max_before.max(r.sole_before[l].abs());
                     self.sum_after += f64::from(r.sole_after[l].abs());
                     self.max_after = self.max_after.max(r.sole_after[l].abs());
+                    if let Some(e) = r.error(l) {
+                        *self.fallbacks.entry(format!("{e:?}")).or_default() += 1;
+                    }
                 }
             }
         }
@@ -160,6 +165,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "soles of planted feet ({} foot-frames), height above the ground:\n  before IK: mean {before:.4} m, max {:.4} m\n  after IK:  mean {after:.1e} m, max {:.1e} m",
         contact.feet, contact.max_before, contact.max_after
     );
+    if contact.fallbacks.is_empty() {
+        println!("  every planted leg solved (no fallback to FK)");
+    } else {
+        println!("  planted legs left on FK, flagged: {:?}", contact.fallbacks);
+    }
     let f = frames as f64;
     let threads = rayon::current_num_threads();
     print!("time per frame: CPU twin {:.2} ms ({threads} threads)", cpu_ms / f);

@@ -119,11 +119,19 @@ fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     let d = st * (1.0 / c);
 
     let u_dir = u * (1.0 / a);
-    var h = reject(quat_rotate(r1, normalize(l.mid_axis.xyz)), u_dir);
+    let h_hinge = reject(quat_rotate(r1, normalize(l.mid_axis.xyz)), u_dir);
+    var h = h_hinge;
     let v_perp = reject(v, u_dir);
     let v_perp_len2 = dot(v_perp, v_perp);
-    if (v_perp_len2 > 1e-12 * b * b) {
+    let bent = v_perp_len2 > 1e-12 * b * b;
+    if (bent) {
         h = reject(h, v_perp * (1.0 / sqrt(v_perp_len2)));
+    }
+    let nearly_straight = v_perp_len2 < AGAINST_HINGE * AGAINST_HINGE * b * b;
+    if (bent && nearly_straight && !(length(h) > MIN_HINGE) && length(h_hinge) > MIN_HINGE) {
+        // The bones' plane holds the hinge, the mid joint bent by less than ~11.5°: bend
+        // about the bones' own axis, the way the pose bends them (cpu::limb::limb_setup).
+        h = cross(v_perp, u_dir) * (1.0 / sqrt(v_perp_len2));
     }
     let h_len = length(h);
     if (!(h_len > MIN_HINGE)) {

@@ -140,11 +140,21 @@ pub(crate) fn limb_setup(
     // Hinge in model space, made perpendicular to both bones so the knee turns in the
     // bones' plane (exact reach); a true hinge is unchanged.
     let u_dir = u * (1.0 / a);
-    let mut h = reject(r1 * v3(l.mid_axis).normalize(), u_dir);
+    let h_hinge = reject(r1 * v3(l.mid_axis).normalize(), u_dir);
+    let mut h = h_hinge;
     let v_perp = reject(v, u_dir);
     let v_perp_len2 = v_perp.length_squared();
-    if v_perp_len2 > 1e-12 * b * b {
+    let bent = v_perp_len2 > 1e-12 * b * b;
+    if bent {
         h = reject(h, v_perp * (1.0 / v_perp_len2.sqrt()));
+    }
+    let nearly_straight = v_perp_len2 < AGAINST_HINGE * AGAINST_HINGE * b * b;
+    if bent && nearly_straight && !(h.length() > MIN_HINGE) && h_hinge.length() > MIN_HINGE {
+        // The bones' plane holds the hinge, and the pose bends the mid joint by less than
+        // ~11.5° (a nearly straight knee the animation bends sideways to its hinge): bend
+        // about the bones' own axis, the way the pose bends them. A limb bent further in a
+        // plane that holds its hinge is an error (the axis is wrong).
+        h = v_perp.cross(u_dir) * (1.0 / v_perp_len2.sqrt());
     }
     let h_len = h.length();
     if !(h_len > MIN_HINGE) {

@@ -141,10 +141,16 @@ pub(crate) fn limb_setup(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let d = st * (1.0 / c);
 
     let u_dir = u * (1.0 / a);
-    let mut h = reject(r1.rotate(l.mid_axis.normalize()), u_dir);
+    let h_hinge = reject(r1.rotate(l.mid_axis.normalize()), u_dir);
     let v_perp = reject(v, u_dir);
     let v_perp_len2 = v_perp.length_squared();
-    h = v_perp_len2.gt(1e-12 * b * b).sel(reject(h, v_perp * (1.0 / v_perp_len2.sqrt())), h);
+    let bent = v_perp_len2.gt(1e-12 * b * b);
+    let inv_perp = 1.0 / v_perp_len2.sqrt();
+    let h_off = reject(h_hinge, v_perp * inv_perp);
+    // The bones' plane holds the hinge: the bones' own axis (`cpu::limb::limb_setup`).
+    let nearly_straight = v_perp_len2.lt(AGAINST_HINGE * AGAINST_HINGE * b * b);
+    let sideways = bent & nearly_straight & !h_off.length().gt(MIN_HINGE) & h_hinge.length().gt(MIN_HINGE);
+    let mut h = sideways.sel(v_perp.cross(u_dir) * inv_perp, bent.sel(h_off, h_hinge));
     let h_len = h.length();
     failed = failed | !h_len.gt(MIN_HINGE);
     h = h * (1.0 / h_len);
