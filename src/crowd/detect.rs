@@ -182,7 +182,7 @@ pub fn find_legs(
 /// a two-bone leg with a point foot, its wrist given as both ankle and toe
 /// ([`crate::crowd::LegRig::joints`]). None unless both sides are found.
 fn front_legs(
-    find: &dyn Fn(Option<Side>, &[&str]) -> Option<usize>,
+    find: impl Fn(Option<Side>, &[&str]) -> Option<usize>,
     parents: &[Option<usize>],
     rest: &[JointPose],
     up: Vec3,
