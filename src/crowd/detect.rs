@@ -170,7 +170,7 @@ pub fn find_legs(
                 a
             })
             .ok_or_else(|| IkError::InvalidRig("the two legs have no joint above both (no pelvis)".into()))?;
-        legs.extend(front_legs(&find, parents, rest, up, &legs));
+        legs.extend(front_legs(find, parents, rest, up, &legs));
         return Ok(FoundLegs { pelvis, legs, by_shape: false });
     }
     by_shape(names, parents, rest, up)
