@@ -127,13 +127,14 @@ fn limb_setup(p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, r1: vec4<f32>, target
     if (bent) {
         h = reject(h, v_perp * (1.0 / sqrt(v_perp_len2)));
     }
+    var h_len = length(h);
     let nearly_straight = v_perp_len2 < AGAINST_HINGE * AGAINST_HINGE * b * b;
-    if (bent && nearly_straight && !(length(h) > MIN_HINGE) && length(h_hinge) > MIN_HINGE) {
+    if (bent && nearly_straight && !(h_len > MIN_HINGE) && length(h_hinge) > MIN_HINGE) {
         // The bones' plane holds the hinge, the mid joint bent by less than ~11.5°: bend
         // about the bones' own axis, the way the pose bends them (cpu::limb::limb_setup).
         h = cross(v_perp, u_dir) * (1.0 / sqrt(v_perp_len2));
+        h_len = length(h);
     }
-    let h_len = length(h);
     if (!(h_len > MIN_HINGE)) {
         return setup_error(ERR_DEGENERATE_MID_AXIS);
     }

@@ -148,15 +148,16 @@ pub(crate) fn limb_setup(
     if bent {
         h = reject(h, v_perp * (1.0 / v_perp_len2.sqrt()));
     }
+    let mut h_len = h.length();
     let nearly_straight = v_perp_len2 < AGAINST_HINGE * AGAINST_HINGE * b * b;
-    if bent && nearly_straight && !(h.length() > MIN_HINGE) && h_hinge.length() > MIN_HINGE {
+    if bent && nearly_straight && !(h_len > MIN_HINGE) && h_hinge.length() > MIN_HINGE {
         // The bones' plane holds the hinge, and the pose bends the mid joint by less than
         // ~11.5° (a nearly straight knee the animation bends sideways to its hinge): bend
         // about the bones' own axis, the way the pose bends them. A limb bent further in a
         // plane that holds its hinge is an error (the axis is wrong).
         h = v_perp.cross(u_dir) * (1.0 / v_perp_len2.sqrt());
+        h_len = h.length();
     }
-    let h_len = h.length();
     if !(h_len > MIN_HINGE) {
         return Err(ChainError::DegenerateMidAxis);
     }

@@ -146,12 +146,16 @@ pub(crate) fn limb_setup(p0: V3, p1: V3, p2: V3, r1: Q, target: V3, l: &Limb) ->
     let v_perp_len2 = v_perp.length_squared();
     let bent = v_perp_len2.gt(1e-12 * b * b);
     let inv_perp = 1.0 / v_perp_len2.sqrt();
-    let h_off = reject(h_hinge, v_perp * inv_perp);
-    // The bones' plane holds the hinge: the bones' own axis (`cpu::limb::limb_setup`).
-    let nearly_straight = v_perp_len2.lt(AGAINST_HINGE * AGAINST_HINGE * b * b);
-    let sideways = bent & nearly_straight & !h_off.length().gt(MIN_HINGE) & h_hinge.length().gt(MIN_HINGE);
-    let mut h = sideways.sel(v_perp.cross(u_dir) * inv_perp, bent.sel(h_off, h_hinge));
-    let h_len = h.length();
+    let mut h = bent.sel(reject(h_hinge, v_perp * inv_perp), h_hinge);
+    let mut h_len = h.length();
+    // The bones' plane holds the hinge of a nearly straight limb: the bones' own axis
+    // (`cpu::limb::limb_setup`). Rare: only worked out when a lane needs it.
+    let maybe = bent & !h_len.gt(MIN_HINGE) & v_perp_len2.lt(AGAINST_HINGE * AGAINST_HINGE * b * b);
+    if maybe.any() {
+        let sideways = maybe & h_hinge.length().gt(MIN_HINGE);
+        h = sideways.sel(v_perp.cross(u_dir) * inv_perp, h);
+        h_len = h.length();
+    }
     failed = failed | !h_len.gt(MIN_HINGE);
     h = h * (1.0 / h_len);
     let straight_eps = STRAIGHT * a * b;
