@@ -600,23 +600,35 @@ impl GltfScene {
     /// # Errors
     /// Every malformed part as [`IkError::Parse`] naming it.
     pub fn from_slice(bytes: &[u8], base: Option<&Path>) -> Result<Self, IkError> {
-        let gltf = ::gltf::Gltf::from_slice(bytes).map_err(|e| {
-            // glTF 1.0 (a GLB of version 1, or JSON whose asset says 1.x) fails with a
-            // message about its layout; say what it is.
+        // glTF 1.0 (a GLB of version 1, or JSON whose asset says 1.x) fails with a message
+        // about its layout; say what it is.
+        let v1 = || {
             let glb_v1 = bytes.len() >= 8 && &bytes[..4] == b"glTF" && bytes[4..8] == 1u32.to_le_bytes();
-            let json_v1 = std::str::from_utf8(bytes).is_ok_and(|t| {
-                t.split("\"version\"")
-                    .skip(1)
-                    .any(|rest| rest.trim_start_matches([' ', ':', '\t', '\n', '\r']).starts_with("\"1."))
-            });
-            if glb_v1 || json_v1 {
+            glb_v1
+                || std::str::from_utf8(bytes).is_ok_and(|t| {
+                    t.split("\"version\"")
+                        .skip(1)
+                        .any(|rest| rest.trim_start_matches([' ', ':', '\t', '\n', '\r']).starts_with("\"1."))
+                })
+        };
+        let fail = |e: String| {
+            if v1() {
                 IkError::Parse(format!("glTF 1.0 is not supported, only glTF 2.0 ({e})"))
             } else {
                 IkError::Parse(format!("glTF: {e}"))
             }
+        };
+        let unchecked = ::gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| fail(e.to_string()))?;
+        // The `gltf` crate's validation indexes a primitive's POSITION accessor without a
+        // bounds check (it panics on one past the end): indices and enums are checked first.
+        let json = unchecked.document.as_json();
+        check_enums(json).and_then(|()| check_indices(json)).map_err(|e| match e {
+            IkError::Parse(m) if v1() => fail(m),
+            e => e,
         })?;
-        check_enums(gltf.document.as_json())?;
-        check_indices(gltf.document.as_json())?;
+        let blob = unchecked.blob;
+        let document = ::gltf::Document::from_json(unchecked.document.into_json()).map_err(|e| fail(e.to_string()))?;
+        let gltf = ::gltf::Gltf { document, blob };
         let buffers = read_buffers(&gltf, base)?;
         let doc = &gltf.document;
         let parents = node_parents(doc)?;
