@@ -1105,3 +1105,78 @@ fn mirrored_limbs_solve_as_the_unmirrored_character() {
 fn chars_world(heading: f32, p: Vec3) -> Vec3 {
     Quat::from_rotation_y(heading) * p + Vec3::new(0.0, -0.05, 0.0)
 }
+
+/// A shoe whose front bends with its toe joint (Cesium Man's) rests on the ground through a
+/// whole walk, toe offs included: every frame the clip plants a foot (0/1 weights), on flat
+/// ground and on a 0.3 slope walked up and across, the skinned foot's lowest vertex (CPU
+/// foot IK, the crate's palette) lies within 3 mm of the ground. The same rig with its sole
+/// straight on with the foot (`toe_forward` zero) floats at toe off, the shoe's tip taken as
+/// pitched down with the foot.
+#[test]
+fn a_shoe_that_bends_with_its_toes_rests_on_the_ground_at_toe_off() {
+    use crowd_ik::cpu::foot_ik::FootIkJob;
+    use crowd_ik::cpu::palette::palette;
+    use crowd_ik::crowd::{CharacterInput, FootResult, Ground, Heightfield};
+    use crowd_ik::glam::{Mat4, Vec2};
+    use crowd_ik_tools::character::{contact_weights, floor, frames};
+    let scene = load("CesiumMan.glb");
+    let (sk, mesh) = (&scene.skins[0], &scene.meshes[0]);
+    let bent = scene.foot_rig(0, BipedSettings::default(), 1.0).unwrap();
+    assert!(bent.legs.iter().all(|l| l.toe_length > 0.01 && l.toe_forward != Vec3::ZERO));
+    let mut straight = bent.clone();
+    for leg in &mut straight.legs {
+        leg.toe_forward = Vec3::ZERO;
+    }
+    let clip = scene.clips[0].bake(sk, 60.0, RootMotion::Extract).unwrap();
+    let poses = frames(&clip);
+    let floor = floor(&bent, &poses);
+    let inverse_bind = sk.palette_inverse_bind().unwrap();
+    let feet = [sk.below(bent.legs[0].joints[2]), sk.below(bent.legs[1].joints[2])];
+    let slope = Heightfield::from_fn(Vec2::splat(-5.0), 0.25, 41, 41, |x, z| 0.3 * x + 0.05 * z).unwrap();
+    let flat = Heightfield::from_fn(Vec2::splat(-5.0), 0.25, 41, 41, |_, _| 0.0).unwrap();
+    let worst = |rig: &crowd_ik::crowd::FootRig| {
+        let (mut worst, mut planted) = (0.0_f32, 0);
+        for (hf, heading) in [(&flat, 0.0_f32), (&slope, -std::f32::consts::FRAC_PI_2), (&slope, 0.0)] {
+            let ground = Ground::Heightfield(hf.clone());
+            for pose in &poses {
+                let w = contact_weights(rig, pose, floor);
+                let root = Vec3::new(0.0, hf.sample(0.0, 0.0).unwrap().0 - floor, 0.0);
+                let chars =
+                    [CharacterInput::new(root, Quat::from_rotation_y(heading)).with_foot_weights([w[0], w[1], 0.0, 0.0])];
+                let mut out = vec![JointPose::default(); sk.len()];
+                let mut res = [FootResult::default()];
+                FootIkJob::new(rig, &ground, &chars, pose, &mut out, &mut res).run().unwrap();
+                let mut matrices = vec![Mat4::IDENTITY; sk.len()];
+                palette(&out, &inverse_bind, &mut matrices);
+                for l in 0..2 {
+                    if w[l] < 1.0 {
+                        continue;
+                    }
+                    let mut gap = f32::MAX;
+                    for (v, (j, wt)) in mesh.positions.iter().zip(mesh.joints.iter().zip(&mesh.weights)) {
+                        let on_foot: f32 = (0..4).filter(|&k| feet[l][j[k] as usize]).map(|k| wt[k]).sum();
+                        if on_foot < 0.5 {
+                            continue;
+                        }
+                        let model: Vec3 =
+                            (0..4).map(|k| matrices[j[k] as usize].transform_point3(Vec3::from(*v)) * wt[k]).sum();
+                        let p = chars[0].to_world(model);
+                        gap = gap.min(p.y - hf.sample(p.x, p.z).unwrap().0);
+                    }
+                    planted += 1;
+                    worst = worst.max(gap.abs());
+                }
+            }
+        }
+        (worst, planted)
+    };
+    let (bent_worst, planted) = worst(&bent);
+    let (straight_worst, _) = worst(&straight);
+    eprintln!(
+        "Cesium Man, {planted} planted foot-frames: the shoe's lowest point within {bent_worst:.4} m of the ground \
+         (a sole straight with the foot: {straight_worst:.4} m)"
+    );
+    assert!(planted > 150, "{planted}");
+    assert!(bent_worst <= 0.003, "{bent_worst}");
+    assert!(straight_worst > 0.006, "the test sees toe offs: {straight_worst}");
+}

@@ -74,7 +74,7 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
     check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
-    check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole, lock, sole]);
+    check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole, lock, sole, toe]);
     check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, springs, blend, legs]);
     check_struct!(s, "LegState", LegState, [plane, plane_velocity, plane_goal, lock, fk, heading, lift]);
     check_struct!(s, "CharacterState", CharacterState, [pelvis, root, flags, root_velocity, legs]);

@@ -151,21 +151,25 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     res.status[l] = res.status[l] | FOOT_HIT;
     let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
     let toe_ws = to_world(root, legs_fk[l].toe);
+    let toe_dir = dir_to_world(root, legs_fk[l].toe_dir);
     ground.point[l] = g.point;
     var gn = g.normal;
     if (!GROUND_HITS && !three) {
-        // The heel and ball (and the sole between them) sampled once for both the FK sole
+        // The heel and tip (and the sole between them) sampled once for both the FK sole
         // height and the normal the foot aligns to (sole_ground).
         let up = dir_to_world(root, up_ms);
-        let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy);
-        let sole = sole_ground(g.point, g.normal, ends.heel, ends.ball);
+        let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy, toe_dir);
+        let sole = sole_ground(g.point, g.normal, ends.heel, ends.tip);
         res.sole_before[l] = sole.gap;
+        if (any(ends.tip != ends.ball)) {
+            res.sole_before[l] = min(sole.gap, above(g.point, gn, ends.ball));
+        }
         gn = sole.normal;
     } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
         res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);
     } else {
-        res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h, leg.sole.xy);
+        res.sole_before[l] = sole_height(g.point, g.normal, ref_ws, toe_ws, dir_to_world(root, up_ms), h, leg.sole.xy, toe_dir);
     }
     ground.normal[l] = gn;
     if (temporal) {
@@ -186,7 +190,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         ground.turn[l] = turn.q;
         ground.limited[l] = turn.limited;
         let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
-        target_ws = sole_target(root, g.point, gn, turn.q, up_ms, toe_off, h, leg.sole.xy);
+        target_ws = sole_target(root, g.point, gn, turn.q, up_ms, toe_off, h, leg.sole.xy, legs_fk[l].toe_dir);
     }
     ground.aim[l] = target_ws;
     var need = ref_ws.y - target_ws.y;
@@ -344,10 +348,12 @@ fn measure_sole(base: u32, root: Root, l: u32) {
         res.sole_after[l] = sole.y - ground_height(ground.point[l], ground.normal[l], sole.x, sole.z);
     } else {
         let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
-        let toe_ws = to_world(root, pose_out[base + leg.joints.w].position_ms.xyz);
-        let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy);
-        let heel_above = ends.heel.y - ground_height(ground.point[l], ground.normal[l], ends.heel.x, ends.heel.z);
-        res.sole_after[l] = min(heel_above, ends.ball.y - ground_height(ground.point[l], ground.normal[l], ends.ball.x, ends.ball.z));
+        let toe = pose_out[base + leg.joints.w];
+        let toe_dir = dir_to_world(root, quat_rotate(toe.rotation_ms, leg.toe.xyz));
+        let ends = sole_ends(ref_ws, to_world(root, toe.position_ms.xyz) - ref_ws, up, h, leg.sole.xy, toe_dir);
+        let p = ground.point[l];
+        let n = ground.normal[l];
+        res.sole_after[l] = min(min(above(p, n, ends.heel), above(p, n, ends.ball)), above(p, n, ends.tip));
     }
 }
 

@@ -31,6 +31,7 @@ struct SolverLeg {
     pole: vec4<f32>,          // model-space knee pole direction (rule 2)
     lock: vec4<f32>,          // foot placement: plant enter/exit speed, release distance/time
     sole: vec4<f32>,          // two-bone: the sole's reach behind the heel and past the ball; 0, 0
+    toe: vec4<f32>,           // two-bone: the sole's direction past the ball, toe-local (zero: straight); 0
 }
 
 struct SolverRig {

@@ -168,30 +168,38 @@ fn ground_height(point: vec3<f32>, normal: vec3<f32>, x: f32, z: f32) -> f32 {
     return point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y;
 }
 
-// The two ends of a two-bone foot's sole (world): the heel, h down the foot's up axis from
-// the ankle and reach.x further back, and the ball, the toe joint (toe_off from the ankle)
-// brought down to the sole plane and reach.y further forward (SolverLeg.sole: where a shoe
-// reaches past its joints). src/cpu/foot_ground.rs.
-struct SoleEnds {
+// A two-bone foot's sole (world): the heel, h down the foot's up axis from the ankle and
+// reach.x further back; the ball, the toe joint (toe_off from the ankle) brought down to the
+// sole plane; the tip, reach.y past the ball along the toe's own direction toe_dir (a
+// shoe's front bends with its toe joint; zero: straight on with the foot). SolverLeg.sole:
+// where a shoe reaches past its joints. src/cpu/foot_ground.rs.
+struct Sole {
     heel: vec3<f32>,
     ball: vec3<f32>,
+    tip: vec3<f32>,
 }
 
-fn sole_ends(ankle: vec3<f32>, toe_off: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>) -> SoleEnds {
+fn sole_ends(ankle: vec3<f32>, toe_off: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir: vec3<f32>) -> Sole {
     let under = ankle - up * h;
     let forward = reject(toe_off, up);
+    let ball = under + forward;
     if (all(reach == vec2<f32>(0.0))) {
-        return SoleEnds(under, under + forward); // a rig from a skeleton alone
+        return Sole(under, ball, ball); // a rig from a skeleton alone
     }
     let dir = normalize_or(forward, vec3<f32>(0.0), 1e-12);
-    return SoleEnds(under - dir * reach.x, under + forward + dir * reach.y);
+    let past = normalize_or(toe_dir, dir, 1e-12);
+    return Sole(under - dir * reach.x, ball, ball + past * reach.y);
 }
 
 // Height above the ground of a two-bone foot's sole: of its lowest point from the heel to
-// the ball (sole_ends).
-fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>) -> f32 {
-    let s = sole_ends(ankle, toe - ankle, up, h, reach);
-    return sole_gap(point, normal, s.heel, s.ball);
+// the tip (sole_ends).
+fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<f32>, up: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir: vec3<f32>) -> f32 {
+    return sole_gap(point, normal, sole_ends(ankle, toe - ankle, up, h, reach, toe_dir));
+}
+
+// Height of world point p above the ground under it.
+fn above(point: vec3<f32>, normal: vec3<f32>, p: vec3<f32>) -> f32 {
+    return p.y - ground_height(point, normal, p.x, p.z);
 }
 
 // Where a sole is measured between heel and ball on a heightfield (src/cpu/foot_ik.rs,
@@ -276,12 +284,15 @@ fn sole_next(p: ptr<function, SolePoints>) -> f32 {
     return t;
 }
 
-// Height above the ground of the lowest point of a straight sole from heel to ball (world):
-// heel, ball and the sole points between them.
-fn sole_gap(point: vec3<f32>, normal: vec3<f32>, heel: vec3<f32>, ball: vec3<f32>) -> f32 {
-    let heel_above = heel.y - ground_height(point, normal, heel.x, heel.z);
-    let ball_above = ball.y - ground_height(point, normal, ball.x, ball.z);
-    var gap = min(heel_above, ball_above);
+// Height above the ground of the lowest point of a sole (world): the rigid part from heel
+// to ball (heel, ball and the sole points between them) and the tip past the ball.
+fn sole_gap(point: vec3<f32>, normal: vec3<f32>, sole: Sole) -> f32 {
+    let heel = sole.heel;
+    let ball = sole.ball;
+    var gap = min(above(point, normal, heel), above(point, normal, ball));
+    if (any(sole.tip != ball)) {
+        gap = min(gap, above(point, normal, sole.tip));
+    }
     var points = sole_points(heel, ball);
     for (var k = 0u; k < points.count; k++) {
         let p = heel + (ball - heel) * sole_next(&points);
@@ -432,14 +443,16 @@ struct LegFk {
     ankle: vec3<f32>,
     ankle_rotation: vec4<f32>,
     toe: vec3<f32>,
+    toe_dir: vec3<f32>,       // the sole's direction past the ball (model space; zero: straight)
 }
 var<private> legs_fk: array<LegFk, MAX_LEGS>;
 
 fn load_leg_fk(base: u32, leg: SolverLeg, l: u32) {
     let knee = pose_in[base + leg.joints.y];
     let ankle = pose_in[base + leg.joints.z];
+    let toe = pose_in[base + leg.joints.w];
     legs_fk[l] = LegFk(pose_in[base + leg.joints.x].position_ms.xyz, knee.position_ms.xyz, knee.rotation_ms,
-        ankle.position_ms.xyz, ankle.rotation_ms, pose_in[base + leg.joints.w].position_ms.xyz);
+        ankle.position_ms.xyz, ankle.rotation_ms, toe.position_ms.xyz, quat_rotate(toe.rotation_ms, leg.toe.xyz));
 }
 
 // The FK position of the joint placed on the ground (reference_joint).
@@ -515,22 +528,24 @@ var<private> ground: FeetGround;
 // Where a two-bone foot's ankle goes so its whole sole rests on the ground: h along normal
 // above the ground point, then moved vertically so the lowest point of the sole (sole_gap)
 // of the foot turned by `turn` touches the ground under it (src/cpu/foot_ik.rs).
-fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>) -> vec3<f32> {
+fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> vec3<f32> {
     var target_ws = gp + normal * h;
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
     let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
-    let s = sole_ends(target_ws, toe_off, up, h, reach);
-    target_ws.y -= sole_gap(gp, normal, s.heel, s.ball);
+    let toe_dir = dir_to_world(root, quat_rotate(turn, toe_dir_ms));
+    target_ws.y -= sole_gap(gp, normal, sole_ends(target_ws, toe_off, up, h, reach, toe_dir));
     return target_ws;
 }
 
-// On a plane of unit normal, how far above it the lower of heel and ball of a two-bone foot
-// turned by `turn` is with its ankle h along the normal above the plane's point
-// (src/cpu/foot_ik.rs): what sole_target lowers it by on a plane, with no ground sampled.
-fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>) -> f32 {
+// On a plane of unit normal, how far above it the lowest of heel, ball and tip of a
+// two-bone foot turned by `turn` is with its ankle h along the normal above the plane's
+// point (src/cpu/foot_ground.rs): what sole_target lowers it by on a plane, with no ground
+// sampled.
+fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> f32 {
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let s = sole_ends(normal * h, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach);
-    return min(dot(s.heel, normal), dot(s.ball, normal)) / normal.y;
+    let toe_dir = dir_to_world(root, quat_rotate(turn, toe_dir_ms));
+    let s = sole_ends(normal * h, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach, toe_dir);
+    return min(min(dot(s.heel, normal), dot(s.ball, normal)), dot(s.tip, normal)) / normal.y;
 }
 
 // A foot's turn and whether the max foot angle clamped it.

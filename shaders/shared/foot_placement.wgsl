@@ -265,20 +265,20 @@ fn blend_weight(ch: CharacterInput, l: u32) {
 }
 
 // Height above the ground of the lowest point of a foot whose reference joint is at `at`,
-// the foot's up axis and toe offset (world, as turned) given: heel and ball, or the tip less
-// the foot height; with `lead`, of its leading point alone (the ball), for a look ahead
-// (src/cpu/foot_placement.rs).
-fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
+// the foot's up axis, toe offset and toe direction (world, as turned) given: heel to tip,
+// or the tip less the foot height; with `lead`, of its leading point alone (the tip), for a
+// look ahead (src/cpu/foot_placement.rs).
+fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<f32>, toe_dir: vec3<f32>, gp: vec3<f32>, gn: vec3<f32>, lead: bool) -> f32 {
     let h = leg.knee_axis.w;
     if (three_bone(l)) {
         let sole = at - vec3<f32>(0.0, h, 0.0);
         return sole.y - ground_height(gp, gn, sole.x, sole.z);
     }
     if (lead) {
-        let ball = sole_ends(at, toe_off, up, h, leg.sole.xy).ball;
-        return ball.y - ground_height(gp, gn, ball.x, ball.z);
+        let tip = sole_ends(at, toe_off, up, h, leg.sole.xy, toe_dir).tip;
+        return tip.y - ground_height(gp, gn, tip.x, tip.z);
     }
-    return sole_height(gp, gn, at, at + toe_off, up, h, leg.sole.xy);
+    return sole_height(gp, gn, at, at + toe_off, up, h, leg.sole.xy, toe_dir);
 }
 
 // Starts the release of a locked foot: the offset from the unlocked solve fades out (in the
@@ -408,12 +408,13 @@ fn ground_target(root: Root, l: u32, tolerance: f32) -> FootAim {
         turn = t.q;
         ground.limited[l] = t.limited;
         let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
-        raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, leg.sole.xy);
+        raw = sole_target(root, gp, nf, t.q, up_ms, toe_off, h, leg.sole.xy, legs_fk[l].toe_dir);
         if (keeps_roll(leg) && !ball) {
             let flat = align_up(leg, up_ms, normal_ms);
             // Measured on the smoothed plane: the spring smooths the rest.
-            roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h, leg.sole.xy)
-                - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h, leg.sole.xy);
+            let toe_dir = legs_fk[l].toe_dir;
+            roll = plane_sole_gap(root, nf, flat.q, up_ms, toe_off, h, leg.sole.xy, toe_dir)
+                - plane_sole_gap(root, nf, t.q, up_ms, toe_off, h, leg.sole.xy, toe_dir);
         }
     }
     // The ground height under the target: the smoothed plane carried to this frame's
@@ -545,15 +546,17 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
     let up_ms = quat_rotate(ankle_rotation, leg.foot_up.xyz);
     let gp = ground.point[l];
     let gn = ground.normal[l];
-    // The foot as turned, in world space: its up axis and the toe from the ankle.
+    // The foot as turned, in world space: its up axis, the toe from the ankle and the toe's
+    // direction past the ball.
     let foot_up = dir_to_world(root, quat_rotate(turn, up_ms));
     let foot_toe = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
+    let foot_dir = dir_to_world(root, quat_rotate(turn, legs_fk[l].toe_dir));
     // A foot on its ground target (full weight, not locked, no release fading) is on
     // the ground by construction: nothing to measure.
     let grounded = w >= 1.0 && !locked && fading == 0.0;
     var gap = 0.0;
     if (!grounded) {
-        gap = foot_gap(leg, l, aim, foot_up, foot_toe, gp, gn, false);
+        gap = foot_gap(leg, l, aim, foot_up, foot_toe, foot_dir, gp, gn, false);
     }
     let need = max(-gap - tolerance, 0.0);
     // A swinging (not planted, not locked) foot looks ahead along its FK motion.
@@ -562,7 +565,7 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
         let velocity = (contact_fk - st.legs[l].fk.xyz) / dt;
         let ahead = aim + vec3<f32>(velocity.x, 0.0, velocity.z) * rig_swing_lookahead();
         // The leading point (the ball, or a hoof tip's sole) alone: a look ahead.
-        let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, gp, gn, true);
+        let gap = foot_gap(leg, l, ahead, foot_up, foot_toe, foot_dir, gp, gn, true);
         // Only while the animation swings the foot: a foot it plants looks no further.
         need_ahead = max(-gap - tolerance, 0.0) * (1.0 - max(w, clamp(ch.foot_weights[l], 0.0, 1.0)));
     }

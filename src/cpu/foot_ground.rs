@@ -79,24 +79,38 @@ pub(crate) fn ground_height(rig: &SolverRig, g: &GroundData, point: Vec3, normal
     point.y - (normal.x * (x - point.x) + normal.z * (z - point.z)) / normal.y
 }
 
-/// The two ends of a two-bone foot's sole (world): the heel, `h` down the foot's up axis
-/// `up` from the ankle and `reach[0]` further back, and the ball, the toe joint (`toe_off`
-/// from the ankle) brought down to the sole plane and `reach[1]` further forward
-/// ([`SolverLeg::sole_reach`]: where a shoe reaches past its joints; zero for a skeleton
-/// alone).
+/// A two-bone foot's sole (world): the heel, the ball and the tip.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sole {
+    /// `h` down the foot's up axis from the ankle and `reach[0]` further back.
+    pub heel: Vec3,
+    /// The toe joint brought down to the sole plane.
+    pub ball: Vec3,
+    /// `reach[1]` past the ball along the toe's own direction (a shoe's front bends with
+    /// its toe joint), or straight on with the foot.
+    pub tip: Vec3,
+}
+
+/// A two-bone foot's sole ([`Sole`]) from the ankle, the toe joint (`toe_off` from the
+/// ankle), the foot's up axis `up`, the foot height `h`, the reach behind and past the
+/// joints ([`SolverLeg::sole_reach`]: where a shoe reaches past its joints; zero for a
+/// skeleton alone) and `toe_dir`, the toe's direction past the ball (world; zero: straight
+/// on with the foot).
 #[inline]
-pub(crate) fn sole_ends(ankle: Vec3, toe_off: Vec3, up: Vec3, h: f32, reach: [f32; 2]) -> (Vec3, Vec3) {
+pub(crate) fn sole_ends(ankle: Vec3, toe_off: Vec3, up: Vec3, h: f32, reach: [f32; 2], toe_dir: Vec3) -> Sole {
     let under = ankle - up * h;
     let forward = reject(toe_off, up);
+    let ball = under + forward;
     if reach == [0.0, 0.0] {
-        return (under, under + forward); // a rig from a skeleton alone
+        return Sole { heel: under, ball, tip: ball }; // a rig from a skeleton alone
     }
     let dir = normalize_or(forward, Vec3::ZERO, 1e-12);
-    (under - dir * reach[0], under + forward + dir * reach[1])
+    let past = normalize_or(toe_dir, dir, 1e-12);
+    Sole { heel: under - dir * reach[0], ball, tip: ball + past * reach[1] }
 }
 
 /// Height above the ground of a two-bone foot's sole: of its lowest point from the heel
-/// to the ball ([`sole_ends`]), each against the ground under it ([`sole_gap`]).
+/// to the tip ([`sole_ends`]), each against the ground under it ([`sole_gap`]).
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 #[inline]
 pub(crate) fn sole_height(
@@ -107,10 +121,9 @@ pub(crate) fn sole_height(
     ankle: Vec3,
     toe: Vec3,
     up: Vec3,
-    (h, reach): (f32, [f32; 2]),
+    (h, reach, toe_dir): (f32, [f32; 2], Vec3),
 ) -> f32 {
-    let (heel, ball) = sole_ends(ankle, toe - ankle, up, h, reach);
-    sole_gap(rig, g, point, normal, heel, ball)
+    sole_gap(rig, g, point, normal, &sole_ends(ankle, toe - ankle, up, h, reach, toe_dir))
 }
 
 /// Where a sole is measured between heel and ball on a heightfield, as fractions of the way
@@ -214,13 +227,23 @@ impl SolePoints {
     }
 }
 
-/// Height above the ground of the lowest point of a straight sole from `heel` to `ball`
-/// (world): heel, ball and the [`SolePoints`] between them, each against the ground under
-/// it ([`ground_height`]).
+/// Height of world point `p` above the ground under it ([`ground_height`]).
 #[inline]
-pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, heel: Vec3, ball: Vec3) -> f32 {
-    let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
+pub(crate) fn above(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, p: Vec3) -> f32 {
+    p.y - ground_height(rig, g, point, normal, p.x, p.z)
+}
+
+/// Height above the ground of the lowest point of a sole: the rigid part from heel to
+/// ball (heel, ball and the [`SolePoints`] between them) and the tip past the ball, each
+/// against the ground under it ([`ground_height`]).
+#[inline]
+pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, sole: &Sole) -> f32 {
+    let above = |p: Vec3| above(rig, g, point, normal, p);
+    let Sole { heel, ball, tip } = *sole;
     let mut gap = above(heel).min(above(ball));
+    if tip != ball {
+        gap = gap.min(above(tip));
+    }
     let mut points = SolePoints::new(rig, heel, ball);
     for _ in 0..points.count {
         gap = gap.min(above(heel + (ball - heel) * points.next()));
@@ -443,17 +466,18 @@ pub(crate) fn sole_target(
     turn: Quat,
     up_ms: Vec3,
     toe_off_ms: Vec3,
-    (h, reach): (f32, [f32; 2]),
+    (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
 ) -> Vec3 {
     let mut target_ws = gp + normal * h;
     let up = root.dir_to_world(turn * up_ms);
-    let (heel_ws, ball) = sole_ends(target_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach);
-    target_ws.y -= sole_gap(rig, g, gp, normal, heel_ws, ball);
+    let toe_dir = root.dir_to_world(turn * toe_dir_ms);
+    let sole = sole_ends(target_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
+    target_ws.y -= sole_gap(rig, g, gp, normal, &sole);
     target_ws
 }
 
-/// On a plane of unit `normal`, how far above it (vertically) the lower of heel and ball of
-/// a two-bone foot turned by `turn` is when its ankle is `h` along the normal above the
+/// On a plane of unit `normal`, how far above it (vertically) the lowest of heel, ball and
+/// tip of a two-bone foot turned by `turn` is when its ankle is `h` along the normal above the
 /// plane's point: what [`sole_target`] lowers such a foot by on a plane, with no ground
 /// sampled.
 #[inline]
@@ -463,11 +487,12 @@ pub(crate) fn plane_sole_gap(
     turn: Quat,
     up_ms: Vec3,
     toe_off_ms: Vec3,
-    (h, reach): (f32, [f32; 2]),
+    (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
 ) -> f32 {
     let up = root.dir_to_world(turn * up_ms);
-    let (heel, ball) = sole_ends(normal * h, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach);
-    heel.dot(normal).min(ball.dot(normal)) / normal.y
+    let toe_dir = root.dir_to_world(turn * toe_dir_ms);
+    let s = sole_ends(normal * h, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
+    s.heel.dot(normal).min(s.ball.dot(normal)).min(s.tip.dot(normal)) / normal.y
 }
 
 /// Feet: the model-space turn that aligns the foot's up axis (ankle rotation `ankle`) with

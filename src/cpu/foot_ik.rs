@@ -15,8 +15,8 @@
 use glam::{Quat, Vec3};
 
 use super::foot_ground::{
-    align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends, sole_ground,
-    sole_height, sole_target, FeetGround, GroundData, Root,
+    above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
+    sole_ground, sole_height, sole_target, FeetGround, GroundData, Root,
 };
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
@@ -170,19 +170,23 @@ fn find_ground(
         res.status[l] |= foot::HIT;
         let (ankle, toe) = (pose_in[leg.ankle() as usize], pose_in[leg.toe() as usize]);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
+        let toe_dir_ms = toe.rotation() * leg.toe_forward();
         let toe_ws = root.to_world(toe.position());
+        let sole = (h, leg.sole_reach(), root.dir_to_world(toe_dir_ms));
         if rig.ground_mode() == 0 && !three {
-            // The heel and ball (and the sole between them) sampled once for both the FK
+            // The heel and tip (and the sole between them) sampled once for both the FK
             // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
-            let (heel, ball) = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole_reach());
-            (res.sole_before[l], gn) = sole_ground(rig, g, gp, gn, heel, ball);
+            let s = sole_ends(ref_ws, toe_ws - ref_ws, up, h, sole.1, sole.2);
+            let (gap, normal) = sole_ground(rig, g, gp, gn, s.heel, s.tip);
+            (res.sole_before[l], gn) =
+                (if s.tip != s.ball { gap.min(above(rig, g, gp, gn, s.ball)) } else { gap }, normal);
         } else {
             res.sole_before[l] = if three {
                 let sole = ref_ws - Vec3::Y * h;
                 sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z)
             } else {
-                sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), (h, leg.sole_reach()))
+                sole_height(rig, g, gp, gn, ref_ws, toe_ws, root.dir_to_world(up_ms), sole)
             };
         }
         out.point[l] = gp;
@@ -208,7 +212,7 @@ fn find_ground(
             let (turn, limited) = align_foot(leg, ankle.rotation(), root.dir_to_model(gn).normalize(), root.model_up());
             (out.turn[l], out.limited[l]) = (turn, limited);
             let toe_off = toe.position() - ankle.position();
-            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, (h, leg.sole_reach()));
+            target_ws = sole_target(rig, g, root, gp, gn, turn, up_ms, toe_off, (h, leg.sole_reach(), toe_dir_ms));
         }
         out.target[l] = target_ws;
         let mut need = ref_ws.y - target_ws.y;
@@ -365,12 +369,13 @@ fn measure_soles(
             sole.y - ground_height(rig, g, point, normal, sole.x, sole.z)
         } else {
             let up = root.dir_to_world(pose_out[leg.ankle() as usize].rotation() * v3(leg.foot_up));
-            let toe_ws = root.to_world(pose_out[leg.toe() as usize].position());
-            // Heel and ball: the report, not the solve (which keeps every point of the sole
-            // on or above the ground).
-            let (heel, ball) = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole_reach());
-            let above = |p: Vec3| p.y - ground_height(rig, g, point, normal, p.x, p.z);
-            above(heel).min(above(ball))
+            let toe = pose_out[leg.toe() as usize];
+            let toe_dir = root.dir_to_world(toe.rotation() * leg.toe_forward());
+            // Heel, ball and tip: the report, not the solve (which keeps every point of the
+            // sole on or above the ground).
+            let s = sole_ends(ref_ws, root.to_world(toe.position()) - ref_ws, up, h, leg.sole_reach(), toe_dir);
+            let at = |p: Vec3| above(rig, g, point, normal, p);
+            at(s.heel).min(at(s.ball)).min(at(s.tip))
         };
     }
 }

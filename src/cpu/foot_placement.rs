@@ -277,6 +277,9 @@ struct LegFrame<'a> {
     ankle: JointPose,
     /// The toe from the ankle (model space).
     toe_off: Vec3,
+    /// The toe's direction past the ball (model space, FK; zero: straight on with the
+    /// foot).
+    toe_dir: Vec3,
     /// The reference joint (ankle, or a hoof's tip) and the contact point (the ball for a
     /// ball pivot), world, where the FK pose puts them.
     ref_fk: Vec3,
@@ -330,7 +333,7 @@ fn ground_target(
     f: &LegFrame,
     tolerance: f32,
 ) -> FootAim {
-    let LegFrame { l, leg, three, ball_pivot, h, w, ankle, toe_off, ref_fk, .. } = *f;
+    let LegFrame { l, leg, three, ball_pivot, h, w, ankle, toe_off, toe_dir, ref_fk, .. } = *f;
     let mut turn = Quat::IDENTITY;
 
     let (gp, gn) = (ground.point[l], ground.normal[l]);
@@ -359,7 +362,7 @@ fn ground_target(
         };
         (turn, ground.limited[l]) = (t, limited);
         let up_ms = ankle.rotation() * v3(leg.foot_up);
-        let sole = (h, leg.sole_reach());
+        let sole = (h, leg.sole_reach(), toe_dir);
         let raw = sole_target(rig, g, root, gp, nf, t, up_ms, toe_off, sole);
         if keeps_roll(leg) && !ball_pivot {
             // Measured on the smoothed plane (no ground sampled): the spring smooths
@@ -492,7 +495,7 @@ fn lift_foot(
     (locked, fading): (bool, f32),
     tolerance: f32,
 ) -> Vec3 {
-    let LegFrame { l, leg, w, ankle, toe_off, contact_fk, .. } = *f;
+    let LegFrame { l, leg, w, ankle, toe_off, toe_dir, contact_fk, .. } = *f;
     let FootAim { mut target, turn, .. } = aim;
     let dt = p.dt;
 
@@ -502,8 +505,13 @@ fn lift_foot(
     // lookahead at the FK foot's horizontal speed).
     let up_ms = ankle.rotation() * v3(leg.foot_up);
     let (gp, gn) = (ground.point[l], ground.normal[l]);
-    // The foot as turned, in world space: its up axis and the toe from the ankle.
-    let foot = (root.dir_to_world(turn * up_ms), root.dir_to_world(turn * toe_off) * root.s);
+    // The foot as turned, in world space: its up axis, the toe from the ankle and the toe's
+    // direction past the ball.
+    let foot = (
+        root.dir_to_world(turn * up_ms),
+        root.dir_to_world(turn * toe_off) * root.s,
+        root.dir_to_world(turn * toe_dir),
+    );
     // A foot on its ground target (full weight, not locked, no release fading) is
     // on the ground by construction: nothing to measure.
     let grounded = w >= 1.0 && !locked && fading == 0.0;
@@ -590,6 +598,7 @@ pub(crate) fn place_feet(
             w: p.weights[l],
             ankle,
             toe_off: toe.position() - ankle.position(),
+            toe_dir: toe.rotation() * leg.toe_forward(),
             ref_fk,
             contact_fk,
         };
@@ -643,16 +652,16 @@ pub(crate) fn place_feet(
 }
 
 /// Height above the ground of the lowest point of a foot whose reference joint is at `at`
-/// (world), the foot's up axis and toe offset (world, as turned) given: heel and ball
-/// (two-bone), or the tip less the foot height (pseudo three-bone); with `lead`, of its
-/// leading point alone (the ball), for a look ahead.
+/// (world), the foot's up axis, toe offset and toe direction (world, as turned) given: heel
+/// to tip (two-bone), or the tip less the foot height (pseudo three-bone); with `lead`, of
+/// its leading point alone (the tip), for a look ahead.
 #[allow(clippy::too_many_arguments)] // the kernel's twin takes the same
 fn foot_gap(
     rig: &SolverRig,
     g: &GroundData,
     leg: &SolverLeg,
     at: Vec3,
-    (up, toe_off): (Vec3, Vec3),
+    (up, toe_off, toe_dir): (Vec3, Vec3, Vec3),
     (gp, gn): (Vec3, Vec3),
     lead: bool,
 ) -> f32 {
@@ -662,10 +671,10 @@ fn foot_gap(
         return sole.y - ground_height(rig, g, gp, gn, sole.x, sole.z);
     }
     if lead {
-        let (_, ball) = sole_ends(at, toe_off, up, h, leg.sole_reach());
-        return ball.y - ground_height(rig, g, gp, gn, ball.x, ball.z);
+        let tip = sole_ends(at, toe_off, up, h, leg.sole_reach(), toe_dir).tip;
+        return tip.y - ground_height(rig, g, gp, gn, tip.x, tip.z);
     }
-    sole_height(rig, g, gp, gn, at, at + toe_off, up, (h, leg.sole_reach()))
+    sole_height(rig, g, gp, gn, at, at + toe_off, up, (h, leg.sole_reach(), toe_dir))
 }
 
 /// Starts the release of a locked foot: the offset from the unlocked solve is kept and fades

@@ -209,11 +209,14 @@ pub struct SolverLeg {
     /// Two-bone legs: how far the sole reaches behind the point under the ankle and past
     /// the ball (world units); 0, 0.
     pub sole: [f32; 4],
+    /// Two-bone legs: the direction of the sole past the ball in the toe joint's frame
+    /// (unit; zero = straight with the foot), 0.
+    pub toe: [f32; 4],
 }
 
 #[doc(hidden)] // kernel plumbing: the packed form both twins read
 /// The packed rig both foot-IK twins read: the WGSL kernel from a read-only storage buffer,
-/// the CPU job from memory. 608 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
+/// the CPU job from memory. 672 bytes. Keep in sync with `SolverRig` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct SolverRig {
@@ -259,6 +262,13 @@ impl SolverLeg {
     #[must_use]
     pub fn sole_reach(&self) -> [f32; 2] {
         [self.sole[0], self.sole[1]]
+    }
+    /// Two-bone legs: the direction of the sole past the ball in the toe joint's frame (zero:
+    /// straight with the foot; `LegRig::toe_forward`).
+    #[inline]
+    #[must_use]
+    pub fn toe_forward(&self) -> Vec3 {
+        Vec3::new(self.toe[0], self.toe[1], self.toe[2])
     }
     /// Hip joint.
     #[inline]
@@ -511,6 +521,6 @@ const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
 const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
 const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
-const _: () = assert!(std::mem::size_of::<SolverLeg>() == 128);
-const _: () = assert!(std::mem::size_of::<SolverRig>() == 608);
+const _: () = assert!(std::mem::size_of::<SolverLeg>() == 144);
+const _: () = assert!(std::mem::size_of::<SolverRig>() == 672);
 const _: () = assert!(std::mem::offset_of!(SolverRig, legs) == 96);

@@ -59,6 +59,15 @@ pub struct LegRig {
     /// Two-bone legs: how far the sole reaches past the ball, the toe joint (world units,
     /// ≥ 0): a shoe's tip beyond its last joint. See [`LegRig::heel_length`].
     pub toe_length: f32,
+    /// Two-bone legs: the direction in which the sole runs on past the ball, in the toe
+    /// joint's own frame (any length; zero = straight on with the foot). The part of a
+    /// shoe past its toe joint bends with the toes: at a toe off the foot pitches up about
+    /// the ball while the toes stay flat, and a sole straight with the foot would put its
+    /// tip `toe_length · sin(pitch)` into the ground (the foot then floats by as much).
+    /// [`FootRig::from_joints`] sets it to the rest pose's forward along the sole (the toe
+    /// joint's direction from the ankle, across the foot's up axis), so an unflexed toe
+    /// continues the sole straight; it only matters where `toe_length` > 0.
+    pub toe_forward: Vec3,
     /// Knee hinge axis in the knee's local space (see `LimbSettings::mid_axis`).
     pub knee_axis: Vec3,
     /// Knee inner-angle limits `[min, max]` radians, if any.
@@ -176,6 +185,11 @@ impl FootRig {
             }
             if !(finite(leg.heel_length) && finite(leg.toe_length)) {
                 return Err(rig_error(format!("leg {l}: heel and toe lengths in [0, 1e6]")));
+            }
+            if !(leg.toe_forward.is_finite()
+                && (leg.toe_forward == Vec3::ZERO || leg.toe_forward.length_squared() > 1e-12))
+            {
+                return Err(rig_error(format!("leg {l}: toe forward must be zero or a finite, non-zero direction")));
             }
             if let Some((lo, hi)) = leg.knee_limits {
                 if !(0.0 <= lo && lo <= hi && hi <= std::f32::consts::PI) {
@@ -394,6 +408,7 @@ impl FootRig {
                 foot_up: leg.foot_up.normalize().extend(blend).to_array(),
                 pole: pole.extend(0.0).to_array(),
                 sole: [leg.heel_length, leg.toe_length, 0.0, 0.0],
+                toe: leg.toe_forward.normalize_or_zero().extend(0.0).to_array(),
             };
         }
         r
@@ -486,12 +501,22 @@ impl FootRig {
             } else {
                 hinge
             };
+            // The sole past the ball runs on along the rest foot, seen from the toe joint.
+            let toe_forward = match kind {
+                LegKind::TwoBone if joints[3] != joints[2] => {
+                    let reach = rest[joints[3]].position() - ankle;
+                    let forward = (reach - s.up * reach.dot(s.up)).normalize_or_zero();
+                    rest[joints[3]].rotation().conjugate() * forward
+                }
+                _ => Vec3::ZERO,
+            };
             rig_legs.push(LegRig {
                 kind: *kind,
                 joints,
                 foot_height,
                 heel_length: 0.0,
                 toe_length: 0.0,
+                toe_forward,
                 knee_axis: rest[joints[1]].rotation().conjugate() * leg_hinge,
                 knee_limits: s.knee_limits,
                 max_foot_angle: s.max_foot_angle,

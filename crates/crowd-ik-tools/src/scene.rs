@@ -32,6 +32,7 @@ pub fn biped_rig() -> FootRig {
         foot_height: FOOT_HEIGHT,
         heel_length: 0.0,
         toe_length: 0.0,
+        toe_forward: Vec3::ZERO,
         knee_axis: -Vec3::X,
         knee_limits: Some((5f32.to_radians(), 175f32.to_radians())),
         max_foot_angle: 35f32.to_radians(),
