@@ -1142,7 +1142,8 @@ fn a_shoe_that_bends_with_its_toes_rests_on_the_ground_at_toe_off() {
                 let w = contact_weights(rig, pose, floor);
                 let root = Vec3::new(0.0, hf.sample(0.0, 0.0).unwrap().0 - floor, 0.0);
                 let chars =
-                    [CharacterInput::new(root, Quat::from_rotation_y(heading)).with_foot_weights([w[0], w[1], 0.0, 0.0])];
+                    [CharacterInput::new(root, Quat::from_rotation_y(heading))
+                        .with_foot_weights([w[0], w[1], 0.0, 0.0])];
                 let mut out = vec![JointPose::default(); sk.len()];
                 let mut res = [FootResult::default()];
                 FootIkJob::new(rig, &ground, &chars, pose, &mut out, &mut res).run().unwrap();

@@ -348,9 +348,9 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
 /// mocap's promises on pelvis speed and soles below the ground everywhere, on locks from
 /// contact and sliding on flat ground and curbs, and the figures printed beside them. Two of
 /// the mocap's bounds do not hold for this character and are measured, not asserted: a
-/// planted ankle's largest move in one frame on stairs (8.7 mm at 60 Hz, 15.5 mm at 30 Hz;
+/// planted ankle's largest move in one frame on stairs (9.0 mm at 60 Hz, 17.4 mm at 30 Hz;
 /// held to 0.36 m/s elsewhere), and on the hills locks from a plant's first frame (one plant
-/// in three locks late) and with them sliding (up to 6.5 mm in a plant; 1 mm mean for the
+/// in three locks late) and with them sliding (up to 7.4 mm in a plant; 1 mm mean for the
 /// mocap).
 #[test]
 fn a_gltf_character_keeps_the_promises_of_the_mocap() {

@@ -285,18 +285,24 @@ fn sole_next(p: ptr<function, SolePoints>) -> f32 {
 }
 
 // Height above the ground of the lowest point of a sole (world): the rigid part from heel
-// to ball (heel, ball and the sole points between them) and the tip past the ball.
+// to ball and the part past the ball to the tip, each segment's ends and the sole points
+// between them (src/cpu/foot_ground.rs).
 fn sole_gap(point: vec3<f32>, normal: vec3<f32>, sole: Sole) -> f32 {
-    let heel = sole.heel;
-    let ball = sole.ball;
-    var gap = min(above(point, normal, heel), above(point, normal, ball));
-    if (any(sole.tip != ball)) {
-        gap = min(gap, above(point, normal, sole.tip));
+    let gap = segment_gap(point, normal, sole.heel, sole.ball);
+    if (any(sole.tip != sole.ball)) {
+        return min(gap, segment_gap(point, normal, sole.ball, sole.tip));
     }
-    var points = sole_points(heel, ball);
+    return gap;
+}
+
+// Height above the ground of the lowest point of the straight segment a → b (world): its
+// ends and the sole points between them.
+fn segment_gap(point: vec3<f32>, normal: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> f32 {
+    var gap = min(above(point, normal, a), above(point, normal, b));
+    var points = sole_points(a, b);
     for (var k = 0u; k < points.count; k++) {
-        let p = heel + (ball - heel) * sole_next(&points);
-        gap = min(gap, p.y - ground_height(point, normal, p.x, p.z));
+        let p = a + (b - a) * sole_next(&points);
+        gap = min(gap, above(point, normal, p));
     }
     return gap;
 }

@@ -233,20 +233,29 @@ pub(crate) fn above(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, 
     p.y - ground_height(rig, g, point, normal, p.x, p.z)
 }
 
-/// Height above the ground of the lowest point of a sole: the rigid part from heel to
-/// ball (heel, ball and the [`SolePoints`] between them) and the tip past the ball, each
-/// against the ground under it ([`ground_height`]).
+/// Height above the ground of the lowest point of a sole: the rigid part from heel to ball
+/// and the part past the ball to the tip, each segment's ends and the [`SolePoints`]
+/// between them against the ground under them ([`ground_height`]).
 #[inline]
 pub(crate) fn sole_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, sole: &Sole) -> f32 {
-    let above = |p: Vec3| above(rig, g, point, normal, p);
     let Sole { heel, ball, tip } = *sole;
-    let mut gap = above(heel).min(above(ball));
+    let gap = segment_gap(rig, g, point, normal, heel, ball);
     if tip != ball {
-        gap = gap.min(above(tip));
+        gap.min(segment_gap(rig, g, point, normal, ball, tip))
+    } else {
+        gap
     }
-    let mut points = SolePoints::new(rig, heel, ball);
+}
+
+/// Height above the ground of the lowest point of the straight segment `a → b` (world):
+/// its ends and the [`SolePoints`] between them.
+#[inline]
+fn segment_gap(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, a: Vec3, b: Vec3) -> f32 {
+    let above = |p: Vec3| above(rig, g, point, normal, p);
+    let mut gap = above(a).min(above(b));
+    let mut points = SolePoints::new(rig, a, b);
     for _ in 0..points.count {
-        gap = gap.min(above(heel + (ball - heel) * points.next()));
+        gap = gap.min(above(a + (b - a) * points.next()));
     }
     gap
 }
