@@ -177,14 +177,28 @@ struct Run {
     sliding_sum: f32,
     sliding_max: f32,
     planted_jump: f32,
+    /// |sole height| after IK of every foot the animation plants, once blended in (input
+    /// and blended weight 1), metres.
+    planted_soles: Vec<f32>,
 }
 
 impl Run {
     /// The line the terrain tests print for a run.
     fn summary(&self) -> String {
         let plants = self.plants.max(1) as f32;
+        let mut soles = self.planted_soles.clone();
+        soles.sort_by(f32::total_cmp);
+        let n = soles.len().max(1);
+        let (mean, p99, max) = (
+            soles.iter().sum::<f32>() / n as f32,
+            soles.get((soles.len() * 99) / 100).copied().unwrap_or(0.0),
+            soles.last().copied().unwrap_or(0.0),
+        );
         format!(
-            "{} plants, locked from the first frame {:.1} %, throughout {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m, deepest sole {:.2e} m; {} of {} frames with a foot locked",
+            "planted soles (blended in) off the ground mean {:.2} / p99 {:.2} / max {:.2} mm; {} plants, locked from the first frame {:.1} %, throughout {:.1} %, sliding mean {:.2} mm, max {:.2} mm, planted ankle's largest move in a frame {:.2} mm; pelvis {:.3} m/s ({} frames PELVIS_FAST); deepest locked sole {:.2e} m, deepest sole {:.2e} m; {} of {} frames with a foot locked",
+            1e3 * mean,
+            1e3 * p99,
+            1e3 * max,
             self.plants,
             100.0 * self.locked_from_start as f32 / plants,
             100.0 * self.locked_throughout as f32 / plants,
@@ -279,6 +293,11 @@ fn run(motion: &dyn Motion, hf: &Heightfield, hz: f32, placement: FootPlacement)
                 continue;
             }
             r.any_below = r.any_below.min(res.sole_after[l]);
+            // (The blended weight in the state: with 0/1 weights a foot blends onto the
+            // ground over `weight_blend_time` after its weight goes to 1.)
+            if w[l] >= 1.0 && state[0].legs[l].fk[3] >= 1.0 {
+                r.planted_soles.push(res.sole_after[l].abs());
+            }
             if res.status[l] & foot::LOCKED != 0 {
                 r.locked_below = r.locked_below.min(res.sole_after[l]);
                 r.locked_frames += 1;

@@ -385,7 +385,7 @@ fn gpu_pose_source_matches_the_cpu_twin() {
 #[test]
 fn a_gltf_characters_skinned_feet_rest_on_the_slope() {
     use crowd_ik::gltf::GltfScene;
-    use crowd_ik_tools::character::{contact_weights, floor, frames};
+    use crowd_ik_tools::character::{contact_weights, floor, frames, skinned_foot};
     let Some((device, queue)) = device() else { return };
     let gltf = GltfScene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb")).unwrap();
     let (sk, mesh) = (&gltf.skins[0], &gltf.meshes[0]);
@@ -423,17 +423,11 @@ fn a_gltf_characters_skinned_feet_rest_on_the_slope() {
                         continue;
                     }
                     // The lowest point of the skinned foot above the ground under it.
-                    let mut gap = f32::MAX;
-                    for (v, (j, wt)) in mesh.positions.iter().zip(mesh.joints.iter().zip(&mesh.weights)) {
-                        let foot: f32 = (0..4).filter(|&k| feet[l][j[k] as usize]).map(|k| wt[k]).sum();
-                        if foot < 0.5 {
-                            continue;
-                        }
-                        let model: Vec3 =
-                            (0..4).map(|k| matrices[j[k] as usize].transform_point3(Vec3::from(*v)) * wt[k]).sum();
-                        let p = chars[0].to_world(model);
-                        gap = gap.min(p.y - ground.sample(p.x, p.z).unwrap().0);
-                    }
+                    let gap = skinned_foot(mesh, &matrices, &feet[l])
+                        .into_iter()
+                        .map(|v| chars[0].to_world(v))
+                        .map(|p| p.y - ground.sample(p.x, p.z).unwrap().0)
+                        .fold(f32::MAX, f32::min);
                     if ik_on {
                         planted += 1;
                         worst_on = worst_on.max(gap.abs());

@@ -197,6 +197,23 @@ fn sole_height(point: vec3<f32>, normal: vec3<f32>, ankle: vec3<f32>, toe: vec3<
     return sole_gap(point, normal, sole_ends(ankle, toe - ankle, up, h, reach, toe_dir));
 }
 
+// The toe's direction past the ball (model space) for the toe joint's rotation; zero for a
+// leg whose sole does not reach past the ball (src/cpu/foot_ground.rs).
+fn toe_dir_ms(leg: SolverLeg, toe_rotation: vec4<f32>) -> vec3<f32> {
+    if (all(leg.toe.xyz == vec3<f32>(0.0))) {
+        return vec3<f32>(0.0);
+    }
+    return quat_rotate(toe_rotation, leg.toe.xyz);
+}
+
+// A model-space toe direction turned by `turn`, in world space (zero stays zero).
+fn toe_dir_ws(root: Root, turn: vec4<f32>, dir_ms: vec3<f32>) -> vec3<f32> {
+    if (all(dir_ms == vec3<f32>(0.0))) {
+        return vec3<f32>(0.0);
+    }
+    return dir_to_world(root, quat_rotate(turn, dir_ms));
+}
+
 // Height of world point p above the ground under it.
 fn above(point: vec3<f32>, normal: vec3<f32>, p: vec3<f32>) -> f32 {
     return p.y - ground_height(point, normal, p.x, p.z);
@@ -458,7 +475,7 @@ fn load_leg_fk(base: u32, leg: SolverLeg, l: u32) {
     let ankle = pose_in[base + leg.joints.z];
     let toe = pose_in[base + leg.joints.w];
     legs_fk[l] = LegFk(pose_in[base + leg.joints.x].position_ms.xyz, knee.position_ms.xyz, knee.rotation_ms,
-        ankle.position_ms.xyz, ankle.rotation_ms, toe.position_ms.xyz, quat_rotate(toe.rotation_ms, leg.toe.xyz));
+        ankle.position_ms.xyz, ankle.rotation_ms, toe.position_ms.xyz, toe_dir_ms(leg, toe.rotation_ms));
 }
 
 // The FK position of the joint placed on the ground (reference_joint).
@@ -538,7 +555,7 @@ fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up
     var target_ws = gp + normal * h;
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
     let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
-    let toe_dir = dir_to_world(root, quat_rotate(turn, toe_dir_ms));
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
     target_ws.y -= sole_gap(gp, normal, sole_ends(target_ws, toe_off, up, h, reach, toe_dir));
     return target_ws;
 }
@@ -549,7 +566,7 @@ fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up
 // sampled.
 fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> f32 {
     let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let toe_dir = dir_to_world(root, quat_rotate(turn, toe_dir_ms));
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
     let s = sole_ends(normal * h, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach, toe_dir);
     return min(min(dot(s.heel, normal), dot(s.ball, normal)), dot(s.tip, normal)) / normal.y;
 }

@@ -550,7 +550,7 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
     // direction past the ball.
     let foot_up = dir_to_world(root, quat_rotate(turn, up_ms));
     let foot_toe = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
-    let foot_dir = dir_to_world(root, quat_rotate(turn, legs_fk[l].toe_dir));
+    let foot_dir = toe_dir_ws(root, turn, legs_fk[l].toe_dir);
     // A foot on its ground target (full weight, not locked, no release fading) is on
     // the ground by construction: nothing to measure.
     let grounded = w >= 1.0 && !locked && fading == 0.0;

@@ -227,6 +227,28 @@ impl SolePoints {
     }
 }
 
+/// The toe's direction past the ball (model space) for the toe joint's rotation; zero for a
+/// leg whose sole does not reach past the ball (its packed `toe` is zero).
+#[inline]
+pub(crate) fn toe_dir_ms(leg: &SolverLeg, toe_rotation: Quat) -> Vec3 {
+    let forward = leg.toe_forward();
+    if forward == Vec3::ZERO {
+        Vec3::ZERO
+    } else {
+        toe_rotation * forward
+    }
+}
+
+/// A model-space toe direction turned by `turn`, in world space (zero stays zero).
+#[inline]
+pub(crate) fn toe_dir_ws(root: &Root, turn: Quat, toe_dir_ms: Vec3) -> Vec3 {
+    if toe_dir_ms == Vec3::ZERO {
+        Vec3::ZERO
+    } else {
+        root.dir_to_world(turn * toe_dir_ms)
+    }
+}
+
 /// Height of world point `p` above the ground under it ([`ground_height`]).
 #[inline]
 pub(crate) fn above(rig: &SolverRig, g: &GroundData, point: Vec3, normal: Vec3, p: Vec3) -> f32 {
@@ -479,7 +501,7 @@ pub(crate) fn sole_target(
 ) -> Vec3 {
     let mut target_ws = gp + normal * h;
     let up = root.dir_to_world(turn * up_ms);
-    let toe_dir = root.dir_to_world(turn * toe_dir_ms);
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
     let sole = sole_ends(target_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
     target_ws.y -= sole_gap(rig, g, gp, normal, &sole);
     target_ws
@@ -499,7 +521,7 @@ pub(crate) fn plane_sole_gap(
     (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
 ) -> f32 {
     let up = root.dir_to_world(turn * up_ms);
-    let toe_dir = root.dir_to_world(turn * toe_dir_ms);
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
     let s = sole_ends(normal * h, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
     s.heel.dot(normal).min(s.ball.dot(normal)).min(s.tip.dot(normal)) / normal.y
 }

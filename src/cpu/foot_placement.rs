@@ -18,7 +18,7 @@ use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ground::{
     align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint, sole_ends,
-    sole_height, sole_target, FeetGround, GroundData, Root,
+    sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
@@ -507,11 +507,8 @@ fn lift_foot(
     let (gp, gn) = (ground.point[l], ground.normal[l]);
     // The foot as turned, in world space: its up axis, the toe from the ankle and the toe's
     // direction past the ball.
-    let foot = (
-        root.dir_to_world(turn * up_ms),
-        root.dir_to_world(turn * toe_off) * root.s,
-        root.dir_to_world(turn * toe_dir),
-    );
+    let foot =
+        (root.dir_to_world(turn * up_ms), root.dir_to_world(turn * toe_off) * root.s, toe_dir_ws(root, turn, toe_dir));
     // A foot on its ground target (full weight, not locked, no release fading) is
     // on the ground by construction: nothing to measure.
     let grounded = w >= 1.0 && !locked && fading == 0.0;
@@ -598,7 +595,7 @@ pub(crate) fn place_feet(
             w: p.weights[l],
             ankle,
             toe_off: toe.position() - ankle.position(),
-            toe_dir: toe.rotation() * leg.toe_forward(),
+            toe_dir: toe_dir_ms(leg, toe.rotation()),
             ref_fk,
             contact_fk,
         };

@@ -408,7 +408,10 @@ impl FootRig {
                 foot_up: leg.foot_up.normalize().extend(blend).to_array(),
                 pole: pole.extend(0.0).to_array(),
                 sole: [leg.heel_length, leg.toe_length, 0.0, 0.0],
-                toe: leg.toe_forward.normalize_or_zero().extend(0.0).to_array(),
+                // Zero where the sole does not reach past the ball: the kernels skip it.
+                toe: if leg.toe_length > 0.0 { leg.toe_forward.normalize_or_zero() } else { Vec3::ZERO }
+                    .extend(0.0)
+                    .to_array(),
             };
         }
         r

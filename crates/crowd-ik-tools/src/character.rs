@@ -40,6 +40,20 @@ pub fn frames(clip: &BakedClip) -> Vec<Vec<JointPose>> {
         .collect()
 }
 
+/// The vertices of `mesh` bound at least half to the joints `foot` marks (e.g.
+/// `GltfSkeleton::below(ankle)`), skinned by `matrices` (model space).
+#[must_use]
+pub fn skinned_foot(mesh: &crowd_ik::gltf::SkinnedMesh, matrices: &[Mat4], foot: &[bool]) -> Vec<Vec3> {
+    mesh.positions
+        .iter()
+        .zip(mesh.joints.iter().zip(&mesh.weights))
+        .filter(|(_, (j, w))| {
+            (0..4).filter(|&k| foot.get(usize::from(j[k])).copied().unwrap_or(false)).map(|k| w[k]).sum::<f32>() >= 0.5
+        })
+        .map(|(v, (j, w))| (0..4).map(|k| matrices[usize::from(j[k])].transform_point3(Vec3::from(*v)) * w[k]).sum())
+        .collect()
+}
+
 /// The floor the clip walks on: a low percentile (10 %) of its sole heights, model space.
 #[must_use]
 pub fn floor(rig: &FootRig, frames: &[Vec<JointPose>]) -> f32 {
