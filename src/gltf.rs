@@ -231,20 +231,7 @@ impl GltfSkeleton {
     pub fn quadruped_rig(&self, s: BipedSettings, scale: f32) -> Result<FootRig, IkError> {
         let found = self.find_legs(s.up)?;
         let rest = self.rest_pose_scaled(scale)?;
-        let back = |l: &[usize; 4]| rest[l[0]].position().dot(s.forward);
-        let mut order: Vec<usize> = (0..found.legs.len()).collect();
-        order.sort_by(|&a, &b| back(&found.legs[a]).total_cmp(&back(&found.legs[b])));
-        let hind = if found.legs.len() == 4 { &order[..2] } else { &order[..] };
-        let legs: Vec<([usize; 4], LegKind)> = found
-            .legs
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let kind = if hind.contains(&i) { LegKind::PseudoThreeBone { blend: 0.5 } } else { LegKind::TwoBone };
-                (*l, kind)
-            })
-            .collect();
-        FootRig::from_joints(&self.parents, &rest, found.pelvis, &legs, s)
+        FootRig::from_joints(&self.parents, &rest, found.pelvis, &found.quadruped(&rest, s.forward), s)
     }
 
     /// The rest pose with its positions times `scale` (world units, for a rig).

@@ -58,6 +58,33 @@ pub struct FoundLegs {
     pub by_shape: bool,
 }
 
+impl FoundLegs {
+    /// The legs with the kinds a quadruped's rig gives them: of four legs, the two whose
+    /// hips are furthest back along `forward` (model space, in `rest`) pseudo three-bone
+    /// (blend 0.5: the hock follows the stifle halfway, as a digitigrade leg does) and the
+    /// front ones two-bone; two legs found are both hind. What
+    /// `GltfSkeleton::quadruped_rig` builds its rig from.
+    #[must_use]
+    pub fn quadruped(&self, rest: &[JointPose], forward: Vec3) -> Vec<([usize; 4], super::LegKind)> {
+        let back = |l: &[usize; 4]| rest.get(l[0]).map_or(0.0, |p| p.position().dot(forward));
+        let mut order: Vec<usize> = (0..self.legs.len()).collect();
+        order.sort_by(|&a, &b| back(&self.legs[a]).total_cmp(&back(&self.legs[b])));
+        let hind = if self.legs.len() == 4 { &order[..2] } else { &order[..] };
+        self.legs
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let kind = if hind.contains(&i) {
+                    super::LegKind::PseudoThreeBone { blend: 0.5 }
+                } else {
+                    super::LegKind::TwoBone
+                };
+                (*l, kind)
+            })
+            .collect()
+    }
+}
+
 /// A joint name split into its side and its core word (lower case, no separators, no
 /// prefixes or joint numbers): `mixamorig:LeftUpLeg` → `(Some(Left), "upleg")`,
 /// `DEF-thigh.L` → `(Some(Left), "thigh")`, `b_LeftLeg01_015` → `(Some(Left), "leg01")`.

@@ -5,8 +5,8 @@
 //! Put [`CrowdIkScene`] on the scene's root entity. Once the scene has spawned and its
 //! assets have loaded, [`attach_scenes`] finds every skinned mesh under it, builds a foot-IK
 //! rig once per skeleton (per inverse-bind-pose asset) from the joints' names
-//! (`crowd_ik::crowd::find_legs`: Mixamo, Unreal, Unity/VRM, Rigify, CMU, or by shape) and
-//! the bind pose, reads each foot's sole off the mesh (`FootRig::fit_soles`), adds the rig to
+//! (`crowd_ik::crowd::find_legs`: Mixamo, Unreal, Unity/VRM, Rigify, CMU, or by shape; four
+//! legs are a quadruped's, its hind legs pseudo three-bone) and the bind pose, reads each foot's sole off the mesh (`FootRig::fit_soles`), adds the rig to
 //! [`CrowdIk`] with [`PoseSource::Joints`], and gives the mesh entity a [`CrowdIkCharacter`]
 //! and [`AutoFootWeights`]. A skeleton whose legs cannot be found gets
 //! [`CrowdIkRefused`], with the reason, and a warning.
@@ -20,7 +20,7 @@ use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy::mesh::{Mesh, Mesh3d, VertexAttributeValues};
 use bevy::prelude::*;
 
-use crowd_ik::crowd::{find_legs, BipedSettings, FootPlacement, FootRig, JointPose, LegKind};
+use crowd_ik::crowd::{find_legs, BipedSettings, FootPlacement, FootRig, JointPose, LegKind, LegRig};
 
 use crate::{CrowdIk, CrowdIkCharacter, PoseSource};
 
@@ -73,12 +73,19 @@ impl AutoFootWeights {
     pub fn weights(&self, rig: &FootRig, pose: &[JointPose], scale: f32) -> [f32; 4] {
         let mut w = [0.0; 4];
         for (l, leg) in rig.legs.iter().enumerate().take(4) {
-            let Some(ankle) = pose.get(leg.joints[2]) else { continue };
-            let sole = ankle.position().dot(self.up) - leg.foot_height / scale.max(f32::MIN_POSITIVE);
+            let Some(sole) = sole_height(leg, pose, self.up, scale) else { continue };
             w[l] = f32::from(sole - self.floor <= self.band);
         }
         w
     }
+}
+
+/// Height along `up` of a leg's sole in a model-space pose: the ankle less the foot height
+/// (two-bone), the hoof tip (pseudo three-bone). `scale`: world units per model unit.
+fn sole_height(leg: &LegRig, pose: &[JointPose], up: Vec3, scale: f32) -> Option<f32> {
+    let three = matches!(leg.kind, LegKind::PseudoThreeBone { .. });
+    let joint = pose.get(if three { leg.joints[3] } else { leg.joints[2] })?;
+    Some(joint.position().dot(up) - leg.foot_height / scale.max(f32::MIN_POSITIVE))
 }
 
 /// Rigs built from scenes, by the inverse-bind-pose asset of their skin.
@@ -227,7 +234,12 @@ fn build_rig(
         .unwrap_or_else(|| (to_model * scene.settings.forward).normalize_or(Vec3::Z));
     let settings = BipedSettings { up, forward, ..scene.settings };
     let rest: Vec<JointPose> = bind.iter().map(|p| JointPose::new(p.position() * scale, p.rotation())).collect();
-    let legs: Vec<([usize; 4], LegKind)> = found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect();
+    // Four legs: a quadruped's, the hind ones pseudo three-bone (`FoundLegs::quadruped`).
+    let legs: Vec<([usize; 4], LegKind)> = if found.legs.len() == 4 {
+        found.quadruped(&rest, forward)
+    } else {
+        found.legs.iter().map(|l| (*l, LegKind::TwoBone)).collect()
+    };
     let mut rig =
         FootRig::from_joints(&joint_parents, &rest, found.pelvis, &legs, settings).map_err(|e| e.to_string())?;
     if let Some(mesh) = mesh {
@@ -235,11 +247,7 @@ fn build_rig(
             rig.fit_soles(&bind, (&positions, &joints, &weights), up, scale);
         }
     }
-    let floor = rig
-        .legs
-        .iter()
-        .map(|l| bind[l.joints[2]].position().dot(up) - l.foot_height / scale.max(f32::MIN_POSITIVE))
-        .fold(f32::INFINITY, f32::min);
+    let floor = rig.legs.iter().filter_map(|l| sole_height(l, &bind, up, scale)).fold(f32::INFINITY, f32::min);
     let rig = rig.with_placement(scene.placement);
     rig.validate().map_err(|e| e.to_string())?;
     Ok((rig, AutoFootWeights { up, floor, band: 0.0 }))

@@ -630,11 +630,16 @@ fn gltf_app(enabled: bool) -> App {
 }
 
 /// A folder holding `CesiumMan.glb` without its texture (a JPEG: this test's Bevy has no
-/// JPEG decoder, and the texture plays no part in IK): images, textures, samplers and
-/// materials taken out of its JSON, the binary chunk as it is.
+/// JPEG decoder, and the texture plays no part in IK).
 fn untextured_cesium_man() -> String {
-    let bytes =
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/gltf/CesiumMan.glb")).expect("file");
+    untextured("CesiumMan.glb")
+}
+
+/// A folder holding the test character `name` (a GLB of `tests/data/gltf`) without its
+/// textures: images, textures, samplers and materials taken out of its JSON, the binary
+/// chunk as it is.
+fn untextured(name: &str) -> String {
+    let bytes = std::fs::read(format!("{}/../../tests/data/gltf/{name}", env!("CARGO_MANIFEST_DIR"))).expect("file");
     let json_len = u32::from_le_bytes(bytes[12..16].try_into().expect("header")) as usize;
     let mut json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + json_len]).expect("json");
     let root = json.as_object_mut().expect("object");
@@ -659,9 +664,9 @@ fn untextured_cesium_man() -> String {
     out.extend_from_slice(b"JSON");
     out.extend_from_slice(&text);
     out.extend_from_slice(bin);
-    let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-gltf-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bevy-crowd-ik-gltf-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("CesiumMan.glb"), out).expect("write");
+    std::fs::write(dir.join(name), out).expect("write");
     dir.to_string_lossy().into_owned()
 }
 
@@ -836,4 +841,53 @@ fn a_gltf_scene_spawned_the_usual_way_becomes_a_crowd_character() {
         "IK off: the hills put planted shoes centimetres off ({} m)",
         worst[1]
     );
+}
+
+/// A quadruped spawned as a scene (the glTF Fox, in centimetres under a 0.01 root): the
+/// plugin finds its four legs — the hind ones by name as pseudo three-bone legs, the front
+/// ones named as arms as two-bone legs whose foot is a point at the paw — builds the rig
+/// once, and solves it; nothing is refused.
+#[test]
+fn a_quadruped_scene_becomes_a_four_legged_crowd_character() {
+    use bevy_crowd_ik::crowd_ik::crowd::LegKind;
+    quiet_mesa();
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+            .set(AssetPlugin { file_path: untextured("Fox.glb"), ..default() })
+            .disable::<bevy::log::LogPlugin>(),
+    )
+    .add_plugins(CrowdIkPlugin)
+    .insert_resource(CrowdIk::with_ground(Ground::Heightfield(ground())))
+    .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(1.0 / 60.0)))
+    .add_systems(Startup, |mut commands: Commands, assets: Res<AssetServer>, mut images: ResMut<Assets<Image>>| {
+        spawn_camera(&mut commands, &mut images, Transform::from_xyz(0.0, 4.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y));
+        let y = ground().sample(0.0, 0.0).expect("on the field").0;
+        commands.spawn((
+            WorldAssetRoot(assets.load(GltfAssetLabel::Scene(0).from_asset("Fox.glb"))),
+            Transform::from_xyz(0.0, y, 0.0).with_scale(Vec3::splat(0.01)),
+            bevy_crowd_ik::CrowdIkScene::default(),
+        ));
+    });
+    app.finish();
+    app.cleanup();
+    for _ in 0..600 {
+        run(&mut app, 1);
+        if report(&app).characters == 1 {
+            break;
+        }
+    }
+    run(&mut app, 10);
+    let r = report(&app);
+    assert_eq!(r.characters, 1, "{r:?}");
+    let refused = app.world_mut().query::<&bevy_crowd_ik::CrowdIkRefused>().iter(app.world()).count();
+    assert_eq!(refused, 0);
+    let rigs = &app.world().resource::<CrowdIk>().rigs;
+    assert_eq!(rigs.len(), 1);
+    let legs = &rigs[0].rig.legs;
+    let kinds: Vec<LegKind> = legs.iter().map(|l| l.kind).collect();
+    let hind = LegKind::PseudoThreeBone { blend: 0.5 };
+    assert_eq!(kinds, [hind, hind, LegKind::TwoBone, LegKind::TwoBone]);
+    assert!(legs[2..].iter().all(|l| l.joints[2] == l.joints[3] && l.foot_height > 0.03), "{legs:?}");
 }
