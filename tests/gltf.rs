@@ -1118,7 +1118,7 @@ fn a_shoe_that_bends_with_its_toes_rests_on_the_ground_at_toe_off() {
     use crowd_ik::cpu::palette::palette;
     use crowd_ik::crowd::{CharacterInput, FootResult, Ground, Heightfield};
     use crowd_ik::glam::{Mat4, Vec2};
-    use crowd_ik_tools::character::{contact_weights, floor, frames, skinned_foot};
+    use crowd_ik_tools::character::{contact_weights, floor, frames, skinned_foot_gap};
     let scene = load("CesiumMan.glb");
     let (sk, mesh) = (&scene.skins[0], &scene.meshes[0]);
     let bent = scene.foot_rig(0, BipedSettings::default(), 1.0).unwrap();
@@ -1153,11 +1153,7 @@ fn a_shoe_that_bends_with_its_toes_rests_on_the_ground_at_toe_off() {
                     if w[l] < 1.0 {
                         continue;
                     }
-                    let gap = skinned_foot(mesh, &matrices, &feet[l])
-                        .into_iter()
-                        .map(|v| chars[0].to_world(v))
-                        .map(|p| p.y - hf.sample(p.x, p.z).unwrap().0)
-                        .fold(f32::MAX, f32::min);
+                    let gap = skinned_foot_gap(mesh, &matrices, &feet[l], &chars[0], hf);
                     planted += 1;
                     worst = worst.max(gap.abs());
                 }

@@ -385,7 +385,7 @@ fn gpu_pose_source_matches_the_cpu_twin() {
 #[test]
 fn a_gltf_characters_skinned_feet_rest_on_the_slope() {
     use crowd_ik::gltf::GltfScene;
-    use crowd_ik_tools::character::{contact_weights, floor, frames, skinned_foot};
+    use crowd_ik_tools::character::{contact_weights, floor, frames, skinned_foot_gap};
     let Some((device, queue)) = device() else { return };
     let gltf = GltfScene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb")).unwrap();
     let (sk, mesh) = (&gltf.skins[0], &gltf.meshes[0]);
@@ -423,11 +423,7 @@ fn a_gltf_characters_skinned_feet_rest_on_the_slope() {
                         continue;
                     }
                     // The lowest point of the skinned foot above the ground under it.
-                    let gap = skinned_foot(mesh, &matrices, &feet[l])
-                        .into_iter()
-                        .map(|v| chars[0].to_world(v))
-                        .map(|p| p.y - ground.sample(p.x, p.z).unwrap().0)
-                        .fold(f32::MAX, f32::min);
+                    let gap = skinned_foot_gap(mesh, &matrices, &feet[l], &chars[0], ground);
                     if ik_on {
                         planted += 1;
                         worst_on = worst_on.max(gap.abs());

@@ -54,6 +54,23 @@ pub fn skinned_foot(mesh: &crowd_ik::gltf::SkinnedMesh, matrices: &[Mat4], foot:
         .collect()
 }
 
+/// How far the lowest vertex of a skinned foot ([`skinned_foot`]) of `character` stands
+/// above the heightfield under it (world units; negative: below; `f32::MAX` without any).
+#[must_use]
+pub fn skinned_foot_gap(
+    mesh: &crowd_ik::gltf::SkinnedMesh,
+    matrices: &[Mat4],
+    foot: &[bool],
+    character: &CharacterInput,
+    ground: &Heightfield,
+) -> f32 {
+    skinned_foot(mesh, matrices, foot)
+        .into_iter()
+        .map(|v| character.to_world(v))
+        .filter_map(|p| ground.sample(p.x, p.z).map(|(y, _)| p.y - y))
+        .fold(f32::MAX, f32::min)
+}
+
 /// The floor the clip walks on: a low percentile (10 %) of its sole heights, model space.
 #[must_use]
 pub fn floor(rig: &FootRig, frames: &[Vec<JointPose>]) -> f32 {
