@@ -151,7 +151,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
     res.status[l] = res.status[l] | FOOT_HIT;
     let up_ms = quat_rotate(legs_fk[l].ankle_rotation, leg.foot_up.xyz);
     let toe_ws = to_world(root, legs_fk[l].toe);
-    let toe_dir = toe_dir_ws(root, vec4<f32>(0.0, 0.0, 0.0, 1.0), legs_fk[l].toe_dir);
+    let toe_dir = dir_to_world(root, legs_fk[l].toe_dir);
     ground.point[l] = g.point;
     var gn = g.normal;
     if (!GROUND_HITS && !three) {
@@ -349,7 +349,7 @@ fn measure_sole(base: u32, root: Root, l: u32) {
     } else {
         let up = dir_to_world(root, quat_rotate(pose_out[base + leg.joints.z].rotation_ms, leg.foot_up.xyz));
         let toe = pose_out[base + leg.joints.w];
-        let toe_dir = toe_dir_ws(root, vec4<f32>(0.0, 0.0, 0.0, 1.0), toe_dir_ms(leg, toe.rotation_ms));
+        let toe_dir = dir_to_world(root, toe_dir_ms(leg, toe.rotation_ms));
         let ends = sole_ends(ref_ws, to_world(root, toe.position_ms.xyz) - ref_ws, up, h, leg.sole.xy, toe_dir);
         let p = ground.point[l];
         let n = ground.normal[l];

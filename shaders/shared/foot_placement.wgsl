@@ -276,7 +276,7 @@ fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<
     }
     if (lead) {
         let tip = sole_ends(at, toe_off, up, h, leg.sole.xy, toe_dir).tip;
-        return tip.y - ground_height(gp, gn, tip.x, tip.z);
+        return above(gp, gn, tip);
     }
     return sole_height(gp, gn, at, at + toe_off, up, h, leg.sole.xy, toe_dir);
 }

@@ -16,7 +16,7 @@ use glam::{Quat, Vec3};
 
 use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
-    sole_ground, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
+    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root,
 };
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
@@ -172,7 +172,7 @@ fn find_ground(
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let toe_dir_ms = toe_dir_ms(leg, toe.rotation());
         let toe_ws = root.to_world(toe.position());
-        let sole = (h, leg.sole_reach(), toe_dir_ws(root, Quat::IDENTITY, toe_dir_ms));
+        let sole = (h, leg.sole_reach(), root.dir_to_world(toe_dir_ms));
         if rig.ground_mode() == 0 && !three {
             // The heel and tip (and the sole between them) sampled once for both the FK
             // sole height and the normal the foot aligns to (`sole_ground`).
@@ -370,7 +370,7 @@ fn measure_soles(
         } else {
             let up = root.dir_to_world(pose_out[leg.ankle() as usize].rotation() * v3(leg.foot_up));
             let toe = pose_out[leg.toe() as usize];
-            let toe_dir = toe_dir_ws(root, Quat::IDENTITY, toe_dir_ms(leg, toe.rotation()));
+            let toe_dir = root.dir_to_world(toe_dir_ms(leg, toe.rotation()));
             // Heel, ball and tip: the report, not the solve (which keeps every point of the
             // sole on or above the ground).
             let s = sole_ends(ref_ws, root.to_world(toe.position()) - ref_ws, up, h, leg.sole_reach(), toe_dir);

@@ -17,8 +17,8 @@
 use glam::{Quat, Vec3, Vec4};
 
 use super::foot_ground::{
-    align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint, sole_ends,
-    sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
+    above, align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
+    sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
@@ -669,7 +669,7 @@ fn foot_gap(
     }
     if lead {
         let tip = sole_ends(at, toe_off, up, h, leg.sole_reach(), toe_dir).tip;
-        return tip.y - ground_height(rig, g, gp, gn, tip.x, tip.z);
+        return above(rig, g, gp, gn, tip);
     }
     sole_height(rig, g, gp, gn, at, at + toe_off, up, (h, leg.sole_reach(), toe_dir))
 }
