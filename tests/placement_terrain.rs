@@ -367,7 +367,7 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
 /// mocap's promises on pelvis speed and soles below the ground everywhere, on locks from
 /// contact and sliding on flat ground and curbs, and the figures printed beside them. Two of
 /// the mocap's bounds do not hold for this character and are measured, not asserted: a
-/// planted ankle's largest move in one frame on stairs (9.0 mm at 60 Hz, 17.4 mm at 30 Hz;
+/// planted ankle's largest move in one frame on stairs (10.1 mm at 60 Hz, 17.4 mm at 30 Hz;
 /// held to 0.36 m/s elsewhere), and on the hills locks from a plant's first frame (one plant
 /// in three locks late) and with them sliding (up to 7.4 mm in a plant; 1 mm mean for the
 /// mocap).
@@ -771,9 +771,9 @@ fn crowd_soles(hf: &Heightfield, spread_m: f32, seed: u64) -> Option<(Soles, f32
 /// roll relative to the ground (within 5 mm) and its lowest point on it (within 1e-3 × leg).
 /// On the real terrain: no point of a locked sole more than 1e-3 × leg below the ground;
 /// feet held flat over ground a rigid sole can rest on at both ends have heel and ball
-/// within 2e-3 × leg (p99) and 5e-3 × leg (max) of it, and every locked sole's lowest point
-/// within 1e-3 × leg of it, at 1.5 m relief (figures for 4 and 12 m, and for feet over a
-/// ridge, where a rigid sole cannot touch at both ends).
+/// within 2e-3 × leg (p99) and 5e-3 × leg (max) of it at 1.5 m relief, and every locked
+/// sole's lowest point within 1e-3 × leg of it at 1.5 and 4 m relief (figures for 12 m, and
+/// for feet over a ridge, where a rigid sole cannot touch at both ends).
 #[test]
 fn whole_soles_rest_on_creased_real_terrain() {
     let mut scenes: Vec<(String, Heightfield)> = vec![("flat".into(), flat())];
@@ -821,8 +821,10 @@ fn whole_soles_rest_on_creased_real_terrain() {
             assert!(flat99 <= 2e-3 * leg && flat_max <= 5e-3 * leg, "{name}: flat feet {flat99} {flat_max}");
             assert!(highest <= 1e-3 * leg, "{name}: a locked sole's lowest point {highest} m above the ground");
             assert!(roll_max <= 5e-3, "{name}: roll {roll99} {roll_max}");
-        } else if s == 2 {
-            assert!(level99 <= 2e-3 * leg && level_max <= 5e-3 * leg, "{name}: level feet {level99} {level_max}");
+        } else if s < 4 {
+            if s == 2 {
+                assert!(level99 <= 2e-3 * leg && level_max <= 5e-3 * leg, "{name}: level feet {level99} {level_max}");
+            }
             assert!(highest <= 1e-3 * leg, "{name}: a locked sole's lowest point {highest} m above the ground");
         }
     }

@@ -326,6 +326,8 @@ struct FootAim {
     aim: vec3<f32>,
     turn: vec4<f32>,
     up: vec3<f32>,
+    // How far the ground spring holds the target above the real ground (0 below it).
+    lag: f32,
 }
 
 // Plant detection: whether the animation plants the foot this frame.
@@ -435,11 +437,12 @@ fn ground_target(root: Root, l: u32, tolerance: f32) -> FootAim {
     st.legs[l].plane_velocity = vec4<f32>(nv, yv);
     // The spring runs free; the output stays within the tolerance of the ground.
     y = max(y, raw.y - roll - tolerance) + roll;
+    let lag = max(y - raw.y, 0.0);
     st.legs[l].plane_goal = vec4<f32>(gn, raw.y - roll);
     st.legs[l].lift.z = raw.x;
     st.legs[l].lift.w = raw.z;
     // From the swing target (the FK foot, where a root snap left it) to the ground.
-    return FootAim(mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w), nlerp_identity(turn, w), nf);
+    return FootAim(mix(ref_fk, vec3<f32>(raw.x, y, raw.z), w), nlerp_identity(turn, w), nf, lag);
 }
 
 // The lock's outcome: the aim, whether the foot is locked, what is left of a release.
@@ -525,7 +528,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
         aim = contact - quat_rotate(spin_ws, offset);
         turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
     }
-    return FootLock(FootAim(aim, turn, up), locked, fading);
+    return FootLock(FootAim(aim, turn, up, a.lag), locked, fading);
 }
 
 // No part of the foot more than the tolerance below the ground: a swinging or blending foot
@@ -581,9 +584,14 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
     // ground.
     aim.y += max(lift.x * (1.0 - w), need);
     if (locked && w >= 1.0) {
-        // A locked foot settles onto the ground under it: all of a gap up to twice the
-        // ground tolerance, then less, down to the tolerance (src/cpu/foot_placement.rs).
-        let settle = clamp(gap, 0.0, max(rig_ground_tolerance(), 4.0 * rig_ground_tolerance() - gap));
+        // A locked foot settles onto the ground under it: the ground spring's lag, then
+        // what is left, each all of it up to a bound and less beyond, down to the
+        // tolerance (src/cpu/foot_placement.rs).
+        let tolerance = rig_ground_tolerance();
+        let spring_lag = clamp(gap, 0.0, a.lag);
+        let rest = gap - spring_lag;
+        let settle = min(spring_lag, max(tolerance, 8.0 * tolerance - a.lag))
+            + clamp(rest, 0.0, max(tolerance, 10.0 * tolerance - rest));
         aim.y -= settle;
         st.legs[l].lock.y -= settle;
     }
@@ -619,7 +627,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     if (planted) {
         tolerance = 0.0;
     }
-    var a = FootAim(ref_fk, Q_IDENTITY, vec3<f32>(0.0, 1.0, 0.0));
+    var a = FootAim(ref_fk, Q_IDENTITY, vec3<f32>(0.0, 1.0, 0.0), 0.0);
     if (ground.hit[l]) {
         a = ground_target(root, l, tolerance);
     }

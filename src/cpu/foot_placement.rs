@@ -286,13 +286,15 @@ struct LegFrame<'a> {
     contact_fk: Vec3,
 }
 
-/// Where a foot is aimed: its target (world), its turn (model space) and the ground normal
-/// it stands on (world).
+/// Where a foot is aimed: its target (world), its turn (model space), the ground normal
+/// it stands on (world) and how far the ground spring holds the target above the real
+/// ground (the spring's lag; 0 below it).
 #[derive(Clone, Copy)]
 struct FootAim {
     target: Vec3,
     turn: Quat,
     up: Vec3,
+    lag: f32,
 }
 
 /// Plant detection: whether the animation plants the foot this frame (by its contact
@@ -389,11 +391,12 @@ fn ground_target(
     // below the real ground (a limit on the output, not the state, so frame rates
     // agree).
     y = y.max(raw.y - roll - tolerance) + roll;
+    let lag = (y - raw.y).max(0.0);
     ls.plane_goal = gn.extend(raw.y - roll).to_array();
     ls.lift[2] = raw.x;
     ls.lift[3] = raw.z;
     // From the swing target (the FK foot, where a root snap left it) to the ground.
-    FootAim { target: ref_fk.lerp(Vec3::new(raw.x, y, raw.z), w), turn: nlerp_identity(turn, w), up: nf }
+    FootAim { target: ref_fk.lerp(Vec3::new(raw.x, y, raw.z), w), turn: nlerp_identity(turn, w), up: nf, lag }
 }
 
 /// The lock: the contact point and heading of the unlocked solve (`free`), then held (a
@@ -411,7 +414,7 @@ fn lock_foot(
     hip: Vec3,
 ) -> (FootAim, bool, f32) {
     let LegFrame { leg, three, ball_pivot, toe_off, .. } = *f;
-    let FootAim { mut target, mut turn, up } = aim;
+    let FootAim { mut target, mut turn, up, lag } = aim;
     let dt = p.dt;
 
     // The lock: contact point and heading of the unlocked solve, then held or blended.
@@ -473,7 +476,7 @@ fn lock_foot(
         target = contact - spin_ws * offset;
         turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
     }
-    (FootAim { target, turn, up }, locked, fading)
+    (FootAim { target, turn, up, lag }, locked, fading)
 }
 
 /// No part of the foot (heel and ball as turned, or a hoof tip) more than `tolerance` below
@@ -496,7 +499,7 @@ fn lift_foot(
     tolerance: f32,
 ) -> Vec3 {
     let LegFrame { l, leg, w, ankle, toe_off, toe_dir, contact_fk, .. } = *f;
-    let FootAim { mut target, turn, .. } = aim;
+    let FootAim { mut target, turn, lag, .. } = aim;
     let dt = p.dt;
 
     // No part of the foot (heel and ball as turned, or a hoof tip) more than the
@@ -536,14 +539,20 @@ fn lift_foot(
     // blends the target onto the ground, so a foot that plants is on the ground.
     target.y += (lift * (1.0 - w)).max(need);
     if locked && w >= 1.0 {
-        // A locked foot settles onto the ground under it: its height was carried
-        // along the plane under the animated foot, which curved ground leaves above
-        // the lock by a few mm. All of a gap up to twice the ground tolerance, then
-        // less, down to the tolerance from three times it (over a step edge the
-        // carried height stands, as it did): continuous in the gap, and a gap that
-        // jumps (an edge crossed) moves the foot by at most twice the tolerance.
+        // A locked foot settles onto the ground under it, in two parts, each all of it
+        // up to a bound and then less, down to the tolerance (continuous, and a part that
+        // jumps moves the foot by at most its bound). First the ground spring's lag above
+        // the real ground, which the sole's contact moving over creased ground leaves (a
+        // heel rising onto the ball across a crease): all of up to four times the
+        // tolerance, none past seven (the spring's lag after a step down is the landing
+        // it smooths). Then what is left: the height carried along the plane from the
+        // animated foot, which curved ground leaves above the lock: all of up to five
+        // times the tolerance, none past nine (over a step edge the carried height stands).
         let tolerance = rig.ground_tolerance();
-        let settle = gap.clamp(0.0, tolerance.max(4.0 * tolerance - gap));
+        let spring_lag = gap.clamp(0.0, lag);
+        let rest = gap - spring_lag;
+        let settle = spring_lag.min(tolerance.max(8.0 * tolerance - lag))
+            + rest.clamp(0.0, tolerance.max(10.0 * tolerance - rest));
         target.y -= settle;
         ls.lock[1] -= settle;
     }
@@ -606,7 +615,7 @@ pub(crate) fn place_feet(
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
         let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };
-        let mut aim = FootAim { target: ref_fk, turn: Quat::IDENTITY, up: Vec3::Y };
+        let mut aim = FootAim { target: ref_fk, turn: Quat::IDENTITY, up: Vec3::Y, lag: 0.0 };
         if ground.hit[l] {
             aim = ground_target(rig, g, root, ground, p, ls, &f, tolerance);
         }
