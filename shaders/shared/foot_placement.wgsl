@@ -581,8 +581,9 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
     st.legs[l].lift.x = lift.x;
     st.legs[l].lift.y = lift.y;
     // The lift keeps the swing target clear and fades as the weight blends it onto the
-    // ground.
-    aim.y += max(lift.x * (1.0 - w), need);
+    // ground; once the animation plants the foot, no higher than this frame's goal.
+    let held = lift.x + (min(lift.x, lift_goal) - lift.x) * clamp(ch.foot_weights[l], 0.0, 1.0);
+    aim.y += max(held * (1.0 - w), need);
     if (locked && w >= 1.0) {
         // A locked foot settles onto the ground under it: the ground spring's lag, then
         // what is left, each all of it up to a bound and less beyond, down to the

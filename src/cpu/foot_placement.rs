@@ -536,8 +536,13 @@ fn lift_foot(
     ls.lift[0] = lift;
     ls.lift[1] = lv;
     // The lift keeps the swing target (the FK foot) clear; it fades as the weight
-    // blends the target onto the ground, so a foot that plants is on the ground.
-    target.y += (lift * (1.0 - w)).max(need);
+    // blends the target onto the ground, so a foot that plants is on the ground. Once the
+    // animation plants the foot (by its input weight) the lift holds it no higher than
+    // this frame's goal: a spring still rising from the swing (the look-ahead over a
+    // step) would lift a planted foot off the ground and land it again as the blend ends.
+    let planted_input = ch.foot_weights[l].clamp(0.0, 1.0);
+    let held = lift + (lift.min(goal) - lift) * planted_input;
+    target.y += (held * (1.0 - w)).max(need);
     if locked && w >= 1.0 {
         // A locked foot settles onto the ground under it, in two parts, each all of it
         // up to a bound and then less, down to the tolerance (continuous, and a part that
