@@ -142,11 +142,10 @@ fn limits_hold_on_random_chains_on_the_cpu() {
     assert!(out.iter().all(|s| s.positions_ms.iter().chain(&s.rotations_ms).flatten().all(|x| x.is_finite())));
 }
 
-/// Targets the chain reaches within its limits: the tip of a random pose inside the
-/// limits. Reports the share reached and the tip error for constrained FABRIK and CCD in both
-/// sweep orders, and holds each to a regression floor below its measured share.
-#[test]
-fn targets_reachable_within_the_limits_are_reached() {
+/// 2 000 random limited chains (`random_limited`, seed 5) whose targets they reach within
+/// their limits: the tip of a pose inside the limits (what two constrained-FABRIK iterations
+/// toward a random target leave), 64 iterations each.
+fn reachable_chains() -> Vec<ConstrainedFabrikChain> {
     let mut rng = Rng(5);
     let mut chains = Vec::new();
     while chains.len() < 2_000 {
@@ -170,6 +169,15 @@ fn targets_reachable_within_the_limits_are_reached() {
         reach.chain.mode[1] = 64;
         chains.push(reach);
     }
+    chains
+}
+
+/// Targets the chain reaches within its limits: the tip of a random pose inside the
+/// limits. Reports the share reached and the tip error for constrained FABRIK and CCD in both
+/// sweep orders, and holds each to a regression floor below its measured share.
+#[test]
+fn targets_reachable_within_the_limits_are_reached() {
+    let chains = reachable_chains();
     let fabrik = solve_cpu(&chains, FabrikMode::Fixed);
     let ccd = solve_ccd(&ccd_chains(&chains, 0.0, false), FabrikMode::Fixed);
     let ccd_root_first = solve_ccd(&ccd_chains(&chains, 0.0, true), FabrikMode::Fixed);
@@ -201,6 +209,45 @@ fn targets_reachable_within_the_limits_are_reached() {
     // 2026-11-24): no solver reaches every reachable target in 64 iterations yet (see the
     // docs/joint-limits.md).
     assert!(shares[0] >= 0.2 && shares[1] >= 0.3 && shares[2] >= 0.5, "reached shares fell: {shares:?}");
+}
+
+/// Damped least squares (Levenberg–Marquardt, limits as bounds on each joint's coordinates,
+/// eight starts): the same reachable targets as above, within 1e-4 × the chain's length in
+/// 32 iterations per start, the limits holding to 1e-4 rad; and on the random chains of the
+/// limits test (corrupted records among them) every output finite, every limit held.
+#[test]
+fn damped_least_squares_reaches_limited_targets() {
+    let chains = reachable_chains();
+    let solve = |c: &ConstrainedFabrikChain, iterations: u32| {
+        let mut d = CcdChain::new(c.chain, c.limits);
+        d.chain.mode[1] = iterations;
+        d.chain.params[0] = 1e-4 * length(&c.chain);
+        let mut s = FabrikSolved::default();
+        crowd_ik::cpu::dls::dls(&d, &mut s);
+        s
+    };
+    for iterations in [16, 32] {
+        let out: Vec<_> = chains.iter().map(|c| solve(c, iterations)).collect();
+        let reached = out.iter().filter(|s| s.reached()).count();
+        let share = reached as f32 / chains.len() as f32;
+        let worst = chains.iter().zip(&out).map(|(c, s)| worst_violation(c, s)).fold(0.0, f32::max);
+        eprintln!(
+            "damped least squares, {iterations} iterations per start: {reached}/{} reachable targets reached ({:.1} %), worst limit violation {worst:e} rad",
+            chains.len(),
+            100.0 * share
+        );
+        assert!(worst <= 1e-4, "a joint is {worst} rad outside its limit");
+        if iterations == 32 {
+            assert!(share >= 0.985, "reached {share}");
+        }
+    }
+    let mut rng = Rng(17);
+    let random: Vec<_> = (0..2_000).map(|_| random_limited(&mut rng, 8)).collect();
+    let out: Vec<_> = random.iter().map(|c| solve(c, 8)).collect();
+    let worst = random.iter().zip(&out).map(|(c, s)| worst_violation(c, s)).fold(0.0, f32::max);
+    assert!(worst <= 1e-4, "a joint is {worst} rad outside its limit");
+    assert!(out.iter().all(|s| s.positions_ms.iter().chain(&s.rotations_ms).flatten().all(|x| x.is_finite())));
+    assert!(out.iter().any(|s| s.error().is_some()), "the corrupted records are flagged");
 }
 
 /// CCD's two sweep orders without limits, on random targets within 95 % of the reach:

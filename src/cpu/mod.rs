@@ -11,6 +11,8 @@ pub mod ccd;
 pub(crate) mod chain;
 pub mod clip_sample;
 pub mod constrained_fabrik;
+#[doc(hidden)] // being built: the record, the GPU kernel and the f64 reference follow
+pub mod dls;
 pub mod fabrik;
 pub(crate) mod foot_ground;
 pub mod foot_ik;
