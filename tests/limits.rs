@@ -212,7 +212,7 @@ fn targets_reachable_within_the_limits_are_reached() {
 }
 
 /// Damped least squares (Levenberg–Marquardt, limits as bounds on each joint's coordinates,
-/// eight starts): the same reachable targets as above, within 1e-4 × the chain's length in
+/// eight starts): the same reachable targets as above, 99 % within 1e-4 × the chain's length in
 /// 32 iterations per start, the limits holding to 1e-4 rad; and on the random chains of the
 /// limits test (corrupted records among them) every output finite, every limit held.
 #[test]
@@ -238,7 +238,7 @@ fn damped_least_squares_reaches_limited_targets() {
         );
         assert!(worst <= 1e-4, "a joint is {worst} rad outside its limit");
         if iterations == 32 {
-            assert!(share >= 0.985, "reached {share}");
+            assert!(share >= 0.99, "reached {share}");
         }
     }
     let mut rng = Rng(17);

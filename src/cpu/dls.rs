@@ -19,7 +19,7 @@ use super::chain::finish_chain;
 use super::constrained_fabrik::{checked, solve_limited};
 use super::fabrik::FabrikMode;
 use super::limits::Limit;
-use super::math::{atan2, quat_from_axis_angle};
+use super::math::{atan2, quat_from_axis_angle, sin_cos};
 use crate::constants::{LIMIT_CONE, LIMIT_HINGE, LIMIT_TWIST, PI};
 use crate::error::ChainError;
 use crate::records::{info, option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
@@ -30,12 +30,11 @@ pub(crate) const OPTIONS: u32 = option::FABRIK;
 /// The damping at the start, as a share of the chain's length.
 const DAMPING_START: f32 = 0.1;
 
-/// The starts: the FK pose moved into the limits, then poses inside the limits with every
-/// coordinate at these shares of its range ([`spread`]); each start runs the chain's
-/// iterations until one ends within the precision, and the closest end is kept (limits make
-/// the problem non-convex: a start can end in a pose from which no small step comes closer).
-const SEEDS: [(f32, f32); 8] =
-    [(0.5, 0.5), (0.5, 0.5), (0.2, 0.7), (0.8, 0.3), (0.35, 0.9), (0.65, 0.1), (0.1, 0.4), (0.9, 0.6)];
+/// How many starts: the FK pose moved into the limits, then poses spread inside the limits
+/// ([`spread`]); each runs the chain's iterations until one ends within the precision, and
+/// the closest end is kept (limits make the problem non-convex: a start can end in a pose
+/// from which no small step comes closer).
+const STARTS: u32 = 8;
 
 /// Solves one limited chain by damped least squares with exactly
 /// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations); an invalid chain
@@ -135,7 +134,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
     let iterations = ch.iterations();
     let mut best = pose;
     let mut best_err = f32::INFINITY;
-    for (seed, (f, g)) in SEEDS.into_iter().enumerate() {
+    for seed in 0..STARTS {
         if best_err <= precision {
             break;
         }
@@ -143,7 +142,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         if seed > 0 {
             // Another start inside the limits: every coordinate at a fixed share of its range.
             for i in 0..n - 1 {
-                start.q[i] = spread(&joints[i], f, g, i);
+                start.q[i] = spread(&joints[i], seed as f32, i as f32);
             }
             forward(&mut start, &joints, parent_ms, n);
         }
@@ -169,10 +168,13 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
     Ok(())
 }
 
-/// A start inside the limits: joint `i`'s coordinates at shares `f`, `g` of their ranges.
-fn spread(j: &Joint, f: f32, g: f32, i: usize) -> Vec3 {
+/// Start `k`'s coordinates of joint `i`, inside its limits: each coordinate at a share of
+/// its range from two golden-ratio sequences over `k` and `i` (spread over the range, the
+/// same on both twins); a swing within 0.7 of its cone (or of a radian without one).
+fn spread(j: &Joint, k: f32, i: f32) -> Vec3 {
     let (kind, r) = (j.limit.kind, j.limit.range);
-    let (f, g) = if i.is_multiple_of(2) { (f, g) } else { (g, f) };
+    let f = (k * 0.618_034 + i * 0.381_966).fract();
+    let g = (k * 0.414_214 + i * 0.732_051).fract();
     match j.dof() {
         Dof::Free => Vec3::ZERO,
         Dof::Hinge => Vec3::new(r[0] + (r[1] - r[0]) * f, 0.0, 0.0),
@@ -200,6 +202,7 @@ fn descend(
 ) -> (Pose, f32) {
     let mut err = pose.p[n - 1].distance(target);
     let mut delta = [Vec3::ZERO; MAX_FABRIK_JOINTS];
+    let (lambda_min, lambda_max) = (lambda * 1e-4, lambda * 1e3);
     for _ in 0..iterations {
         if mode == FabrikMode::Converge && err <= precision {
             break;
@@ -230,11 +233,12 @@ fn descend(
         }
         forward(&mut next, joints, parent_ms, n);
         let next_err = next.p[n - 1].distance(target);
+        // The damping stays within [1e-4, 1e3] × its start (A stays positive definite).
         if next_err < err {
             (pose, err) = (next, next_err);
-            lambda *= 0.5;
+            lambda = (lambda * 0.5).max(lambda_min);
         } else {
-            lambda *= 3.0;
+            lambda = (lambda * 3.0).min(lambda_max);
         }
     }
     (pose, err)
@@ -329,14 +333,21 @@ fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Quat) -> [Vec3; 3] {
         Dof::Ball => {
             let frame = parent * j.limit.rest;
             let w = j.limit.u * pose.q[i].x + j.v * pose.q[i].y;
+            // J_l(w)·x = x + (1 − cos θ)/θ² · w × x + (θ − sin θ)/θ³ · w × (w × x), the
+            // first factor as ½ (sin(θ/2) / (θ/2))², the second by its series for small θ
+            // (no cancellation either way).
             let t2 = w.length_squared();
-            // J_l(w)·x = x + (1 − cos θ)/θ² · w × x + (θ − sin θ)/θ³ · w × (w × x).
-            let (a, b) = if t2 > 1e-8 {
-                let t = t2.sqrt();
-                let (sin, cos) = (t.sin(), t.cos());
-                ((1.0 - cos) / t2, (t - sin) / (t2 * t))
+            let t = t2.sqrt();
+            let (a, b) = if t > 0.1 {
+                let (half_sin, _) = sin_cos(0.5 * t);
+                let (sin, _) = sin_cos(t);
+                let h = half_sin / (0.5 * t);
+                (0.5 * h * h, (t - sin) / (t2 * t))
             } else {
-                (0.5, 1.0 / 6.0)
+                (
+                    0.5 - t2 * (1.0 / 24.0) + t2 * t2 * (1.0 / 720.0),
+                    1.0 / 6.0 - t2 * (1.0 / 120.0) + t2 * t2 * (1.0 / 5040.0),
+                )
             };
             let jl = |x: Vec3| x + w.cross(x) * a + w.cross(w.cross(x)) * b;
             [frame * jl(j.limit.u), frame * jl(j.v), pose.rot[i] * j.limit.bone]
@@ -386,7 +397,7 @@ fn solve_step(
         }
         cols[i] = c;
     }
-    let y = a.inverse() * e;
+    let y = solve_spd(a, e);
     for i in 0..n - 1 {
         let r = tip - pose.p[i];
         delta[i] = match joints[i].dof() {
@@ -445,6 +456,23 @@ fn hold_bounds(
         }
     }
     any
+}
+
+/// `A⁻¹ e` for a symmetric positive definite `A` (Cholesky).
+fn solve_spd(a: Mat3, e: Vec3) -> Vec3 {
+    let (a00, a01, a02, a11, a12, a22) = (a.x_axis.x, a.y_axis.x, a.z_axis.x, a.y_axis.y, a.z_axis.y, a.z_axis.z);
+    let l00 = a00.sqrt();
+    let (l10, l20) = (a01 / l00, a02 / l00);
+    let l11 = (a11 - l10 * l10).sqrt();
+    let l21 = (a12 - l20 * l10) / l11;
+    let l22 = (a22 - l20 * l20 - l21 * l21).sqrt();
+    let z0 = e.x / l00;
+    let z1 = (e.y - l10 * z0) / l11;
+    let z2 = (e.z - l20 * z0 - l21 * z1) / l22;
+    let y2 = z2 / l22;
+    let y1 = (z1 - l21 * y2) / l11;
+    let y0 = (z0 - l10 * y1 - l20 * y2) / l00;
+    Vec3::new(y0, y1, y2)
 }
 
 /// `u vᵀ`.
