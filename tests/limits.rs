@@ -211,6 +211,47 @@ fn targets_reachable_within_the_limits_are_reached() {
     assert!(shares[0] >= 0.2 && shares[1] >= 0.3 && shares[2] >= 0.5, "reached shares fell: {shares:?}");
 }
 
+/// Damped least squares on targets the limits may keep out of reach (random targets within
+/// 1.3 × the chain's length): its `f64` reference, run the same way (8 starts of 32 steps),
+/// ends as far from the target as the solver, within 1e-3 × length (the closest pose to an
+/// unreachable target is seldom one pose, so distances are compared); against the reference's least-squares
+/// optimum (16 starts of 200 steps) the figures are printed (how many tips end farther than
+/// 1e-3 × length from it, and the worst).
+#[test]
+fn damped_least_squares_and_its_f64_reference() {
+    let mut rng = Rng(23);
+    let mut chains = Vec::new();
+    while chains.len() < 500 {
+        let c = random_limited(&mut rng, 32);
+        if c.chain.target_ms[3] == 1.0 && crowd_ik::cpu::validate_constrained_fabrik(&c).is_ok() {
+            chains.push(CcdChain::new(c.chain, c.limits));
+        }
+    }
+    let (mut twin, mut worst_gap, mut farther, mut out_of_reach) = (0.0f32, f32::NEG_INFINITY, 0, 0);
+    for c in &chains {
+        let n = c.chain.joint_count();
+        let target = Vec3::from_slice(&c.chain.target_ms[..3]);
+        let len = length(&c.chain);
+        let mut s = FabrikSolved::default();
+        crowd_ik::cpu::dls::dls(c, &mut s);
+        let same = crowd_ik::cpu::dls::reference(c, 8, 32).unwrap();
+        let ours = s.position(n - 1).distance(target);
+        twin = twin.max((ours - same[n - 1].distance(target.as_dvec3()) as f32).abs() / len);
+        let optimum = crowd_ik::cpu::dls::reference(c, 16, 200).unwrap();
+        let best = optimum[n - 1].distance(target.as_dvec3()) as f32;
+        let gap = (ours - best) / len;
+        out_of_reach += usize::from(best > 1e-4 * len);
+        farther += usize::from(gap > 1e-3);
+        worst_gap = worst_gap.max(gap);
+    }
+    eprintln!(
+        "damped least squares, {} chains ({out_of_reach} out of reach), 8 starts of 32 steps: the f64 reference run the same way as far from the target within {twin:e} × length; against the optimum (16 starts of 200 steps) {farther} end farther than 1e-3 × length, the worst {worst_gap:e} × length",
+        chains.len()
+    );
+    assert!(out_of_reach > 100, "the targets test what they should");
+    assert!(twin <= 1e-3, "{twin}");
+}
+
 /// Damped least squares (Levenberg–Marquardt, limits as bounds on each joint's coordinates,
 /// eight starts): the same reachable targets as above, 99 % within 1e-4 × the chain's length in
 /// 32 iterations per start, the limits holding to 1e-4 rad; and on the random chains of the

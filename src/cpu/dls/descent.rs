@@ -1,54 +1,13 @@
-//! Damped least squares (Levenberg–Marquardt with adaptive damping) on a limited chain: the
-//! Jacobian family of IK (Unreal's full-body IK, every robotics IK library), here on the
-//! limited-chain record CCD and constrained FABRIK solve ([`CcdChain`]).
-//!
-//! Each iteration linearises the tip's position in every joint's rotation, `J`, and takes
-//! the damped least-squares step `Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ e` toward the target (`e` the tip's
-//! error). `J Jᵀ` is 3 × 3 and built without `J`: a ball joint at `p` adds
-//! `|r|² I − r rᵀ` (`r` = tip − `p`), a hinge about `a` adds `(a × r)(a × r)ᵀ`; the step of a
-//! ball joint is then `r × y` and of a hinge `a ((a × r) · y)` with `y` the solve's
-//! result. The step is taken root to tip, each joint's new rotation moved into its limit
-//! (so the limits hold after every iteration), and kept only if the tip came closer: then
-//! `λ` halves, else the step is dropped and `λ` triples (Levenberg–Marquardt's trust
-//! region). An unreachable target ends at the pose closest to it without oscillating (a
-//! step that does not improve is never taken).
-
-use glam::{Mat3, Quat, Vec3};
-
-use super::chain::finish_chain;
-use super::constrained_fabrik::{checked, solve_limited};
-use super::fabrik::FabrikMode;
-use super::limits::Limit;
-use super::math::{atan2, quat_from_axis_angle, sin_cos};
-use crate::constants::{LIMIT_CONE, LIMIT_HINGE, LIMIT_TWIST, PI};
-use crate::error::ChainError;
-use crate::records::{info, option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
-
-/// The option bits a damped-least-squares chain may set.
-pub(crate) const OPTIONS: u32 = option::FABRIK;
-
-/// The damping at the start, as a share of the chain's length.
-const DAMPING_START: f32 = 0.1;
-
-/// How many starts: the FK pose moved into the limits, then poses spread inside the limits
-/// ([`spread`]); each runs the chain's iterations until one ends within the precision, and
-/// the closest end is kept (limits make the problem non-convex: a start can end in a pose
-/// from which no small step comes closer).
-const STARTS: u32 = 8;
-
-/// Solves one limited chain by damped least squares with exactly
-/// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations); an invalid chain
-/// gets a flagged FK fallback.
-pub fn dls(chain: &CcdChain, out: &mut FabrikSolved) {
-    solve_limited(chain, out, |c, o| solve(c, FabrikMode::Fixed, o));
-}
+// The descent itself, written once over the precision's types (`F`, `V3`, `Q`, `M3`) and
+// its `sin_cos_`, `atan2_`, `axis_angle` and `PI_`: included by `mod.rs` for `f32` (the
+// solver, with the kernels' own sin/cos/atan2) and `f64` (the reference).
 
 /// How a joint turns: freely (no limit: its local rotation, turned by world rotation
 /// vectors), about its hinge (one angle), or as a ball (a swing `w` — its rotation vector in
 /// the plane across the bone, on the limit's axes `u` and `v = b × u` — then a twist `τ`
 /// about the bone): the coordinates the limits bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Dof {
+pub(super) enum Dof {
     Free,
     Hinge,
     Ball,
@@ -58,159 +17,128 @@ enum Dof {
 /// and twist `z`) or, for a free joint, its local rotation; and the pose they give (model
 /// rotations, joint positions).
 #[derive(Clone, Copy)]
-struct Pose {
-    q: [Vec3; MAX_FABRIK_JOINTS],
-    local: [Quat; MAX_FABRIK_JOINTS],
-    rot: [Quat; MAX_FABRIK_JOINTS],
-    p: [Vec3; MAX_FABRIK_JOINTS],
+pub(super) struct Pose {
+    pub q: [V3; MAX_FABRIK_JOINTS],
+    pub local: [Q; MAX_FABRIK_JOINTS],
+    pub rot: [Q; MAX_FABRIK_JOINTS],
+    pub p: [V3; MAX_FABRIK_JOINTS],
 }
 
 /// What the solve reads of each joint.
 #[derive(Clone, Copy, Default)]
-struct Joint {
-    dof: Option<Dof>,
-    limit: Limit,
-    /// `v = b × u`.
-    v: Vec3,
+pub(super) struct Joint {
+    pub dof: Option<Dof>,
+    /// The limit ([`crate::records::limit`] bits; 0 = none), its rest local rotation, the
+    /// bone's direction in the joint's frame `b` (the twist axis), the hinge or cone axis `u`
+    /// (unit, across `b`), `v = b × u`, and its angles.
+    pub kind: u32,
+    pub rest: Q,
+    pub b: V3,
+    pub u: V3,
+    pub v: V3,
+    pub range: [F; 4],
     /// The bone in the joint's frame (not unit).
-    bone: Vec3,
+    pub bone: V3,
 }
 
 impl Joint {
-    fn dof(&self) -> Dof {
+    pub(super) fn dof(&self) -> Dof {
         self.dof.unwrap_or(Dof::Free)
     }
 }
 
-#[allow(clippy::needless_range_loop)] // one index over the per-joint arrays, as in a kernel
-fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
-    let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
-    let s = checked(&chain.chain, &chain.limits, OPTIONS, &mut limits)?;
-    let (n, total) = (s.n, s.total);
-    let ch = &chain.chain;
-    let weight = ch.target_ms[3];
-    if weight <= 0.0 {
-        super::chain::write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
-        return Ok(());
-    }
-    let precision = ch.precision();
-    let target = v3(ch.target_ms);
-    let parent_ms = Quat::from_array(chain.limits.parent_ms);
-    let mut joints = [Joint::default(); MAX_FABRIK_JOINTS];
-    let mut fk = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
+/// The whole solve from the FK pose's local rotations `local` (the first joint's relative to
+/// `parent`), the chain's root at `root`: the FK pose moved into the limits, then up to
+/// `starts` starts, each `iterations` steps of [`descend`], until one ends within
+/// `precision`. Returns the closest end and its tip's distance to `target`.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+pub(super) fn run(
+    joints: &[Joint],
+    local: &[Q],
+    parent: Q,
+    root: V3,
+    target: V3,
+    damping: F,
+    (starts, iterations, precision, converge): (u32, u32, F, bool),
+    n: usize,
+) -> (Pose, F) {
     let mut pose = Pose {
-        q: [Vec3::ZERO; MAX_FABRIK_JOINTS],
-        local: [Quat::IDENTITY; MAX_FABRIK_JOINTS],
-        rot: [Quat::IDENTITY; MAX_FABRIK_JOINTS],
-        p: [Vec3::ZERO; MAX_FABRIK_JOINTS],
+        q: [V3::ZERO; MAX_FABRIK_JOINTS],
+        local: [Q::IDENTITY; MAX_FABRIK_JOINTS],
+        rot: [Q::IDENTITY; MAX_FABRIK_JOINTS],
+        p: [V3::ZERO; MAX_FABRIK_JOINTS],
     };
-    pose.p[0] = v3(ch.joints_ms[0]);
-    let mut parent = parent_ms;
-    for i in 0..n {
-        fk[i] = Quat::from_array(ch.rotations_ms[i]);
-        if i + 1 == n {
-            break;
-        }
-        let l = limits[i];
-        let local = (parent.conjugate() * fk[i]).normalize();
-        let dof = match l.kind {
-            0 => Dof::Free,
-            LIMIT_HINGE => Dof::Hinge,
-            _ => Dof::Ball,
-        };
-        joints[i] = Joint {
-            dof: Some(dof),
-            limit: l,
-            v: l.bone.cross(l.u),
-            bone: fk[i].conjugate() * (v3(ch.joints_ms[i + 1]) - v3(ch.joints_ms[i])),
-        };
+    pose.p[0] = root;
+    for i in 0..n - 1 {
         // The FK pose's coordinates, moved into the limits (a pose outside them is no start).
-        let d = l.rest.conjugate() * local;
-        pose.local[i] = local;
-        pose.q[i] = project(&joints[i], coordinates(&joints[i], d));
-        parent = fk[i];
+        pose.local[i] = local[i];
+        pose.q[i] = project(&joints[i], coordinates(&joints[i], joints[i].rest.conjugate() * local[i]));
     }
-    forward(&mut pose, &joints, parent_ms, n);
-    let iterations = ch.iterations();
+    forward(&mut pose, joints, parent, n);
     let mut best = pose;
-    let mut best_err = f32::INFINITY;
-    for seed in 0..STARTS {
+    let mut best_err = F::INFINITY;
+    for seed in 0..starts {
         if best_err <= precision {
             break;
         }
         let mut start = pose;
         if seed > 0 {
-            // Another start inside the limits: every coordinate at a fixed share of its range.
             for i in 0..n - 1 {
-                start.q[i] = spread(&joints[i], seed as f32, i as f32);
+                start.q[i] = spread(&joints[i], seed as F, i as F);
             }
-            forward(&mut start, &joints, parent_ms, n);
+            forward(&mut start, joints, parent, n);
         }
-        let (end, err) =
-            descend(start, &joints, parent_ms, target, DAMPING_START * total, iterations, precision, mode, n);
+        let (end, err) = descend(start, joints, parent, target, damping, iterations, precision, converge, n);
         if err < best_err {
             (best, best_err) = (end, err);
         }
     }
-    let (pose, err) = (best, best_err);
-    let reached = err <= precision;
-    let flags = if (target - v3(ch.joints_ms[0])).length() >= total { info::OUT_OF_REACH } else { 0 };
-    // Relative deltas: D_i = R'_i · R_i⁻¹, E_i = D_{i−1}⁻¹ · D_i.
-    let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
-    let mut parent_delta = Quat::IDENTITY;
-    for i in 0..n - 1 {
-        let delta = (pose.rot[i] * fk[i].conjugate()).normalize();
-        rel[i] = (parent_delta.conjugate() * delta).normalize();
-        parent_delta = delta;
-    }
-    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { parent_delta.conjugate() } else { Quat::IDENTITY };
-    finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
-    Ok(())
+    (best, best_err)
 }
 
 /// Start `k`'s coordinates of joint `i`, inside its limits: each coordinate at a share of
 /// its range from two golden-ratio sequences over `k` and `i` (spread over the range, the
 /// same on both twins); a swing within 0.7 of its cone (or of a radian without one).
-fn spread(j: &Joint, k: f32, i: f32) -> Vec3 {
-    let (kind, r) = (j.limit.kind, j.limit.range);
+pub(super) fn spread(j: &Joint, k: F, i: F) -> V3 {
+    let (kind, r) = (j.kind, j.range);
     let f = (k * 0.618_034 + i * 0.381_966).fract();
     let g = (k * 0.414_214 + i * 0.732_051).fract();
     match j.dof() {
-        Dof::Free => Vec3::ZERO,
-        Dof::Hinge => Vec3::new(r[0] + (r[1] - r[0]) * f, 0.0, 0.0),
+        Dof::Free => V3::ZERO,
+        Dof::Hinge => V3::new(r[0] + (r[1] - r[0]) * f, 0.0, 0.0),
         Dof::Ball => {
             let (a, b) = if kind & LIMIT_CONE != 0 { (r[0], r[1]) } else { (1.0, 1.0) };
             let tau = if kind & LIMIT_TWIST != 0 { r[2] + (r[3] - r[2]) * g } else { 0.0 };
-            Vec3::new(a * (2.0 * f - 1.0) * 0.7, b * (2.0 * g - 1.0) * 0.7, tau)
+            V3::new(a * (2.0 * f - 1.0) * 0.7, b * (2.0 * g - 1.0) * 0.7, tau)
         }
     }
 }
 
-/// Levenberg–Marquardt from `pose`: `iterations` steps (or until within `precision` in
-/// converge mode). Returns the best pose and its tip's distance to the target.
+/// Levenberg–Marquardt from `pose`: `iterations` steps (or until within `precision` with
+/// `converge`). Returns the pose and its tip's distance to the target.
 #[allow(clippy::too_many_arguments)]
-fn descend(
+pub(super) fn descend(
     mut pose: Pose,
     joints: &[Joint],
-    parent_ms: Quat,
-    target: Vec3,
-    mut lambda: f32,
+    parent_ms: Q,
+    target: V3,
+    mut lambda: F,
     iterations: u32,
-    precision: f32,
-    mode: FabrikMode,
+    precision: F,
+    converge: bool,
     n: usize,
-) -> (Pose, f32) {
+) -> (Pose, F) {
     let mut err = pose.p[n - 1].distance(target);
-    let mut delta = [Vec3::ZERO; MAX_FABRIK_JOINTS];
+    let mut delta = [V3::ZERO; MAX_FABRIK_JOINTS];
     let (lambda_min, lambda_max) = (lambda * 1e-4, lambda * 1e3);
     for _ in 0..iterations {
-        if mode == FabrikMode::Converge && err <= precision {
+        if converge && err <= precision {
             break;
         }
         // The step; the coordinates at a bound it would push out of are held there (a
         // cone's swing slides along its rim) and the step taken again without them.
         let mut held = [[false; 3]; MAX_FABRIK_JOINTS];
-        let mut rim = [Vec3::ZERO; MAX_FABRIK_JOINTS];
+        let mut rim = [V3::ZERO; MAX_FABRIK_JOINTS];
         solve_step(&pose, joints, parent_ms, target, lambda, &held, &rim, n, &mut delta);
         if hold_bounds(&pose, joints, &delta, n, &mut held, &mut rim) {
             solve_step(&pose, joints, parent_ms, target, lambda, &held, &rim, n, &mut delta);
@@ -224,7 +152,7 @@ fn descend(
                     if angle > 0.0 {
                         // The world turn seen from the parent: L' = P⁻¹ · exp(ω) · P · L.
                         let p = if i == 0 { parent_ms } else { pose.rot[i - 1] };
-                        let turn = quat_from_axis_angle(w / angle, angle);
+                        let turn = axis_angle(w / angle, angle);
                         next.local[i] = (p.conjugate() * turn * p * pose.local[i]).normalize();
                     }
                 }
@@ -245,26 +173,26 @@ fn descend(
 }
 
 /// A joint's coordinates of the deviation `d` from its rest (see [`Dof`]).
-fn coordinates(j: &Joint, d: Quat) -> Vec3 {
+pub(super) fn coordinates(j: &Joint, d: Q) -> V3 {
     let d = if d.w < 0.0 { -d } else { d };
-    let (b, u) = (j.limit.bone, j.limit.u);
+    let (b, u) = (j.b, j.u);
     match j.dof() {
-        Dof::Free => Vec3::ZERO,
+        Dof::Free => V3::ZERO,
         Dof::Hinge => {
             let s = d * b;
             let (y, x) = (s.dot(u.cross(b)), s.dot(b));
-            Vec3::new(if x * x + y * y > 1e-12 { atan2(y, x) } else { 0.0 }, 0.0, 0.0)
+            V3::new(if x * x + y * y > 1e-12 { atan2_(y, x) } else { 0.0 }, 0.0, 0.0)
         }
         Dof::Ball => {
-            let along = Vec3::new(d.x, d.y, d.z).dot(b);
-            let t = Quat::from_xyzw(b.x * along, b.y * along, b.z * along, d.w);
-            let twist = if t.length_squared() > 1e-12 { t.normalize() } else { Quat::IDENTITY };
-            let tau = 2.0 * atan2(Vec3::new(twist.x, twist.y, twist.z).dot(b), twist.w);
+            let along = V3::new(d.x, d.y, d.z).dot(b);
+            let t = Q::from_xyzw(b.x * along, b.y * along, b.z * along, d.w);
+            let twist = if t.length_squared() > 1e-12 { t.normalize() } else { Q::IDENTITY };
+            let tau = 2.0 * atan2_(V3::new(twist.x, twist.y, twist.z).dot(b), twist.w);
             let swing = d * twist.conjugate();
-            let sv = Vec3::new(swing.x, swing.y, swing.z);
+            let sv = V3::new(swing.x, swing.y, swing.z);
             let sl = sv.length();
-            let w = if sl > 0.0 { sv * (2.0 * atan2(sl, swing.w) / sl) } else { Vec3::ZERO };
-            Vec3::new(w.dot(u), w.dot(j.v), tau)
+            let w = if sl > 0.0 { sv * (2.0 * atan2_(sl, swing.w) / sl) } else { V3::ZERO };
+            V3::new(w.dot(u), w.dot(j.v), tau)
         }
     }
 }
@@ -272,47 +200,47 @@ fn coordinates(j: &Joint, d: Quat) -> Vec3 {
 /// Coordinates moved into the joint's limits: a hinge's angle and a twist clamped, a swing
 /// outside its cone scaled back onto the rim (as `limit_deviation` does); a swing or twist
 /// without a limit kept within half a turn.
-fn project(j: &Joint, q: Vec3) -> Vec3 {
-    let (kind, r) = (j.limit.kind, j.limit.range);
+pub(super) fn project(j: &Joint, q: V3) -> V3 {
+    let (kind, r) = (j.kind, j.range);
     match j.dof() {
         Dof::Free => q,
-        Dof::Hinge => Vec3::new(q.x.clamp(r[0], r[1]), 0.0, 0.0),
+        Dof::Hinge => V3::new(q.x.clamp(r[0], r[1]), 0.0, 0.0),
         Dof::Ball => {
             let tau = if kind & LIMIT_TWIST != 0 {
                 q.z.clamp(r[2], r[3])
             } else {
-                q.z - (2.0 * PI) * (q.z * (0.5 / PI)).round()
+                q.z - (2.0 * PI_) * (q.z * (0.5 / PI_)).round()
             };
             let (mut wu, mut wv) = (q.x, q.y);
             let e = if kind & LIMIT_CONE != 0 {
                 (wu / r[0]) * (wu / r[0]) + (wv / r[1]) * (wv / r[1])
             } else {
-                (wu * wu + wv * wv) / (PI * PI)
+                (wu * wu + wv * wv) / (PI_ * PI_)
             };
             if e > 1.0 {
                 let k = 1.0 / e.sqrt();
                 (wu, wv) = (wu * k, wv * k);
             }
-            Vec3::new(wu, wv, tau)
+            V3::new(wu, wv, tau)
         }
     }
 }
 
 /// The pose the coordinates give: model rotations and joint positions, root to tip.
 #[allow(clippy::needless_range_loop)] // one index over the per-joint arrays, as in a kernel
-fn forward(pose: &mut Pose, joints: &[Joint], parent_ms: Quat, n: usize) {
+pub(super) fn forward(pose: &mut Pose, joints: &[Joint], parent_ms: Q, n: usize) {
     let mut parent = parent_ms;
     for i in 0..n - 1 {
         let j = &joints[i];
         let q = pose.q[i];
         let local = match j.dof() {
             Dof::Free => pose.local[i],
-            Dof::Hinge => j.limit.rest * quat_from_axis_angle(j.limit.u, q.x),
+            Dof::Hinge => j.rest * axis_angle(j.u, q.x),
             Dof::Ball => {
-                let w = j.limit.u * q.x + j.v * q.y;
+                let w = j.u * q.x + j.v * q.y;
                 let angle = w.length();
-                let swing = if angle > 0.0 { quat_from_axis_angle(w / angle, angle) } else { Quat::IDENTITY };
-                j.limit.rest * swing * quat_from_axis_angle(j.limit.bone, q.z)
+                let swing = if angle > 0.0 { axis_angle(w / angle, angle) } else { Q::IDENTITY };
+                j.rest * swing * axis_angle(j.b, q.z)
             }
         };
         let r = (parent * local).normalize();
@@ -325,22 +253,22 @@ fn forward(pose: &mut Pose, joints: &[Joint], parent_ms: Quat, n: usize) {
 /// The world axes a joint's coordinates turn it about: a hinge's axis; a ball's swing axes
 /// (the swing's rotation vector `w` in its parent's rest frame, through the rotation's left
 /// Jacobian) and its bone; a free joint's world axes.
-fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Quat) -> [Vec3; 3] {
+fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Q) -> [V3; 3] {
     let parent = if i == 0 { parent_ms } else { pose.rot[i - 1] };
     match j.dof() {
-        Dof::Free => [Vec3::X, Vec3::Y, Vec3::Z],
-        Dof::Hinge => [parent * (j.limit.rest * j.limit.u), Vec3::ZERO, Vec3::ZERO],
+        Dof::Free => [V3::X, V3::Y, V3::Z],
+        Dof::Hinge => [parent * (j.rest * j.u), V3::ZERO, V3::ZERO],
         Dof::Ball => {
-            let frame = parent * j.limit.rest;
-            let w = j.limit.u * pose.q[i].x + j.v * pose.q[i].y;
+            let frame = parent * j.rest;
+            let w = j.u * pose.q[i].x + j.v * pose.q[i].y;
             // J_l(w)·x = x + (1 − cos θ)/θ² · w × x + (θ − sin θ)/θ³ · w × (w × x), the
             // first factor as ½ (sin(θ/2) / (θ/2))², the second by its series for small θ
             // (no cancellation either way).
             let t2 = w.length_squared();
             let t = t2.sqrt();
             let (a, b) = if t > 0.1 {
-                let (half_sin, _) = sin_cos(0.5 * t);
-                let (sin, _) = sin_cos(t);
+                let (half_sin, _) = sin_cos_(0.5 * t);
+                let (sin, _) = sin_cos_(t);
                 let h = half_sin / (0.5 * t);
                 (0.5 * h * h, (t - sin) / (t2 * t))
             } else {
@@ -349,8 +277,8 @@ fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Quat) -> [Vec3; 3] {
                     1.0 / 6.0 - t2 * (1.0 / 120.0) + t2 * t2 * (1.0 / 5040.0),
                 )
             };
-            let jl = |x: Vec3| x + w.cross(x) * a + w.cross(w.cross(x)) * b;
-            [frame * jl(j.limit.u), frame * jl(j.v), pose.rot[i] * j.limit.bone]
+            let jl = |x: V3| x + w.cross(x) * a + w.cross(w.cross(x)) * b;
+            [frame * jl(j.u), frame * jl(j.v), pose.rot[i] * j.b]
         }
     }
 }
@@ -362,36 +290,36 @@ fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Quat) -> [Vec3; 3] {
 fn solve_step(
     pose: &Pose,
     joints: &[Joint],
-    parent_ms: Quat,
-    target: Vec3,
-    lambda: f32,
+    parent_ms: Q,
+    target: V3,
+    lambda: F,
     held: &[[bool; 3]; MAX_FABRIK_JOINTS],
-    rim: &[Vec3; MAX_FABRIK_JOINTS],
+    rim: &[V3; MAX_FABRIK_JOINTS],
     n: usize,
-    delta: &mut [Vec3; MAX_FABRIK_JOINTS],
+    delta: &mut [V3; MAX_FABRIK_JOINTS],
 ) {
     let tip = pose.p[n - 1];
     let e = target - tip;
     // The columns of J (axis × r) for every coordinate that moves, summed as J Jᵀ.
-    let mut cols = [[Vec3::ZERO; 3]; MAX_FABRIK_JOINTS];
-    let mut a = Mat3::from_diagonal(Vec3::splat(lambda * lambda));
+    let mut cols = [[V3::ZERO; 3]; MAX_FABRIK_JOINTS];
+    let mut a = M3::from_diagonal(V3::splat(lambda * lambda));
     for i in 0..n - 1 {
         let r = tip - pose.p[i];
         let j = &joints[i];
         if j.dof() == Dof::Free {
-            a += Mat3::from_diagonal(Vec3::splat(r.length_squared())) - outer(r, r);
+            a += M3::from_diagonal(V3::splat(r.length_squared())) - outer(r, r);
             continue;
         }
         let ax = axes(pose, j, i, parent_ms);
         let mut c = [ax[0].cross(r), ax[1].cross(r), ax[2].cross(r)];
-        if rim[i] != Vec3::ZERO {
+        if rim[i] != V3::ZERO {
             // Along the rim: one swing column, the other none.
             c[0] = c[0] * rim[i].x + c[1] * rim[i].y;
-            c[1] = Vec3::ZERO;
+            c[1] = V3::ZERO;
         }
         for k in 0..3 {
             if held[i][k] {
-                c[k] = Vec3::ZERO;
+                c[k] = V3::ZERO;
             }
             a += outer(c[k], c[k]);
         }
@@ -404,9 +332,9 @@ fn solve_step(
             Dof::Free => r.cross(y),
             _ => {
                 let c = cols[i];
-                let d = Vec3::new(c[0].dot(y), c[1].dot(y), c[2].dot(y));
-                if rim[i] != Vec3::ZERO {
-                    Vec3::new(rim[i].x * d.x, rim[i].y * d.x, d.z)
+                let d = V3::new(c[0].dot(y), c[1].dot(y), c[2].dot(y));
+                if rim[i] != V3::ZERO {
+                    V3::new(rim[i].x * d.x, rim[i].y * d.x, d.z)
                 } else {
                     d
                 }
@@ -421,16 +349,16 @@ fn solve_step(
 fn hold_bounds(
     pose: &Pose,
     joints: &[Joint],
-    delta: &[Vec3; MAX_FABRIK_JOINTS],
+    delta: &[V3; MAX_FABRIK_JOINTS],
     n: usize,
     held: &mut [[bool; 3]; MAX_FABRIK_JOINTS],
-    rim: &mut [Vec3; MAX_FABRIK_JOINTS],
+    rim: &mut [V3; MAX_FABRIK_JOINTS],
 ) -> bool {
-    const AT: f32 = 1e-5;
+    const AT: F = 1e-5;
     let mut any = false;
     for i in 0..n - 1 {
         let j = &joints[i];
-        let (kind, r, q, d) = (j.limit.kind, j.limit.range, pose.q[i], delta[i]);
+        let (kind, r, q, d) = (j.kind, j.range, pose.q[i], delta[i]);
         match j.dof() {
             Dof::Free => {}
             Dof::Hinge => {
@@ -446,9 +374,9 @@ fn hold_bounds(
                 }
                 if kind & LIMIT_CONE != 0 {
                     let e = (q.x / r[0]) * (q.x / r[0]) + (q.y / r[1]) * (q.y / r[1]);
-                    let normal = Vec3::new(q.x / (r[0] * r[0]), q.y / (r[1] * r[1]), 0.0);
+                    let normal = V3::new(q.x / (r[0] * r[0]), q.y / (r[1] * r[1]), 0.0);
                     if e >= 1.0 - AT && normal.x * d.x + normal.y * d.y > 0.0 {
-                        rim[i] = Vec3::new(-normal.y, normal.x, 0.0).normalize_or_zero();
+                        rim[i] = V3::new(-normal.y, normal.x, 0.0).normalize_or_zero();
                         any = true;
                     }
                 }
@@ -459,7 +387,7 @@ fn hold_bounds(
 }
 
 /// `A⁻¹ e` for a symmetric positive definite `A` (Cholesky).
-fn solve_spd(a: Mat3, e: Vec3) -> Vec3 {
+fn solve_spd(a: M3, e: V3) -> V3 {
     let (a00, a01, a02, a11, a12, a22) = (a.x_axis.x, a.y_axis.x, a.z_axis.x, a.y_axis.y, a.z_axis.y, a.z_axis.z);
     let l00 = a00.sqrt();
     let (l10, l20) = (a01 / l00, a02 / l00);
@@ -472,10 +400,10 @@ fn solve_spd(a: Mat3, e: Vec3) -> Vec3 {
     let y2 = z2 / l22;
     let y1 = (z1 - l21 * y2) / l11;
     let y0 = (z0 - l10 * y1 - l20 * y2) / l00;
-    Vec3::new(y0, y1, y2)
+    V3::new(y0, y1, y2)
 }
 
 /// `u vᵀ`.
-fn outer(u: Vec3, v: Vec3) -> Mat3 {
-    Mat3::from_cols(u * v.x, u * v.y, u * v.z)
+fn outer(u: V3, v: V3) -> M3 {
+    M3::from_cols(u * v.x, u * v.y, u * v.z)
 }
