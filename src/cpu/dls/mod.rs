@@ -131,6 +131,7 @@ fn prepare(chain: &CcdChain) -> Result<Prepared, ChainError> {
     Ok(p)
 }
 
+#[allow(clippy::needless_range_loop)] // one index over the per-joint arrays, as in a kernel
 fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
     let s = prepare(chain)?;
     let (n, total) = (s.n, s.total);
