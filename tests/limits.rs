@@ -1,4 +1,5 @@
-//! Joint limits: constrained FABRIK and CCD, on the CPU and on the GPU (lavapipe in CI).
+//! Joint limits: constrained FABRIK and CCD, on the CPU and on the GPU (lavapipe in CI), and damped
+//! least squares (CPU, with its f64 reference).
 //!
 //! The limits are checked from the solved rotations alone, by an independent statement of
 //! each limit (`violation`): no solved joint may be outside its limit by more than 1e-4 rad.
