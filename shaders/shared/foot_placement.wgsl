@@ -591,7 +591,7 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
         let tolerance = rig_ground_tolerance();
         let spring_lag = clamp(gap, 0.0, a.lag);
         let rest = gap - spring_lag;
-        let settle = min(spring_lag, max(tolerance, 8.0 * tolerance - a.lag))
+        let settle = min(spring_lag, max(tolerance, 9.0 * tolerance - a.lag))
             + clamp(rest, 0.0, max(tolerance, 10.0 * tolerance - rest));
         aim.y -= settle;
         st.legs[l].lock.y -= settle;

@@ -548,15 +548,15 @@ fn lift_foot(
         // up to a bound and then less, down to the tolerance (continuous, and a part that
         // jumps moves the foot by at most its bound). First the ground spring's lag above
         // the real ground, which the sole's contact moving over creased ground leaves (a
-        // heel rising onto the ball across a crease): all of up to four times the
-        // tolerance, none past seven (the spring's lag after a step down is the landing
+        // heel rising onto the ball across a crease): all of up to 4.5 times the
+        // tolerance, none past eight (the spring's lag after a step down is the landing
         // it smooths). Then what is left: the height carried along the plane from the
         // animated foot, which curved ground leaves above the lock: all of up to five
         // times the tolerance, none past nine (over a step edge the carried height stands).
         let tolerance = rig.ground_tolerance();
         let spring_lag = gap.clamp(0.0, lag);
         let rest = gap - spring_lag;
-        let settle = spring_lag.min(tolerance.max(8.0 * tolerance - lag))
+        let settle = spring_lag.min(tolerance.max(9.0 * tolerance - lag))
             + rest.clamp(0.0, tolerance.max(10.0 * tolerance - rest));
         target.y -= settle;
         ls.lock[1] -= settle;
