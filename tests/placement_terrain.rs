@@ -243,6 +243,34 @@ impl Run {
     }
 }
 
+/// One frame of `motion` at time `t` over `hf`, its root at the ground under the hips,
+/// solved with `rig` from `state`: the character, its FK pose and weights, the solved pose
+/// and the result.
+struct Solved {
+    ch: CharacterInput,
+    pose: Vec<JointPose>,
+    w: [f32; 2],
+    out: Vec<JointPose>,
+    res: FootResult,
+}
+
+fn solve_frame(
+    motion: &dyn Motion,
+    (rig, ground, hf): (&FootRig, &Ground, &Heightfield),
+    state: &mut [CharacterState; 1],
+    t: f32,
+    dt: f32,
+) -> Solved {
+    let (root, pose, w) = motion.frame(t);
+    let hips = root + pose[rig.pelvis].position();
+    let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
+    let ch = CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY).with_foot_weights([w[0], w[1], 0.0, 0.0]);
+    let mut out = vec![JointPose::default(); pose.len()];
+    let mut res = [FootResult::default()];
+    FootIkJob::new(rig, ground, &[ch], &pose, &mut out, &mut res).run_frame(state, dt).unwrap();
+    Solved { ch, pose, w, out, res: res[0] }
+}
+
 /// Runs `motion` over `hf` at `hz` with `placement`, the root at the ground under the hips.
 fn run(motion: &dyn Motion, hf: &Heightfield, hz: f32, placement: FootPlacement) -> Run {
     let rig = motion.rig().with_placement(Some(placement));
@@ -255,14 +283,7 @@ fn run(motion: &dyn Motion, hf: &Heightfield, hz: f32, placement: FootPlacement)
     let min_frames = (0.1 * hz).ceil() as usize;
     let dt = 1.0 / hz;
     for f in 0..(motion.seconds() * hz) as usize {
-        let (root, pose, w) = motion.frame(f as f32 * dt);
-        let hips = root + pose[rig.pelvis].position();
-        let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
-        let ch = CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY).with_foot_weights([w[0], w[1], 0.0, 0.0]);
-        let mut out = vec![JointPose::default(); pose.len()];
-        let mut res = [FootResult::default()];
-        FootIkJob::new(&rig, &ground, &[ch], &pose, &mut out, &mut res).run_frame(&mut state, dt).unwrap();
-        let res = res[0];
+        let Solved { ch, pose, w, out, res } = solve_frame(motion, (&rig, &ground, hf), &mut state, f as f32 * dt, dt);
         let offset = -res.pelvis[0];
         if res.pelvis[2] != 0.0 {
             r.snaps += 1;
@@ -840,15 +861,9 @@ fn sampled(motion: &dyn Motion, hf: &Heightfield, hz: f32, seconds: f32, placeme
     let dt = 1.0 / hz;
     let mut out = Vec::new();
     for f in 0..=(seconds * hz).round() as usize {
-        let (root, pose, w) = motion.frame(f as f32 * dt);
-        let hips = root + pose[rig.pelvis].position();
-        let y = hf.sample(hips.x, hips.z).map_or(0.0, |(y, _)| y);
-        let ch = CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY).with_foot_weights([w[0], w[1], 0.0, 0.0]);
-        let mut solved = vec![JointPose::default(); pose.len()];
-        let mut res = [FootResult::default()];
-        FootIkJob::new(&rig, &ground, &[ch], &pose, &mut solved, &mut res).run_frame(&mut state, dt).unwrap();
+        let s = solve_frame(motion, (&rig, &ground, hf), &mut state, f as f32 * dt, dt);
         if f % every == 0 {
-            let at = |j: usize| ch.to_world(solved[j].position());
+            let at = |j: usize| s.ch.to_world(s.out[j].position());
             out.push([at(rig.pelvis), at(rig.legs[0].joints[2]), at(rig.legs[1].joints[2])]);
         }
     }

@@ -13,13 +13,13 @@
 
 use glam::{Quat, Vec3};
 
-use super::chain::{finish_chain, write_fk};
+use super::chain::{finish_rotations, write_fk};
 use super::constrained_fabrik::{check_limited, checked, solve_limited};
 use super::fabrik::FabrikMode;
 use super::limits::{limit_rotation, Limit};
 use super::math::{rotation_arc, sin_cos};
 use crate::error::ChainError;
-use crate::records::{info, option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
+use crate::records::{option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
 
 /// The option bits a CCD chain may set.
 pub(crate) const OPTIONS: u32 = option::CCD;
@@ -126,17 +126,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         }
     }
     let reached = (p[n - 1] - target).length() <= precision;
-    let flags = if (target - v3(ch.joints_ms[0])).length() >= total { info::OUT_OF_REACH } else { 0 };
-    // Relative deltas from CCD's rotations: D_i = R'_i · R_i⁻¹, E_i = D_{i−1}⁻¹ · D_i.
-    let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
-    let mut parent_delta = Quat::IDENTITY;
-    for i in 0..n - 1 {
-        let delta = (rot[i] * fk[i].conjugate()).normalize();
-        rel[i] = (parent_delta.conjugate() * delta).normalize();
-        parent_delta = delta;
-    }
-    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { parent_delta.conjugate() } else { Quat::IDENTITY };
-    finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
+    finish_rotations(ch, &rot, &fk, n, total, reached, out);
     Ok(())
 }
 

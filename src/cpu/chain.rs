@@ -139,3 +139,32 @@ pub(crate) fn finish_chain<const N: usize>(
 pub(crate) fn relative(parent_total: Quat, total: Quat) -> Quat {
     parent_total.conjugate() * total
 }
+
+/// Finishes a chain solved as model rotations `rot` (its FK rotations `fk`): the relative
+/// deltas `D_i = R'_i · R_i⁻¹`, `E_i = D_{i−1}⁻¹ · D_i` (the end joint keeping its model
+/// rotation with [`option::KEEP_END_ROTATION`](crate::records::option::KEEP_END_ROTATION)),
+/// reached as given, flagged out of reach when the target is farther than the chain's
+/// length `total`. What CCD and damped least squares share.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish_rotations(
+    ch: &crate::records::FabrikChain,
+    rot: &[Quat],
+    fk: &[Quat],
+    n: usize,
+    total: f32,
+    reached: bool,
+    out: &mut crate::records::FabrikSolved,
+) {
+    use crate::records::{info, option, Options, MAX_FABRIK_JOINTS};
+    let flags = if (v3(ch.target_ms) - v3(ch.joints_ms[0])).length() >= total { info::OUT_OF_REACH } else { 0 };
+    let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
+    let mut parent_delta = Quat::IDENTITY;
+    for i in 0..n - 1 {
+        let delta = (rot[i] * fk[i].conjugate()).normalize();
+        rel[i] = relative(parent_delta, delta).normalize();
+        parent_delta = delta;
+    }
+    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { parent_delta.conjugate() } else { Quat::IDENTITY };
+    let weight = ch.target_ms[3];
+    finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
+}

@@ -6,8 +6,9 @@
 /// vectors), about its hinge (one angle), or as a ball (a swing `w` — its rotation vector in
 /// the plane across the bone, on the limit's axes `u` and `v = b × u` — then a twist `τ`
 /// about the bone): the coordinates the limits bound.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) enum Dof {
+    #[default]
     Free,
     Hinge,
     Ball,
@@ -27,7 +28,7 @@ pub(super) struct Pose {
 /// What the solve reads of each joint.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Joint {
-    pub dof: Option<Dof>,
+    pub dof: Dof,
     /// The limit ([`crate::records::limit`] bits; 0 = none), its rest local rotation, the
     /// bone's direction in the joint's frame `b` (the twist axis), the hinge or cone axis `u`
     /// (unit, across `b`), `v = b × u`, and its angles.
@@ -39,12 +40,6 @@ pub(super) struct Joint {
     pub range: [F; 4],
     /// The bone in the joint's frame (not unit).
     pub bone: V3,
-}
-
-impl Joint {
-    pub(super) fn dof(&self) -> Dof {
-        self.dof.unwrap_or(Dof::Free)
-    }
 }
 
 /// The whole solve from the FK pose's local rotations `local` (the first joint's relative to
@@ -103,7 +98,7 @@ pub(super) fn spread(j: &Joint, k: F, i: F) -> V3 {
     let (kind, r) = (j.kind, j.range);
     let f = (k * 0.618_034 + i * 0.381_966).fract();
     let g = (k * 0.414_214 + i * 0.732_051).fract();
-    match j.dof() {
+    match j.dof {
         Dof::Free => V3::ZERO,
         Dof::Hinge => V3::new(r[0] + (r[1] - r[0]) * f, 0.0, 0.0),
         Dof::Ball => {
@@ -145,7 +140,7 @@ pub(super) fn descend(
         }
         let mut next = pose;
         for i in 0..n - 1 {
-            match joints[i].dof() {
+            match joints[i].dof {
                 Dof::Free => {
                     let w = delta[i];
                     let angle = w.length();
@@ -176,7 +171,7 @@ pub(super) fn descend(
 pub(super) fn coordinates(j: &Joint, d: Q) -> V3 {
     let d = if d.w < 0.0 { -d } else { d };
     let (b, u) = (j.b, j.u);
-    match j.dof() {
+    match j.dof {
         Dof::Free => V3::ZERO,
         Dof::Hinge => {
             let s = d * b;
@@ -202,7 +197,7 @@ pub(super) fn coordinates(j: &Joint, d: Q) -> V3 {
 /// without a limit kept within half a turn.
 pub(super) fn project(j: &Joint, q: V3) -> V3 {
     let (kind, r) = (j.kind, j.range);
-    match j.dof() {
+    match j.dof {
         Dof::Free => q,
         Dof::Hinge => V3::new(q.x.clamp(r[0], r[1]), 0.0, 0.0),
         Dof::Ball => {
@@ -233,7 +228,7 @@ pub(super) fn forward(pose: &mut Pose, joints: &[Joint], parent_ms: Q, n: usize)
     for i in 0..n - 1 {
         let j = &joints[i];
         let q = pose.q[i];
-        let local = match j.dof() {
+        let local = match j.dof {
             Dof::Free => pose.local[i],
             Dof::Hinge => j.rest * axis_angle(j.u, q.x),
             Dof::Ball => {
@@ -255,7 +250,7 @@ pub(super) fn forward(pose: &mut Pose, joints: &[Joint], parent_ms: Q, n: usize)
 /// Jacobian) and its bone; a free joint's world axes.
 fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Q) -> [V3; 3] {
     let parent = if i == 0 { parent_ms } else { pose.rot[i - 1] };
-    match j.dof() {
+    match j.dof {
         Dof::Free => [V3::X, V3::Y, V3::Z],
         Dof::Hinge => [parent * (j.rest * j.u), V3::ZERO, V3::ZERO],
         Dof::Ball => {
@@ -306,7 +301,7 @@ fn solve_step(
     for i in 0..n - 1 {
         let r = tip - pose.p[i];
         let j = &joints[i];
-        if j.dof() == Dof::Free {
+        if j.dof == Dof::Free {
             a += M3::from_diagonal(V3::splat(r.length_squared())) - outer(r, r);
             continue;
         }
@@ -328,7 +323,7 @@ fn solve_step(
     let y = solve_spd(a, e);
     for i in 0..n - 1 {
         let r = tip - pose.p[i];
-        delta[i] = match joints[i].dof() {
+        delta[i] = match joints[i].dof {
             Dof::Free => r.cross(y),
             _ => {
                 let c = cols[i];
@@ -359,7 +354,7 @@ fn hold_bounds(
     for i in 0..n - 1 {
         let j = &joints[i];
         let (kind, r, q, d) = (j.kind, j.range, pose.q[i], delta[i]);
-        match j.dof() {
+        match j.dof {
             Dof::Free => {}
             Dof::Hinge => {
                 if (q.x <= r[0] + AT && d.x < 0.0) || (q.x >= r[1] - AT && d.x > 0.0) {

@@ -15,13 +15,13 @@
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
-use super::chain::finish_chain;
+use super::chain::finish_rotations;
 use super::constrained_fabrik::{checked, solve_limited};
 use super::fabrik::FabrikMode;
 use super::limits::Limit;
 use crate::constants::LIMIT_HINGE;
 use crate::error::ChainError;
-use crate::records::{info, option, v3, CcdChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
+use crate::records::{option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS};
 
 /// The solver: `f32`, with the kernels' own sin/cos/atan2 (the GPU twin's arithmetic).
 mod single {
@@ -81,11 +81,11 @@ macro_rules! joint_of {
     ($m:ident, $l:expr, $bone:expr, $to_q:expr, $to_v:expr, $to_f:expr) => {{
         let l: &Limit = $l;
         $m::Joint {
-            dof: Some(match l.kind {
+            dof: match l.kind {
                 0 => $m::Dof::Free,
                 LIMIT_HINGE => $m::Dof::Hinge,
                 _ => $m::Dof::Ball,
-            }),
+            },
             kind: l.kind,
             rest: $to_q(l.rest),
             b: $to_v(l.bone),
@@ -155,18 +155,7 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         (STARTS, ch.iterations(), precision, mode == FabrikMode::Converge),
         n,
     );
-    let reached = err <= precision;
-    let flags = if (target - v3(ch.joints_ms[0])).length() >= total { info::OUT_OF_REACH } else { 0 };
-    // Relative deltas: D_i = R'_i · R_i⁻¹, E_i = D_{i−1}⁻¹ · D_i.
-    let mut rel = [Quat::IDENTITY; MAX_FABRIK_JOINTS];
-    let mut parent_delta = Quat::IDENTITY;
-    for i in 0..n - 1 {
-        let delta = (pose.rot[i] * s.fk[i].conjugate()).normalize();
-        rel[i] = (parent_delta.conjugate() * delta).normalize();
-        parent_delta = delta;
-    }
-    rel[n - 1] = if ch.has_option(option::KEEP_END_ROTATION) { parent_delta.conjugate() } else { Quat::IDENTITY };
-    finish_chain(&ch.joints_ms, &ch.rotations_ms, &rel, &[1.0; MAX_FABRIK_JOINTS], n, weight, reached, flags, out);
+    finish_rotations(ch, &pose.rot, &s.fk, n, total, err <= precision, out);
     Ok(())
 }
 
