@@ -81,7 +81,7 @@ mod shaders {
     }
 
     /// The kernels built once per joint count (every other kernel is built once).
-    const PER_JOINT_COUNT: &[&str] = &["fabrik", "constrained_fabrik", "ccd"];
+    const PER_JOINT_COUNT: &[&str] = &["fabrik", "constrained_fabrik", "ccd", "dls"];
 
     /// Shared modules that are the per-joint-count kernels' template stages: they use the
     /// variant's `const N`, which build.rs puts in front of each variant; alone they are
@@ -126,6 +126,11 @@ mod shaders {
     /// generated constant, module, its replacement). The variant is used only on devices with
     /// the capability (src/gpu/crowd.rs).
     const VARIANTS: &[(&str, &str, &str, &str)] = &[("foot_ik", "FOOT_IK_WIDE_STATE", "foot_state", "foot_state_wide")];
+
+    /// Kernels assembled with one imported module replaced by another wherever it is
+    /// imported: (kernel, module, replacement). The dls kernel's records hold a
+    /// LimitedChain's fields and more, so its records binding is its own.
+    const SWAPS: &[(&str, &str, &str)] = &[("dls", "limited_binding", "dls_binding")];
 
     /// A source assembled from its imports: the text and, per file, where it starts.
     struct Assembled {
@@ -238,7 +243,8 @@ mod shaders {
                 // errors point at the original files; each expanded variant is validated below.
                 asm.push("(template constant N)".into(), "const N: u32 = MAX_FABRIK_JOINTS;\n");
             }
-            assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), None);
+            let swap = SWAPS.iter().find(|s| s.0 == kernel).map(|&(_, module, replacement)| (module, replacement));
+            assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), swap);
             let source = &asm.source;
             let module = validate(kernel, source, &|line| asm.locate(kernel, line), Default::default());
             let upper = kernel.to_uppercase();

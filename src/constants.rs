@@ -94,6 +94,15 @@ shared_constants! {
     MAX_EFFECTOR_WEIGHT: f32 = 1e6;
     /// Most end effectors of a multi-effector FABRIK tree.
     MAX_EFFECTORS: u32 = 4;
+    /// Most starting poses of a damped-least-squares chain (`DlsGoal::starts`).
+    MAX_DLS_STARTS: u32 = 8;
+    /// The damping at the start of a damped-least-squares solve, as a share of the chain's
+    /// length; it stays within [1e-4, 1e3] × this.
+    DLS_DAMPING_START: f32 = 0.1;
+    /// How much closer (a share of the error) a later start must end to be kept.
+    DLS_START_MARGIN: f32 = 1e-4;
+    /// How much closer (a share of the error) a step must come to be taken.
+    DLS_STEP_MARGIN: f32 = 1e-5;
     /// A look-at joint's parent index meaning "outside the record".
     LOOK_AT_NO_PARENT: u32 = 255;
 

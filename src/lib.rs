@@ -70,9 +70,9 @@ pub mod records;
 
 pub use error::{ChainError, IkError};
 pub use records::{
-    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LimbBuilder, LimbSettings,
-    LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, SolvedChain, ThreeBoneChain,
-    ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
+    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, LimbBuilder,
+    LimbSettings, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, SolvedChain,
+    ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 #[cfg(feature = "gpu")]
@@ -93,8 +93,8 @@ compile_error!("crowd-ik needs a glam: enable the feature `glam-0-34` (default) 
 /// Everything a caller usually needs.
 pub mod prelude {
     pub use crate::cpu::{
-        AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, FabrikJob, FabrikMode,
-        FootIkJob, LookAtJob, MultiFabrikJob, ThreeBoneJob, TwoBoneJob,
+        AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, DlsJob, FabrikJob,
+        FabrikMode, FootIkJob, LookAtJob, MultiFabrikJob, ThreeBoneJob, TwoBoneJob,
     };
     pub use crate::crowd::{
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
@@ -104,8 +104,8 @@ pub mod prelude {
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option, Options};
     pub use crate::{
-        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, IkError,
-        LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, ThreeBoneChain,
+        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved,
+        IkError, LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, ThreeBoneChain,
         ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
     };
 }

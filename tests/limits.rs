@@ -8,90 +8,17 @@
 
 mod common;
 
-use common::gpu::{assert_matches, contract_distance, mismatches, one_ulp_sensitivity, solver};
+use common::gpu::{assert_matches, outside_contract_ill_conditioned, solver};
+use common::limited::{length, random_limited, reachable_chains, worst_violation};
 use common::{quat_angle, reflect, Rng};
 use crowd_ik::cpu::{CpuPath, FabrikMode};
 use crowd_ik::glam::{DQuat, DVec3, Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik::records::limit;
-use crowd_ik::MAX_FABRIK_JOINTS;
+use crowd_ik_tools::limits::violation;
 
 const PI: f32 = std::f32::consts::PI;
 const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
-
-/// A random limited chain: 2..=16 joints, random FK rotations, a random parent rotation,
-/// per joint no limit, a hinge, a cone (elliptical, with or without twist) or a twist
-/// range, rest frames at the FK pose or away from it (then the FK pose is outside some
-/// limits); targets within 1.3 × length, about 10 % degenerate or unreachable.
-fn random_limited(rng: &mut Rng, iterations: u32) -> ConstrainedFabrikChain {
-    let (j, r, length) = common::random_fabrik_pose(rng);
-    let n = j.len();
-    let target = j[0] + rng.unit() * rng.range(0.05, 1.3) * length;
-    let mut chain = FabrikChain::new(&j, &r, target, iterations).with_keep_end_rotation(rng.below(2) == 0);
-    if rng.below(8) == 0 {
-        chain = chain.with_weight(rng.range(0.0, 1.0));
-    }
-    let parent = rng.quat();
-    let mut limits = ChainLimits::default().with_rest_from_pose(parent, &r);
-    for i in 0..n - 1 {
-        let rest = if rng.below(3) == 0 {
-            Quat::from_array(limits.joints[i].rest) * Quat::from_axis_angle(rng.unit(), rng.range(0.0, 1.0))
-        } else {
-            Quat::from_array(limits.joints[i].rest)
-        };
-        let bone = (r[i].conjugate() * (j[i + 1] - j[i])).normalize();
-        let perp = (rng.unit() - bone * rng.unit().dot(bone)).normalize();
-        limits = match rng.below(5) {
-            0 => limits,
-            1 => {
-                let lo = rng.range(-PI, 1.0);
-                limits.with_hinge(i, rest, bone.cross(perp), lo, rng.range(lo, PI))
-            }
-            2 => limits.with_cone(i, rest, perp, [rng.range(0.1, 1.5), rng.range(0.1, 1.5)], None),
-            3 => {
-                let lo = rng.range(-1.5, 0.3);
-                limits.with_cone(
-                    i,
-                    rest,
-                    perp,
-                    [rng.range(0.1, 1.5), rng.range(0.1, 1.5)],
-                    Some([lo, rng.range(lo, 1.5)]),
-                )
-            }
-            _ => {
-                let lo = rng.range(-1.5, 0.3);
-                limits.with_twist(i, rest, lo, rng.range(lo, 1.5))
-            }
-        };
-    }
-    let mut c = ConstrainedFabrikChain::new(chain, limits);
-    if rng.below(10) == 0 {
-        match rng.below(6) {
-            0 => c.chain.target_ms[0] = f32::NAN,
-            1 => c.chain.joints_ms[1] = c.chain.joints_ms[0],
-            2 => c.chain.target_ms = (j[0] + rng.unit() * length * 5.0).extend(1.0).to_array(),
-            3 => c.chain.target_ms = j[0].extend(1.0).to_array(),
-            4 => c.limits.joints[0].rest[1] = f32::INFINITY,
-            _ => c.limits.kinds[0] |= 0x8,
-        }
-    }
-    c
-}
-
-fn length(c: &FabrikChain) -> f32 {
-    let n = c.joint_count().clamp(1, MAX_FABRIK_JOINTS);
-    (0..n - 1).map(|i| c.joint(i).distance(c.joint(i + 1))).sum::<f32>().max(1e-3)
-}
-
-use crowd_ik_tools::limits::violation;
-
-/// The worst limit violation of a solved chain (0 for an unsolved one).
-fn worst_violation(c: &ConstrainedFabrikChain, s: &FabrikSolved) -> f32 {
-    if s.error().is_some() || c.chain.target_ms[3] < 1.0 {
-        return 0.0;
-    }
-    (0..c.chain.joint_count() - 1).map(|i| violation(c, s, i)).fold(0.0, f32::max)
-}
 
 /// The scalar reference (the GPU kernel's twin), on all cores.
 fn solve_cpu(chains: &[ConstrainedFabrikChain], mode: FabrikMode) -> Vec<FabrikSolved> {
@@ -141,36 +68,6 @@ fn limits_hold_on_random_chains_on_the_cpu() {
     assert!(worst <= 1e-4, "a CCD joint is {worst} rad outside its limit");
     // Every output finite, every error flagged rather than panicking.
     assert!(out.iter().all(|s| s.positions_ms.iter().chain(&s.rotations_ms).flatten().all(|x| x.is_finite())));
-}
-
-/// 2 000 random limited chains (`random_limited`, seed 5) whose targets they reach within
-/// their limits: the tip of a pose inside the limits (what two constrained-FABRIK iterations
-/// toward a random target leave), 64 iterations each.
-fn reachable_chains() -> Vec<ConstrainedFabrikChain> {
-    let mut rng = Rng(5);
-    let mut chains = Vec::new();
-    while chains.len() < 2_000 {
-        let c = random_limited(&mut rng, 0);
-        if c.chain.target_ms[3] != 1.0 || crowd_ik::cpu::validate_constrained_fabrik(&c).is_err() {
-            continue;
-        }
-        // A pose inside the limits: what a few iterations toward a random target leave.
-        let n = c.chain.joint_count();
-        let mut posed = c;
-        posed.chain.target_ms = (c.chain.joint(0) + rng.unit() * length(&c.chain)).extend(1.0).to_array();
-        posed.chain.mode[1] = 2;
-        let mut s = FabrikSolved::default();
-        crowd_ik::cpu::constrained_fabrik(&posed, &mut s);
-        let tip = s.position(n - 1);
-        if s.error().is_some() || tip.distance(c.chain.joint(0)) < 0.05 * length(&c.chain) {
-            continue;
-        }
-        let mut reach = c;
-        reach.chain.target_ms = tip.extend(1.0).to_array();
-        reach.chain.mode[1] = 64;
-        chains.push(reach);
-    }
-    chains
 }
 
 /// Targets the chain reaches within its limits: the tip of a random pose inside the
@@ -225,7 +122,7 @@ fn damped_least_squares_and_its_f64_reference() {
     while chains.len() < 500 {
         let c = random_limited(&mut rng, 32);
         if c.chain.target_ms[3] == 1.0 && crowd_ik::cpu::validate_constrained_fabrik(&c).is_ok() {
-            chains.push(CcdChain::new(c.chain, c.limits));
+            chains.push(DlsChain::new(c.chain, c.limits));
         }
     }
     let (mut twin, mut worst_gap, mut farther, mut out_of_reach) = (0.0f32, f32::NEG_INFINITY, 0, 0);
@@ -235,10 +132,10 @@ fn damped_least_squares_and_its_f64_reference() {
         let len = length(&c.chain);
         let mut s = FabrikSolved::default();
         crowd_ik::cpu::dls::dls(c, &mut s);
-        let same = crowd_ik::cpu::dls::reference(c, 8, 32).unwrap();
+        let (same, _) = crowd_ik::cpu::dls::reference(c, 8, 32).unwrap();
         let ours = s.position(n - 1).distance(target);
         twin = twin.max((ours - same[n - 1].distance(target.as_dvec3()) as f32).abs() / len);
-        let optimum = crowd_ik::cpu::dls::reference(c, 16, 200).unwrap();
+        let (optimum, _) = crowd_ik::cpu::dls::reference(c, 16, 200).unwrap();
         let best = optimum[n - 1].distance(target.as_dvec3()) as f32;
         let gap = (ours - best) / len;
         out_of_reach += usize::from(best > 1e-4 * len);
@@ -261,7 +158,7 @@ fn damped_least_squares_and_its_f64_reference() {
 fn damped_least_squares_reaches_limited_targets() {
     let chains = reachable_chains();
     let solve = |c: &ConstrainedFabrikChain, iterations: u32| {
-        let mut d = CcdChain::new(c.chain, c.limits);
+        let mut d = DlsChain::new(c.chain, c.limits);
         d.chain.mode[1] = iterations;
         d.chain.params[0] = 1e-4 * length(&c.chain);
         let mut s = FabrikSolved::default();
@@ -641,46 +538,6 @@ fn mirrored_limited_chains_solve_as_their_twins() {
             assert_eq!(a.corrections[k], b.corrections[k]);
         }
     }
-}
-
-/// GPU against CPU on a large batch (`targets` the chains' targets): fewer than 1 in 1 000
-/// chains outside the contract, each of them ill-conditioned (one ulp of its target moves
-/// the CPU's answer by at least a tenth of what separates the twins, where a typical chain
-/// moves by ~1e-3 of the contract). `solve_at(i, t)`: the CPU answer for chain `i` with its
-/// target moved to `t`.
-fn outside_contract_ill_conditioned(
-    what: &str,
-    cpu: &[FabrikSolved],
-    out: &[FabrikSolved],
-    targets: &[[f32; 4]],
-    len: impl Fn(usize) -> f32 + Copy,
-    solve_at: impl Fn(usize, [f32; 4]) -> FabrikSolved,
-) {
-    let size = cpu.len();
-    let bad = mismatches(cpu, out, len);
-    eprintln!("{what}: {} of {size} chains outside the contract: {:?}", bad.len(), &bad[..bad.len().min(8)]);
-    assert!(bad.len() * 1_000 < size, "{what}: {} chains outside the contract", bad.len());
-    let mut least = f32::INFINITY;
-    for &i in &bad {
-        let apart = contract_distance(&cpu[i], &out[i], len(i));
-        let moved = one_ulp_sensitivity(&cpu[i], targets[i], len(i), |t| solve_at(i, t));
-        assert!(
-            cpu[i].status != out[i].status || moved >= 0.1 * apart,
-            "{what}: chain {i} is {apart} contract units apart but one ulp moves the CPU by only {moved}"
-        );
-        least = least.min(moved / apart);
-    }
-    // Against a typical chain: the median one moves by a few thousandths.
-    let mut typical: Vec<f32> = (0..size)
-        .step_by(size / 300)
-        .map(|i| one_ulp_sensitivity(&cpu[i], targets[i], len(i), |t| solve_at(i, t)))
-        .collect();
-    typical.sort_by(f32::total_cmp);
-    let median = typical[typical.len() / 2];
-    assert!(median <= 0.01, "{what}: a typical chain moves by {median} of the contract for one ulp");
-    eprintln!(
-        "{what}: each chain outside the contract moves by ≥ {least:.2} of the gap for one ulp of its target (a typical chain: {median:.1e} of the contract)"
-    );
 }
 
 /// The SIMD batch paths of constrained FABRIK and CCD (every one this CPU has: AVX-512,

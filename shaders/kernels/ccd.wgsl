@@ -170,19 +170,7 @@ fn solve(i: u32) -> u32 {
             sweep_tip_first(&p, &cur, &lim, sweep);
         }
     }
-    let reached = length(p[N - 1u] - target_pos) <= params.x;
-    let flags = select(0u, INFO_OUT_OF_REACH, length(target_pos - fk[0].xyz) >= l.total);
-    // Relative deltas from CCD's rotations: D_k = R'_k · R_k⁻¹, E_k = D_(k-1)⁻¹ · D_k.
-    var rel: array<vec4<f32>, N>;
-    var parent_delta = Q_IDENTITY;
-    // unroll
-    for (var k = 0u; k < N - 1u; k++) {
-        let delta = normalize(quat_mul(cur[k], quat_conj(rot[k])));
-        rel[k] = normalize(quat_mul(quat_conj(parent_delta), delta));
-        parent_delta = delta;
-    }
-    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent_delta), has_option(mode, OPT_KEEP_END_ROTATION));
-    write_solved(i, &fk, &rot, &rel, weight, reached, flags, l.mirrored);
+    finish_rotations(i, &fk, &rot, &cur, l, length(p[N - 1u] - target_pos) <= params.x);
     return 0u;
 }
 

@@ -1,17 +1,19 @@
-// The stages the two limited-chain kernels share (constrained_fabrik, ccd): reading and
-// checking a record (its FabrikChain, then its ChainLimits), the FK fallback and the
-// joint-count error entry point. A template stage like fabrik_chain (it uses the variant's
-// `const N`); it declares the bindings and workgroup size both kernels share. The CPU twin
-// is cpu::constrained_fabrik::checked.
+// The stages the limited-chain kernels share (constrained_fabrik, ccd, dls): reading and
+// checking a record (its FabrikChain, then its ChainLimits), the finish from model
+// rotations, the FK fallback and the joint-count error entry point. A template stage like
+// fabrik_chain (it uses the variant's `const N`); it declares the bindings and workgroup
+// size the kernels share, the records' through limited_binding (which the dls kernel
+// replaces with dls_binding: its records hold a LimitedChain's fields and more). The CPU
+// twin is cpu::constrained_fabrik::checked.
 
 #import records
 #import chain
 #import limits
 #import fabrik_chain
+#import limited_binding
 
 const WORKGROUP_SIZE: u32 = 64u;
 
-@group(0) @binding(0) var<storage, read> chains: array<LimitedChain>;
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // A record read and checked: `err` = its error code (0: solvable).
@@ -77,6 +79,24 @@ fn load_limited(i: u32, options: u32, fk: ptr<function, array<vec4<f32>, N>>, ro
         }
     }
     return l;
+}
+
+// Finishes a chain solved as model rotations `cur` (its FK positions `fk`, rotations `rot`;
+// cpu::chain::finish_rotations): relative deltas D_k = R'_k · R_k⁻¹, E_k = D_(k-1)⁻¹ · D_k,
+// the end joint keeping its model rotation with OPT_KEEP_END_ROTATION; flagged out of
+// reach when the target is as far as the chain is long.
+fn finish_rotations(i: u32, fk: ptr<function, array<vec4<f32>, N>>, rot: ptr<function, array<vec4<f32>, N>>, cur: ptr<function, array<vec4<f32>, N>>, l: Loaded, reached: bool) {
+    let flags = select(0u, INFO_OUT_OF_REACH, length(l.target_ms.xyz - (*fk)[0].xyz) >= l.total);
+    var rel: array<vec4<f32>, N>;
+    var parent_delta = Q_IDENTITY;
+    // unroll
+    for (var k = 0u; k < N - 1u; k++) {
+        let delta = normalize(quat_mul((*cur)[k], quat_conj((*rot)[k])));
+        rel[k] = normalize(quat_mul(quat_conj(parent_delta), delta));
+        parent_delta = delta;
+    }
+    rel[N - 1u] = select(Q_IDENTITY, quat_conj(parent_delta), has_option(l.mode, OPT_KEEP_END_ROTATION));
+    write_solved(i, fk, rot, &rel, l.target_ms.w, reached, flags, l.mirrored);
 }
 
 // FK pose of the first n joints, zeros after.

@@ -82,6 +82,21 @@ struct LimitedChain {
     limits: ChainLimits,
 }
 
+// What a damped-least-squares chain asks for beyond a position (src/records/dls.rs).
+struct DlsGoal {
+    orientation_ms: vec4<f32>, // the last joint's target model rotation
+    settings: vec4<f32>,       // x = orientation weight (length per radian; 0 = none)
+    starts: vec4<u32>,         // x = starting poses, 1..=MAX_DLS_STARTS
+    stiffness: array<vec4<f32>, 4>, // joint k's in stiffness[k / 4][k % 4]
+}
+
+// A limited chain solved by damped least squares (src/records/dls.rs).
+struct DlsChain {
+    chain: FabrikChain,
+    limits: ChainLimits,
+    goal: DlsGoal,
+}
+
 // A look-at record (src/records/look_at.rs).
 struct LookAtChain {
     joints_ms: array<vec4<f32>, 4>,

@@ -18,7 +18,7 @@ use super::math::{normalize_or, quat_from_axis_cos_sin};
 use crate::constants::LIMIT_HINGE;
 use crate::error::ChainError;
 use crate::records::{
-    info, option, v3, CcdChain, ChainLimits, ConstrainedFabrikChain, FabrikChain, FabrikSolved, Options,
+    info, option, v3, CcdChain, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, Options,
     MAX_FABRIK_JOINTS,
 };
 
@@ -69,7 +69,7 @@ macro_rules! limited_record {
         }
     )*};
 }
-limited_record!(ConstrainedFabrikChain, CcdChain);
+limited_record!(ConstrainedFabrikChain, CcdChain, DlsChain);
 
 /// Solves a limited record with `solve`: a mirrored record as its unmirrored twin (the
 /// results reflected back), an invalid one as a flagged FK fallback.

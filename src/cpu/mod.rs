@@ -11,7 +11,6 @@ pub mod ccd;
 pub(crate) mod chain;
 pub mod clip_sample;
 pub mod constrained_fabrik;
-#[doc(hidden)] // being built: the record, the GPU kernel and the f64 reference follow
 pub mod dls;
 pub mod fabrik;
 pub(crate) mod foot_ground;
@@ -34,12 +33,13 @@ use rayon::prelude::*;
 pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
 use crate::records::{
-    CcdChain, ChainRecord, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
+    CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
     MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};
 pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};
+pub use dls::{dls, dls_with_mode, validate_dls};
 pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
 pub use look_at::{look_at, validate_look_at};
@@ -148,6 +148,19 @@ impl Chain for CcdChain {
     }
     fn validate(&self) -> Result<(), ChainError> {
         validate_ccd(self)
+    }
+    fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for DlsChain {
+    type Options = FabrikMode;
+    fn solve(&self, mode: FabrikMode, out: &mut FabrikSolved) {
+        dls_with_mode(self, mode, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_dls(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
@@ -276,6 +289,8 @@ pub type FabrikJob<'a> = BatchJob<'a, FabrikChain>;
 pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
 /// Batch CCD.
 pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
+/// Batch damped least squares (joint limits, orientation targets).
+pub type DlsJob<'a> = BatchJob<'a, DlsChain>;
 /// Batch multi-effector FABRIK.
 pub type MultiFabrikJob<'a> = BatchJob<'a, MultiFabrikChain>;
 /// Batch crowd look-at.

@@ -15,7 +15,8 @@
 
 use crate::records::ChainRecord;
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
+    CcdChain, ConstrainedFabrikChain, DlsChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
+    TwoBoneChain,
 };
 
 use super::buffers::{dispatch_size, map_read, staging_buffer, uniform_buffer, DispatchParams};
@@ -96,6 +97,7 @@ impl GpuSolver {
                 Kind::Ccd => sizes::<CcdChain>(),
                 Kind::LookAt => sizes::<LookAtChain>(),
                 Kind::MultiFabrik => sizes::<MultiFabrikChain>(),
+                Kind::Dls => sizes::<DlsChain>(),
             };
             KindState {
                 pipelines: vec![None; kind.variants()],

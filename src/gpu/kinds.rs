@@ -3,8 +3,8 @@
 
 use super::shaders;
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain, TwoBoneChain,
-    MAX_FABRIK_JOINTS,
+    CcdChain, ConstrainedFabrikChain, DlsChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
+    TwoBoneChain, MAX_FABRIK_JOINTS,
 };
 use crate::records::{ChainRecord, Options};
 
@@ -25,11 +25,14 @@ pub enum Kind {
     LookAt = 5,
     /// `shaders/kernels/multi_fabrik.wgsl` (multi-effector FABRIK on a joint tree).
     MultiFabrik = 6,
+    /// `shaders/kernels/dls.wgsl` (damped least squares with joint limits, fixed iterations
+    /// per start).
+    Dls = 7,
 }
 
 impl Kind {
     /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::TwoBone,
         Kind::ThreeBone,
         Kind::Fabrik,
@@ -37,6 +40,7 @@ impl Kind {
         Kind::Ccd,
         Kind::LookAt,
         Kind::MultiFabrik,
+        Kind::Dls,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -48,6 +52,7 @@ impl Kind {
             Kind::Ccd => "ccd",
             Kind::LookAt => "look_at",
             Kind::MultiFabrik => "multi_fabrik",
+            Kind::Dls => "dls",
         }
     }
 
@@ -60,6 +65,7 @@ impl Kind {
             Kind::Ccd => shaders::CCD_WORKGROUP_SIZE[0],
             Kind::LookAt => shaders::LOOK_AT_WORKGROUP_SIZE[0],
             Kind::MultiFabrik => shaders::MULTI_FABRIK_WORKGROUP_SIZE[0],
+            Kind::Dls => shaders::DLS_WORKGROUP_SIZE[0],
         }
     }
 
@@ -67,7 +73,7 @@ impl Kind {
     pub(crate) fn variants(self) -> usize {
         match self {
             Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
-            Kind::Fabrik => MAX_FABRIK_JOINTS + 1,
+            Kind::Fabrik | Kind::Dls => MAX_FABRIK_JOINTS + 1,
             // Per joint count, without and with `option::ALIGN_HINGES` (constrained FABRIK)
             // or `option::ROOT_FIRST` (CCD); see `variant_constants`.
             Kind::ConstrainedFabrik | Kind::Ccd => 2 * (MAX_FABRIK_JOINTS + 1),
@@ -97,7 +103,7 @@ impl Kind {
         let option_bit = match self {
             Kind::ConstrainedFabrik => option::ALIGN_HINGES,
             Kind::Ccd => option::ROOT_FIRST,
-            Kind::Fabrik => 0,
+            Kind::Fabrik | Kind::Dls => 0,
             Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => return 0,
         };
         if v != 0 && options & option_bit != 0 {
@@ -129,6 +135,7 @@ impl Kind {
                 "limited_joint_count_error",
                 v % (MAX_FABRIK_JOINTS + 1),
             ),
+            (Kind::Dls, v) => per_joint_count(&shaders::DLS_WGSL, shaders::DLS_ENTRY, "limited_joint_count_error", v),
         }
     }
 }
@@ -187,6 +194,13 @@ impl GpuChain for ConstrainedFabrikChain {
 
     fn variant(&self) -> usize {
         Kind::ConstrainedFabrik.variant_of(self.chain.joint_count(), self.options())
+    }
+}
+impl GpuChain for DlsChain {
+    const KIND: Kind = Kind::Dls;
+
+    fn variant(&self) -> usize {
+        Kind::Dls.variant_of(self.chain.joint_count(), self.options())
     }
 }
 impl GpuChain for CcdChain {

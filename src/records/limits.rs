@@ -230,7 +230,7 @@ impl CcdChain {
 }
 
 impl ChainLimits {
-    fn unmirrored(&self) -> Self {
+    pub(super) fn unmirrored(&self) -> Self {
         let mut l = *self;
         mirror_rotation(&mut l.parent_ms);
         l

@@ -173,6 +173,7 @@ option_word! {
     FabrikChain => mode;
     ConstrainedFabrikChain => chain.mode;
     CcdChain => chain.mode;
+    DlsChain => chain.mode;
     LookAtChain => mode;
     MultiFabrikChain => mode;
 }
@@ -215,12 +216,14 @@ macro_rules! assert_layout {
     };
 }
 
+mod dls;
 mod limb;
 mod limits;
 mod look_at;
 mod multi_fabrik;
 mod solved;
 
+pub use dls::{DlsChain, DlsGoal, MAX_DLS_STARTS};
 pub use limb::{LimbBuilder, LimbSettings};
 pub(crate) use limits::kinds_valid;
 pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
@@ -593,6 +596,7 @@ chain_records! {
     FabrikChain => FabrikSolved,
     ConstrainedFabrikChain => FabrikSolved,
     CcdChain => FabrikSolved,
+    DlsChain => FabrikSolved,
     MultiFabrikChain => MultiFabrikSolved,
     LookAtChain => LookAtSolved,
 }

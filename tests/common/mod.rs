@@ -5,6 +5,7 @@
 
 pub mod crowd;
 pub mod gpu;
+pub mod limited;
 
 use crowd_ik::glam::{Mat3, Quat, Vec3};
 use crowd_ik::prelude::*;

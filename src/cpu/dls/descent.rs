@@ -42,17 +42,59 @@ pub(super) struct Joint {
     pub bone: V3,
 }
 
+/// What the solve aims at: the end's position `target`; with `w > 0` also the model
+/// rotation `orient` of the last joint that turns (so the end, which follows it, ends with
+/// the record's orientation), an angle of one radian counting as `w` of distance; and per
+/// joint the scale `d = 1 − stiffness` of its coordinates (its steps scale by `d²`).
+#[derive(Clone, Copy)]
+pub(super) struct Goal {
+    pub target: V3,
+    pub orient: Q,
+    pub w: F,
+    pub d: [F; MAX_FABRIK_JOINTS],
+}
+
+/// The residual: the end's offset to the target and, with an orientation, `w` times the
+/// rotation vector that turns the last moving joint onto its target rotation.
+pub(super) fn residual(pose: &Pose, goal: &Goal, n: usize) -> (V3, V3) {
+    let e_p = goal.target - pose.p[n - 1];
+    if goal.w <= 0.0 {
+        return (e_p, V3::ZERO);
+    }
+    let q = goal.orient * pose.rot[n - 2].conjugate();
+    let q = if q.w < 0.0 { -q } else { q };
+    let v = V3::new(q.x, q.y, q.z);
+    let s = v.length();
+    let e_o = if s > 0.0 { v * (goal.w * 2.0 * atan2_(s, q.w) / s) } else { V3::ZERO };
+    (e_p, e_o)
+}
+
+/// The residual's length: `√(|e_p|² + |e_o|²)`.
+pub(super) fn error_of(pose: &Pose, goal: &Goal, n: usize) -> F {
+    let (e_p, e_o) = residual(pose, goal, n);
+    (e_p.length_squared() + e_o.length_squared()).sqrt()
+}
+
+/// How much closer a later start must end to be kept, and a step must come to be taken, as
+/// shares of the error: ends and steps within rounding of each other (an unreachable
+/// target's closest poses, drifting along the poses that keep the end where it is) are not
+/// told apart by rounding, so both twins keep the same one.
+pub(super) const START_MARGIN: F = crate::constants::DLS_START_MARGIN as F;
+pub(super) const STEP_MARGIN: F = crate::constants::DLS_STEP_MARGIN as F;
+
 /// The whole solve from the FK pose's local rotations `local` (the first joint's relative to
 /// `parent`), the chain's root at `root`: the FK pose moved into the limits, then up to
 /// `starts` starts, each `iterations` steps of [`descend`], until one ends within
-/// `precision`. Returns the closest end and its tip's distance to `target`.
+/// `precision` (a joint of stiffness `s` starts each start `1 − s` of the way from its FK
+/// coordinates to the spread ones).
+/// Returns the closest end and its error ([`error_of`]).
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 pub(super) fn run(
     joints: &[Joint],
     local: &[Q],
     parent: Q,
     root: V3,
-    target: V3,
+    goal: &Goal,
     damping: F,
     (starts, iterations, precision, converge): (u32, u32, F, bool),
     n: usize,
@@ -69,22 +111,33 @@ pub(super) fn run(
         pose.local[i] = local[i];
         pose.q[i] = project(&joints[i], coordinates(&joints[i], joints[i].rest.conjugate() * local[i]));
     }
-    forward(&mut pose, joints, parent, n);
+    let base = pose;
     let mut best = pose;
     let mut best_err = F::INFINITY;
     for seed in 0..starts {
         if best_err <= precision {
             break;
         }
-        let mut start = pose;
+        let mut start = base;
         if seed > 0 {
             for i in 0..n - 1 {
-                start.q[i] = spread(&joints[i], seed as F, i as F);
+                // A stiff joint starts only part of the way from its FK coordinates.
+                let d = goal.d[i];
+                let to = spread(&joints[i], seed as F, i as F);
+                start.q[i] = if d >= 1.0 {
+                    to
+                } else if d > 0.0 {
+                    base.q[i] + (to - base.q[i]) * d
+                } else {
+                    base.q[i]
+                };
             }
-            forward(&mut start, joints, parent, n);
         }
-        let (end, err) = descend(start, joints, parent, target, damping, iterations, precision, converge, n);
-        if err < best_err {
+        forward(&mut start, joints, parent, n);
+        let (end, err) = descend(start, joints, parent, goal, damping, iterations, precision, converge, n);
+        // A later start is kept only when clearly closer: starts that end equally close
+        // (the closest poses of an unreachable target) keep the first.
+        if err < best_err * (1.0 - START_MARGIN) {
             (best, best_err) = (end, err);
         }
     }
@@ -110,20 +163,20 @@ pub(super) fn spread(j: &Joint, k: F, i: F) -> V3 {
 }
 
 /// Levenberg–Marquardt from `pose`: `iterations` steps (or until within `precision` with
-/// `converge`). Returns the pose and its tip's distance to the target.
+/// `converge`). Returns the pose and its error ([`error_of`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn descend(
     mut pose: Pose,
     joints: &[Joint],
     parent_ms: Q,
-    target: V3,
+    goal: &Goal,
     mut lambda: F,
     iterations: u32,
     precision: F,
     converge: bool,
     n: usize,
 ) -> (Pose, F) {
-    let mut err = pose.p[n - 1].distance(target);
+    let mut err = error_of(&pose, goal, n);
     let mut delta = [V3::ZERO; MAX_FABRIK_JOINTS];
     let (lambda_min, lambda_max) = (lambda * 1e-4, lambda * 1e3);
     for _ in 0..iterations {
@@ -134,9 +187,11 @@ pub(super) fn descend(
         // cone's swing slides along its rim) and the step taken again without them.
         let mut held = [[false; 3]; MAX_FABRIK_JOINTS];
         let mut rim = [V3::ZERO; MAX_FABRIK_JOINTS];
-        solve_step(&pose, joints, parent_ms, target, lambda, &held, &rim, n, &mut delta);
-        if hold_bounds(&pose, joints, &delta, n, &mut held, &mut rim) {
-            solve_step(&pose, joints, parent_ms, target, lambda, &held, &rim, n, &mut delta);
+        for pass in 0..2 {
+            solve_step(&pose, joints, parent_ms, goal, lambda, &held, &rim, n, &mut delta);
+            if pass == 0 && !hold_bounds(&pose, joints, &delta, n, &mut held, &mut rim) {
+                break;
+            }
         }
         let mut next = pose;
         for i in 0..n - 1 {
@@ -155,9 +210,9 @@ pub(super) fn descend(
             }
         }
         forward(&mut next, joints, parent_ms, n);
-        let next_err = next.p[n - 1].distance(target);
+        let next_err = error_of(&next, goal, n);
         // The damping stays within [1e-4, 1e3] × its start (A stays positive definite).
-        if next_err < err {
+        if next_err < err * (1.0 - STEP_MARGIN) {
             (pose, err) = (next, next_err);
             lambda = (lambda * 0.5).max(lambda_min);
         } else {
@@ -278,15 +333,20 @@ fn axes(pose: &Pose, j: &Joint, i: usize, parent_ms: Q) -> [V3; 3] {
     }
 }
 
-/// The damped least-squares step toward `target`, per joint: the change of its coordinates
+/// The damped least-squares step toward the goal, per joint: the change of its coordinates
 /// (a free joint: a world rotation vector). Coordinates `held` take no part; a swing on its
 /// cone's rim (`rim`: the rim's direction in the swing's coordinates) moves along it only.
+///
+/// `J Jᵀ + λ² I` is built from each coordinate's columns, its world axis `a` giving the
+/// position's `a × r` and the orientation's `w a`, scaled by the joint's `d`: the position
+/// block `P`, the coupling `C` and the orientation block `O` (3 × 3 each), solved by blocks
+/// (`P` alone without an orientation).
 #[allow(clippy::too_many_arguments)]
 fn solve_step(
     pose: &Pose,
     joints: &[Joint],
     parent_ms: Q,
-    target: V3,
+    goal: &Goal,
     lambda: F,
     held: &[[bool; 3]; MAX_FABRIK_JOINTS],
     rim: &[V3; MAX_FABRIK_JOINTS],
@@ -294,48 +354,90 @@ fn solve_step(
     delta: &mut [V3; MAX_FABRIK_JOINTS],
 ) {
     let tip = pose.p[n - 1];
-    let e = target - tip;
-    // The columns of J (axis × r) for every coordinate that moves, summed as J Jᵀ.
+    let (e_p, e_o) = residual(pose, goal, n);
+    let w = goal.w;
+    let orient = w > 0.0;
+    // The position columns (axis × r) and the axes of every coordinate that moves.
     let mut cols = [[V3::ZERO; 3]; MAX_FABRIK_JOINTS];
-    let mut a = M3::from_diagonal(V3::splat(lambda * lambda));
+    let mut axs = [[V3::ZERO; 3]; MAX_FABRIK_JOINTS];
+    let damp = M3::from_diagonal(V3::splat(lambda * lambda));
+    let (mut p, mut c, mut o) = (damp, M3::ZERO, damp);
     for i in 0..n - 1 {
         let r = tip - pose.p[i];
         let j = &joints[i];
-        if j.dof == Dof::Free {
-            a += M3::from_diagonal(V3::splat(r.length_squared())) - outer(r, r);
+        let d2 = goal.d[i] * goal.d[i];
+        if d2 == 0.0 {
             continue;
         }
-        let ax = axes(pose, j, i, parent_ms);
-        let mut c = [ax[0].cross(r), ax[1].cross(r), ax[2].cross(r)];
+        if j.dof == Dof::Free {
+            p += (M3::from_diagonal(V3::splat(r.length_squared())) - outer(r, r)) * d2;
+            if orient {
+                // Σ (e_k × r)(w e_k)ᵀ = −w [r]ₓ; Σ (w e_k)(w e_k)ᵀ = w² I.
+                c += cross_matrix(r) * (-w * d2);
+                o += M3::from_diagonal(V3::splat(w * w * d2));
+            }
+            continue;
+        }
+        let mut ax = axes(pose, j, i, parent_ms);
         if rim[i] != V3::ZERO {
-            // Along the rim: one swing column, the other none.
-            c[0] = c[0] * rim[i].x + c[1] * rim[i].y;
-            c[1] = V3::ZERO;
+            // Along the rim: one swing axis, the other none.
+            ax[0] = ax[0] * rim[i].x + ax[1] * rim[i].y;
+            ax[1] = V3::ZERO;
         }
         for k in 0..3 {
             if held[i][k] {
-                c[k] = V3::ZERO;
+                ax[k] = V3::ZERO;
             }
-            a += outer(c[k], c[k]);
+            let col = ax[k].cross(r);
+            p += outer(col, col) * d2;
+            if orient {
+                c += outer(col, ax[k] * w) * d2;
+                o += outer(ax[k] * w, ax[k] * w) * d2;
+            }
+            cols[i][k] = col;
         }
-        cols[i] = c;
+        axs[i] = ax;
     }
-    let y = solve_spd(a, e);
+    let (y_p, y_o) = if orient { solve_blocks(p, c, o, e_p, e_o) } else { (solve_spd(p, e_p), V3::ZERO) };
     for i in 0..n - 1 {
+        let d2 = goal.d[i] * goal.d[i];
         let r = tip - pose.p[i];
         delta[i] = match joints[i].dof {
-            Dof::Free => r.cross(y),
+            _ if d2 == 0.0 => V3::ZERO,
+            Dof::Free => (r.cross(y_p) + y_o * w) * d2,
             _ => {
-                let c = cols[i];
-                let d = V3::new(c[0].dot(y), c[1].dot(y), c[2].dot(y));
+                let (cl, ax) = (cols[i], axs[i]);
+                let mut s = V3::new(cl[0].dot(y_p), cl[1].dot(y_p), cl[2].dot(y_p));
+                if orient {
+                    s += V3::new(ax[0].dot(y_o), ax[1].dot(y_o), ax[2].dot(y_o)) * w;
+                }
+                let s = s * d2;
                 if rim[i] != V3::ZERO {
-                    V3::new(rim[i].x * d.x, rim[i].y * d.x, d.z)
+                    V3::new(rim[i].x * s.x, rim[i].y * s.x, s.z)
                 } else {
-                    d
+                    s
                 }
             }
         };
     }
+}
+
+/// The block solve of `[P C; Cᵀ O] [y_p; y_o] = [e_p; e_o]` (symmetric positive
+/// definite): `X = P⁻¹ C`, the Schur complement `S = O − Cᵀ X`, `y_o = S⁻¹ (e_o − Xᵀ e_p)`,
+/// `y_p = P⁻¹ (e_p − C y_o)`.
+fn solve_blocks(p: M3, c: M3, o: M3, e_p: V3, e_o: V3) -> (V3, V3) {
+    let x = [solve_spd(p, c.x_axis), solve_spd(p, c.y_axis), solve_spd(p, c.z_axis)];
+    let tdot = |m: M3, v: V3| V3::new(m.x_axis.dot(v), m.y_axis.dot(v), m.z_axis.dot(v));
+    let s = M3::from_cols(o.x_axis - tdot(c, x[0]), o.y_axis - tdot(c, x[1]), o.z_axis - tdot(c, x[2]));
+    let rhs = e_o - V3::new(x[0].dot(e_p), x[1].dot(e_p), x[2].dot(e_p));
+    let y_o = solve_spd(s, rhs);
+    let cy = c.x_axis * y_o.x + c.y_axis * y_o.y + c.z_axis * y_o.z;
+    (solve_spd(p, e_p - cy), y_o)
+}
+
+/// `[v]ₓ`, the matrix of `x ↦ v × x`.
+fn cross_matrix(v: V3) -> M3 {
+    M3::from_cols(V3::new(0.0, v.z, -v.y), V3::new(-v.z, 0.0, v.x), V3::new(v.y, -v.x, 0.0))
 }
 
 /// The coordinates the step `delta` would push out of their limits (a hinge angle or twist

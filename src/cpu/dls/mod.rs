@@ -1,27 +1,40 @@
-//! Damped least squares (Levenberg–Marquardt with adaptive damping) on a limited chain: the
-//! Jacobian family of IK (Unreal's full-body IK, every robotics IK library), here on the
-//! limited-chain record CCD and constrained FABRIK solve ([`CcdChain`]).
+//! Damped least squares (Levenberg–Marquardt with adaptive damping) on a limited chain
+//! ([`DlsChain`]): the Jacobian family of IK (Unreal's full-body IK, every robotics IK
+//! library); the CPU twin of `shaders/kernels/dls.wgsl`.
 //!
-//! Each iteration linearises the tip's position in every joint's rotation, `J`, and takes
-//! the damped least-squares step `Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ e` toward the target (`e` the tip's
-//! error). `J Jᵀ` is 3 × 3 and built without `J`: a ball joint at `p` adds
-//! `|r|² I − r rᵀ` (`r` = tip − `p`), a hinge about `a` adds `(a × r)(a × r)ᵀ`; the step of a
-//! ball joint is then `r × y` and of a hinge `a ((a × r) · y)` with `y` the solve's
-//! result. The step is taken root to tip, each joint's new rotation moved into its limit
-//! (so the limits hold after every iteration), and kept only if the tip came closer: then
-//! `λ` halves, else the step is dropped and `λ` triples (Levenberg–Marquardt's trust
-//! region). An unreachable target ends at the pose closest to it without oscillating (a
-//! step that does not improve is never taken).
+//! The unknowns are the coordinates the limits bound: a hinge's angle; a ball joint's swing
+//! (its rotation vector on the limit's two axes across the bone) and twist; an unlimited
+//! joint turns by world rotation vectors. Each iteration linearises the end's position
+//! (and, with an orientation target, the last joint's rotation) in every coordinate, `J`,
+//! and takes the damped least-squares step `Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ e` toward the goal (`e`
+//! the residual). `J Jᵀ` is 3 × 3 (6 × 6 with an orientation, solved by 3 × 3 blocks) and
+//! built without `J`: a coordinate turning about the world axis `a` at `p` adds
+//! `(a × r)(a × r)ᵀ` (`r` = end − `p`), an unlimited joint `|r|² I − r rᵀ`; its step is then
+//! `(a × r) · y`. A stiff joint's columns are scaled by `1 − stiffness`.
+//!
+//! Every step is moved into the limits (a hinge angle or twist clamped, a swing scaled back
+//! into its cone), so the limits hold after every iteration; a coordinate at a bound the
+//! step pushes against is held there (a cone's swing slides along its rim) and the step
+//! solved again without it (an active set). A step is kept only if the residual shrank:
+//! then `λ` halves, else it is dropped and `λ` triples (Levenberg–Marquardt's trust
+//! region), so an unreachable target ends at the closest pose without oscillating. Limits
+//! make the problem non-convex, so a solve tries up to [`MAX_DLS_STARTS`] starting poses
+//! (the FK pose first, then poses spread over the limits) until one ends within the
+//! precision, and keeps the closest end.
+//!
+//! The descent is written once and compiled in `f32` with the kernels' own sine, cosine
+//! and arc tangent (the solver: the GPU's arithmetic) and in `f64` ([`reference`]).
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
 use super::chain::finish_rotations;
-use super::constrained_fabrik::{checked, solve_limited};
+use super::constrained_fabrik::{check_limited, checked, solve_limited};
 use super::fabrik::FabrikMode;
 use super::limits::Limit;
+use super::math::{finite4, is_unit_quat};
 use crate::constants::LIMIT_HINGE;
 use crate::error::ChainError;
-use crate::records::{option, v3, CcdChain, FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::records::{option, v3, DlsChain, FabrikSolved, Options, MAX_DLS_STARTS, MAX_FABRIK_JOINTS};
 
 /// The solver: `f32`, with the kernels' own sin/cos/atan2 (the GPU twin's arithmetic).
 mod single {
@@ -61,19 +74,53 @@ mod double {
 pub(crate) const OPTIONS: u32 = option::FABRIK;
 
 /// The damping at the start, as a share of the chain's length.
-const DAMPING_START: f32 = 0.1;
+const DAMPING_START: f32 = crate::constants::DLS_DAMPING_START;
 
-/// How many starts: the FK pose moved into the limits, then poses spread inside the limits
-/// (`spread`); each runs the chain's iterations until one ends within the precision, and
-/// the closest end is kept (limits make the problem non-convex: a start can end in a pose
-/// from which no small step comes closer).
-const STARTS: u32 = 8;
+/// Solves one chain by damped least squares, each start running exactly
+/// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations) (what the GPU kernel runs); an invalid chain gets a flagged
+/// FK fallback.
+pub fn dls(chain: &DlsChain, out: &mut FabrikSolved) {
+    dls_with_mode(chain, FabrikMode::Fixed, out);
+}
 
-/// Solves one limited chain by damped least squares with exactly
-/// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations); an invalid chain
-/// gets a flagged FK fallback.
-pub fn dls(chain: &CcdChain, out: &mut FabrikSolved) {
-    solve_limited(chain, out, |c, o| solve(c, FabrikMode::Fixed, o));
+/// [`dls`] with an explicit mode: [`FabrikMode::Converge`] ends a start at the iteration
+/// that brings it within the precision.
+pub fn dls_with_mode(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) {
+    solve_limited(chain, out, |c, o| solve(c, mode, o));
+}
+
+/// Checks one chain the way [`dls`] does (a mirrored chain as its unmirrored twin): the
+/// chain and its limits as for CCD, then its goal ([`check_goal`]).
+pub fn validate_dls(chain: &DlsChain) -> Result<(), ChainError> {
+    check_goal(&check_limited(chain, OPTIONS)?)
+}
+
+/// The goal's checks, in this order: every number finite (else
+/// [`ChainError::NonFinite`]); the orientation weight `≥ 0`, `settings.yzw` and
+/// `starts.yzw` zero, the starts within `1..=MAX_DLS_STARTS`, every stiffness in `[0, 1]`,
+/// and no orientation target on a chain whose end keeps its FK rotation
+/// ([`option::KEEP_END_ROTATION`]) (else [`ChainError::InvalidParameter`]); an orientation
+/// used (weight > 0) a unit quaternion (else [`ChainError::NotNormalized`]).
+pub(crate) fn check_goal(chain: &DlsChain) -> Result<(), ChainError> {
+    let g = &chain.goal;
+    let stiffness_finite = g.stiffness.iter().all(|s| s.is_finite());
+    if !finite4(g.orientation_ms) || !finite4(g.settings) || !stiffness_finite {
+        return Err(ChainError::NonFinite);
+    }
+    let w = g.settings[0];
+    let invalid = !(w >= 0.0)
+        || g.settings[1..] != [0.0; 3]
+        || g.starts[1..] != [0; 3]
+        || !(1..=MAX_DLS_STARTS).contains(&g.starts[0])
+        || !g.stiffness.iter().all(|s| (0.0..=1.0).contains(s))
+        || (w > 0.0 && chain.has_option(option::KEEP_END_ROTATION));
+    if invalid {
+        return Err(ChainError::InvalidParameter);
+    }
+    if w > 0.0 && !is_unit_quat(Quat::from_array(g.orientation_ms)) {
+        return Err(ChainError::NotNormalized);
+    }
+    Ok(())
 }
 
 /// A joint's limit and bone, as the descent reads them.
@@ -101,19 +148,28 @@ macro_rules! joint_of {
 struct Prepared {
     n: usize,
     total: f32,
+    /// The target rotation of the last joint that turns (`T · L⁻¹`, `L` the end's FK local
+    /// rotation) and the joints' coordinate scales (`1 − stiffness`).
+    orient: Quat,
+    d: [f32; MAX_FABRIK_JOINTS],
     limits: [Limit; MAX_FABRIK_JOINTS],
     bone: [Vec3; MAX_FABRIK_JOINTS],
     local: [Quat; MAX_FABRIK_JOINTS],
     fk: [Quat; MAX_FABRIK_JOINTS],
 }
 
-fn prepare(chain: &CcdChain) -> Result<Prepared, ChainError> {
+fn prepare(chain: &DlsChain) -> Result<Prepared, ChainError> {
     let mut limits = [Limit::default(); MAX_FABRIK_JOINTS];
     let s = checked(&chain.chain, &chain.limits, OPTIONS, &mut limits)?;
+    check_goal(chain)?;
     let ch = &chain.chain;
+    let (fk_end, fk_last) = (Quat::from_array(ch.rotations_ms[s.n - 1]), Quat::from_array(ch.rotations_ms[s.n - 2]));
+    let orient = (Quat::from_array(chain.goal.orientation_ms) * fk_end.conjugate() * fk_last).normalize();
     let mut p = Prepared {
         n: s.n,
         total: s.total,
+        orient,
+        d: chain.goal.stiffness.map(|x| 1.0 - x),
         limits,
         bone: [Vec3::ZERO; MAX_FABRIK_JOINTS],
         local: [Quat::IDENTITY; MAX_FABRIK_JOINTS],
@@ -132,7 +188,7 @@ fn prepare(chain: &CcdChain) -> Result<Prepared, ChainError> {
 }
 
 #[allow(clippy::needless_range_loop)] // one index over the per-joint arrays, as in a kernel
-fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
+fn solve(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
     let s = prepare(chain)?;
     let (n, total) = (s.n, s.total);
     let ch = &chain.chain;
@@ -142,17 +198,17 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         return Ok(());
     }
     let precision = ch.precision();
-    let target = v3(ch.target_ms);
     let joints: [single::Joint; MAX_FABRIK_JOINTS] =
         std::array::from_fn(|i| joint_of!(single, &s.limits[i], s.bone[i], |q| q, |v| v, |x| x));
+    let goal = single::Goal { target: v3(ch.target_ms), orient: s.orient, w: chain.orientation_weight(), d: s.d };
     let (pose, err) = single::run(
         &joints,
         &s.local,
         Quat::from_array(chain.limits.parent_ms),
         v3(ch.joints_ms[0]),
-        target,
+        &goal,
         DAMPING_START * total,
-        (STARTS, ch.iterations(), precision, mode == FabrikMode::Converge),
+        (chain.goal.starts[0], ch.iterations(), precision, mode == FabrikMode::Converge),
         n,
     );
     finish_rotations(ch, &pose.rot, &s.fk, n, total, err <= precision, out);
@@ -160,24 +216,31 @@ fn solve(chain: &CcdChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
 }
 
 /// The `f64` reference of [`dls`]: the same descent in double precision, `starts` starts of
-/// `iterations` steps each (none stopping early), from the chain as it is checked (an
-/// unmirrored chain). Returns the joints' positions, or the chain's error.
-pub fn reference(chain: &CcdChain, starts: u32, iterations: u32) -> Result<Vec<DVec3>, ChainError> {
+/// `iterations` steps each (none stopping early; the record's own starts and iterations are
+/// not used), from the chain as it is checked (an unmirrored chain). Returns the joints'
+/// positions and the error of the closest end, or the chain's error.
+pub fn reference(chain: &DlsChain, starts: u32, iterations: u32) -> Result<(Vec<DVec3>, f64), ChainError> {
     let s = prepare(chain)?;
     let ch = &chain.chain;
     let joints: [double::Joint; MAX_FABRIK_JOINTS] = std::array::from_fn(|i| {
         joint_of!(double, &s.limits[i], s.bone[i], |q: Quat| q.as_dquat(), |v: Vec3| v.as_dvec3(), f64::from)
     });
     let local: [DQuat; MAX_FABRIK_JOINTS] = s.local.map(|q| q.as_dquat().normalize());
-    let (pose, _) = double::run(
+    let goal = double::Goal {
+        target: v3(ch.target_ms).as_dvec3(),
+        orient: s.orient.as_dquat().normalize(),
+        w: f64::from(chain.orientation_weight()),
+        d: s.d.map(f64::from),
+    };
+    let (pose, err) = double::run(
         &joints,
         &local,
         Quat::from_array(chain.limits.parent_ms).as_dquat().normalize(),
         v3(ch.joints_ms[0]).as_dvec3(),
-        v3(ch.target_ms).as_dvec3(),
+        &goal,
         f64::from(DAMPING_START * s.total),
         (starts.max(1), iterations, 0.0, false),
         s.n,
     );
-    Ok(pose.p[..s.n].to_vec())
+    Ok((pose.p[..s.n].to_vec(), err))
 }

@@ -1,0 +1,106 @@
+//! [`DlsChain`]: a limited chain solved by damped least squares, with an optional
+//! orientation target for its end and per-joint stiffness.
+
+use bytemuck::{Pod, Zeroable};
+use glam::Quat;
+
+use super::{mirror_rotation, ChainLimits, FabrikChain, MAX_FABRIK_JOINTS};
+
+/// The most starting poses a [`DlsChain`] may ask for ([`DlsGoal::starts`]).
+pub const MAX_DLS_STARTS: u32 = crate::constants::MAX_DLS_STARTS;
+
+/// What a [`DlsChain`] asks for beyond a position: the end's orientation, how many starting
+/// poses to try, and how stiff each joint is. 112 bytes. Keep in sync with `DlsGoal` in
+/// `shaders/shared/records.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct DlsGoal {
+    /// The model rotation the chain's last joint should end with (it follows its parent, as
+    /// in every chain solver); a unit quaternion when `settings.x > 0`.
+    pub orientation_ms: [f32; 4],
+    /// `x` = the orientation's weight, in length per radian: an orientation error of one
+    /// radian counts as far as the end being `x` away from its target (0 = position only;
+    /// the bone's length or the hand's size is a good value). `yzw` = 0.
+    pub settings: [f32; 4],
+    /// `x` = how many starting poses to try, 1 to [`MAX_DLS_STARTS`]: the FK pose moved
+    /// into the limits first, then poses spread over the limits, each run for the chain's
+    /// iterations until one ends within the precision; the closest end is kept. `yzw` = 0.
+    pub starts: [u32; 4],
+    /// Per joint, in `[0, 1]`: how much the joint resists turning away from where the
+    /// solve has it (Unreal's per-bone rotation stiffness): its steps are scaled by
+    /// `(1 − s)²`; 1 holds it at its FK pose (moved into its limit).
+    pub stiffness: [f32; MAX_FABRIK_JOINTS],
+}
+
+impl Default for DlsGoal {
+    fn default() -> Self {
+        Self {
+            orientation_ms: Quat::IDENTITY.to_array(),
+            settings: [0.0; 4],
+            starts: [MAX_DLS_STARTS, 0, 0, 0],
+            stiffness: [0.0; MAX_FABRIK_JOINTS],
+        }
+    }
+}
+
+/// A chain with joint limits solved by damped least squares (Levenberg–Marquardt;
+/// `shaders/kernels/dls.wgsl`, [`crate::cpu::dls()`]). 1 472 bytes. Keep in sync with
+/// `DlsChain` in `shaders/shared/records.wgsl`.
+///
+/// `chain.params.x` = precision: a start ends when its error (the end's distance to the
+/// target, with the orientation's weighted angle added in quadrature) is within it, and the
+/// solved record counts as reached. `chain.mode.y` = iterations per start.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct DlsChain {
+    /// The chain: joints, target position and weight, precision, iterations, options.
+    pub chain: FabrikChain,
+    /// Total limits per joint, which hold whatever the iteration count.
+    pub limits: ChainLimits,
+    /// Orientation target, starts and stiffness.
+    pub goal: DlsGoal,
+}
+assert_layout!(DlsChain, 1472, chain == 0, limits == 560, goal == 1360);
+assert_layout!(DlsGoal, 112, orientation_ms == 0, settings == 16, starts == 32, stiffness == 48);
+
+impl DlsChain {
+    /// A chain from a chain (joints, target, iterations, precision) and its limits: position
+    /// only, [`MAX_DLS_STARTS`] starts, no joint stiff.
+    #[must_use]
+    pub fn new(chain: FabrikChain, limits: ChainLimits) -> Self {
+        Self { chain, limits, goal: DlsGoal::default() }
+    }
+    /// Asks the last joint to end with the model rotation `orientation`, an error of one
+    /// radian weighing as much as `weight` of distance (0 = position only).
+    #[must_use]
+    pub fn with_orientation_target(mut self, orientation: Quat, weight: f32) -> Self {
+        self.goal.orientation_ms = orientation.to_array();
+        self.goal.settings[0] = weight;
+        self
+    }
+    /// How many starting poses to try (1 to [`MAX_DLS_STARTS`]).
+    #[must_use]
+    pub fn with_starts(mut self, starts: u32) -> Self {
+        self.goal.starts[0] = starts;
+        self
+    }
+    /// Joint `i`'s stiffness in `[0, 1]` (see [`DlsGoal::stiffness`]).
+    #[must_use]
+    pub fn with_stiffness(mut self, i: usize, stiffness: f32) -> Self {
+        self.goal.stiffness[i] = stiffness;
+        self
+    }
+    /// The orientation's weight (`goal.settings.x`; 0 = position only).
+    #[inline]
+    #[must_use]
+    pub fn orientation_weight(&self) -> f32 {
+        self.goal.settings[0]
+    }
+    /// See [`super::ConstrainedFabrikChain::unmirrored`]; the orientation target is
+    /// reflected with the chain.
+    pub(crate) fn unmirrored(&self) -> Self {
+        let mut goal = self.goal;
+        mirror_rotation(&mut goal.orientation_ms);
+        Self { chain: self.chain.unmirrored(), limits: self.limits.unmirrored(), goal }
+    }
+}
