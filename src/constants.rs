@@ -99,6 +99,12 @@ shared_constants! {
     /// The damping at the start of a damped-least-squares solve, as a share of the chain's
     /// length; it stays within [1e-4, 1e3] × this.
     DLS_DAMPING_START: f32 = 0.1;
+    /// The least damping of a damped-least-squares solve, as a share of its start.
+    DLS_DAMPING_MIN: f32 = 1e-4;
+    /// The least damping of a damped-least-squares step, as a share of the error: a chain
+    /// stretched toward an unreachable target (its Jacobian near singular) would turn
+    /// rounding into steps under a smaller one.
+    DLS_ERROR_DAMPING: f32 = 0.3;
     /// How much closer (a share of the error) a later start must end to be kept.
     DLS_START_MARGIN: f32 = 1e-4;
     /// How much closer (a share of the error) a step must come to be taken.

@@ -123,6 +123,7 @@ mod guides {
     guide!(Readme, "../README.md");
     guide!(Solvers, "../docs/solvers.md");
     guide!(JointLimits, "../docs/joint-limits.md");
+    guide!(Dls, "../docs/dls.md");
     guide!(MultiEffector, "../docs/multi-effector.md");
     guide!(LookAt, "../docs/look-at.md");
     guide!(Gpu, "../docs/gpu.md");

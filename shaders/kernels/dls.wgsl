@@ -392,13 +392,15 @@ fn normalize_or_zero(v: vec3<f32>) -> vec3<f32> {
 fn descend(pose: ptr<function, Pose>, lambda_start: f32, iterations: u32) -> f32 {
     var err = error_of(pose);
     var lambda = lambda_start;
-    let lambda_min = lambda * 1e-4;
+    let lambda_min = lambda * DLS_DAMPING_MIN;
     let lambda_max = lambda * 1e3;
     var delta: array<vec3<f32>, N>;
     for (var it = 0u; it < iterations; it++) {
         var bounds: Bounds;
+        // The damping is at least a share of the error (cpu::dls descend).
+        let damping = max(lambda, err * DLS_ERROR_DAMPING);
         for (var round_ = 0u; round_ < 2u; round_++) {
-            solve_step(pose, lambda, &bounds, &delta);
+            solve_step(pose, damping, &bounds, &delta);
             if (round_ == 0u && !hold_bounds(pose, &delta, &bounds)) {
                 break;
             }

@@ -81,6 +81,8 @@ pub(super) fn error_of(pose: &Pose, goal: &Goal, n: usize) -> F {
 /// told apart by rounding, so both twins keep the same one.
 pub(super) const START_MARGIN: F = crate::constants::DLS_START_MARGIN as F;
 pub(super) const STEP_MARGIN: F = crate::constants::DLS_STEP_MARGIN as F;
+/// The least damping as a share of the error.
+pub(super) const ERROR_DAMPING: F = crate::constants::DLS_ERROR_DAMPING as F;
 
 /// The whole solve from the FK pose's local rotations `local` (the first joint's relative to
 /// `parent`), the chain's root at `root`: the FK pose moved into the limits, then up to
@@ -178,7 +180,7 @@ pub(super) fn descend(
 ) -> (Pose, F) {
     let mut err = error_of(&pose, goal, n);
     let mut delta = [V3::ZERO; MAX_FABRIK_JOINTS];
-    let (lambda_min, lambda_max) = (lambda * 1e-4, lambda * 1e3);
+    let (lambda_min, lambda_max) = (lambda * crate::constants::DLS_DAMPING_MIN as F, lambda * 1e3);
     for _ in 0..iterations {
         if converge && err <= precision {
             break;
@@ -187,8 +189,13 @@ pub(super) fn descend(
         // cone's swing slides along its rim) and the step taken again without them.
         let mut held = [[false; 3]; MAX_FABRIK_JOINTS];
         let mut rim = [V3::ZERO; MAX_FABRIK_JOINTS];
+        // The damping is at least a share of the error (λ² ∝ |e|², as Yamashita and
+        // Fukushima's Levenberg–Marquardt): it vanishes as a reachable target is reached,
+        // and stays up where an unreachable one keeps the error (a chain stretched toward
+        // it has a near-singular Jacobian, and a small λ would turn rounding into steps).
+        let damping = lambda.max(err * ERROR_DAMPING);
         for pass in 0..2 {
-            solve_step(&pose, joints, parent_ms, goal, lambda, &held, &rim, n, &mut delta);
+            solve_step(&pose, joints, parent_ms, goal, damping, &held, &rim, n, &mut delta);
             if pass == 0 && !hold_bounds(&pose, joints, &delta, n, &mut held, &mut rim) {
                 break;
             }
