@@ -110,4 +110,3 @@ pub fn reachable_chains() -> Vec<ConstrainedFabrikChain> {
     }
     chains
 }
-
