@@ -1,7 +1,8 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
+//!     (limited, aligned, ccd and dls take `reach` after the kind: targets the limits let the chains reach)
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
@@ -29,7 +30,7 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,
                        gltf,gltf-placement
                        (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK
                        (alignedJxK: with option::ALIGN_HINGES) and
@@ -312,7 +313,7 @@ fn main() -> Res<()> {
             }
         });
     let all =
-        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
+        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -369,18 +370,34 @@ fn main() -> Res<()> {
                     let it = f["tree20x".len()..].parse()?;
                     chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?
                 }
-                f if f.starts_with("limited") || f.starts_with("aligned") || f.starts_with("ccd") => {
-                    let (kind, rest) = f.split_at(if f.starts_with("ccd") { 3 } else { 7 });
-                    let (j, it) = rest.split_once('x').ok_or("limitedJxK, alignedJxK or ccdJxK")?;
-                    let limited = workload::limited(n, j.parse()?, it.parse()?, 3);
-                    if kind == "ccd" {
+                f if f.starts_with("limited")
+                    || f.starts_with("aligned")
+                    || f.starts_with("ccd")
+                    || f.starts_with("dls") =>
+                {
+                    // `reach` after the kind: targets the limits let the chains reach.
+                    let (f, reach) = match f.split_once("reach") {
+                        Some((a, b)) => (format!("{a}{b}"), true),
+                        None => (f.to_string(), false),
+                    };
+                    let (kind, rest) = f.split_at(if f.starts_with("ccd") || f.starts_with("dls") { 3 } else { 7 });
+                    let (j, it) = rest.split_once('x').ok_or("limitedJxK, alignedJxK, ccdJxK or dlsJxK")?;
+                    let (j, it): (usize, u32) = (j.parse()?, it.parse()?);
+                    let limited =
+                        if reach { workload::limited_reachable(n, j, it, 3) } else { workload::limited(n, j, it, 3) };
+                    let kind = if reach { format!("{kind} reach") } else { kind.to_string() };
+                    let kind = kind.as_str();
+                    if kind.starts_with("dls") {
+                        let dls: Vec<DlsChain> = limited.iter().map(|c| DlsChain::new(c.chain, c.limits)).collect();
+                        chains(&format!("{kind} {j}x{it}"), gpu.as_mut(), &dls)?
+                    } else if kind.starts_with("ccd") {
                         let ccd: Vec<CcdChain> = limited.iter().map(|c| CcdChain::new(c.chain, c.limits)).collect();
-                        chains(&format!("ccd {j}x{it}"), gpu.as_mut(), &ccd)?
-                    } else if kind == "aligned" {
+                        chains(&format!("{kind} {j}x{it}"), gpu.as_mut(), &ccd)?
+                    } else if kind.starts_with("aligned") {
                         let aligned: Vec<_> = limited.iter().map(|c| c.with_align_hinges(true)).collect();
-                        chains(&format!("aligned {j}x{it}"), gpu.as_mut(), &aligned)?
+                        chains(&format!("{kind} {j}x{it}"), gpu.as_mut(), &aligned)?
                     } else {
-                        chains(&format!("limited {j}x{it}"), gpu.as_mut(), &limited)?
+                        chains(&format!("{kind} {j}x{it}"), gpu.as_mut(), &limited)?
                     }
                 }
                 f if f.starts_with("fabrik") => {

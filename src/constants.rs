@@ -105,6 +105,8 @@ shared_constants! {
     /// stretched toward an unreachable target (its Jacobian near singular) would turn
     /// rounding into steps under a smaller one.
     DLS_ERROR_DAMPING: f32 = 0.3;
+    /// Steps in a row that came no closer after which a damped-least-squares start ends.
+    DLS_STALL: u32 = 4;
     /// How much closer (a share of the error) a later start must end to be kept.
     DLS_START_MARGIN: f32 = 1e-4;
     /// How much closer (a share of the error) a step must come to be taken.

@@ -48,6 +48,8 @@ fn wgsl_records_match_rust_records() {
     check_struct!(s, "FabrikSolved", FabrikSolved, [positions_ms, rotations_ms, corrections, status]);
     check_struct!(s, "LimitedChain", ConstrainedFabrikChain, [chain, limits]);
     check_struct!(s, "LimitedChain", CcdChain, [chain, limits]);
+    check_struct!(s, "DlsGoal", crowd_ik::records::DlsGoal, [orientation_ms, settings, starts, stiffness]);
+    check_struct!(s, "DlsChain", DlsChain, [chain, limits, goal]);
     check_struct!(
         s,
         "LookAtChain",

@@ -395,7 +395,8 @@ fn descend(pose: ptr<function, Pose>, lambda_start: f32, iterations: u32) -> f32
     let lambda_min = lambda * DLS_DAMPING_MIN;
     let lambda_max = lambda * 1e3;
     var delta: array<vec3<f32>, N>;
-    for (var it = 0u; it < iterations; it++) {
+    var rejected = 0u;
+    for (var it = 0u; it < iterations && rejected < DLS_STALL; it++) {
         var bounds: Bounds;
         // The damping is at least a share of the error (cpu::dls descend).
         let damping = max(lambda, err * DLS_ERROR_DAMPING);
@@ -429,8 +430,10 @@ fn descend(pose: ptr<function, Pose>, lambda_start: f32, iterations: u32) -> f32
             *pose = next;
             err = next_err;
             lambda = max(lambda * 0.5, lambda_min);
+            rejected = 0u;
         } else {
             lambda = min(lambda * 3.0, lambda_max);
+            rejected += 1u;
         }
     }
     return err;
@@ -488,7 +491,9 @@ fn solve(i: u32) -> u32 {
     let precision_ = l.params.x;
     var best = pose;
     var best_err = 3.4028235e38;
-    for (var seed = 0u; seed < g.starts.x && !(best_err <= precision_); seed++) {
+    // No start ends closer than `floor` (how far the target lies beyond the reach).
+    let floor = max(length(l.target_ms.xyz - fk[0].xyz) - l.total, 0.0);
+    for (var seed = 0u; seed < g.starts.x && !(best_err <= precision_ + floor); seed++) {
         var start = pose;
         if (seed > 0u) {
             // unroll

@@ -132,6 +132,28 @@ pub fn limited(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<crowd
     fabrik(n, joints, iterations, seed).into_iter().map(|c| crowd_ik::ConstrainedFabrikChain::new(c, limits)).collect()
 }
 
+/// [`limited`]'s chains with targets their limits let them reach: where a pose inside the
+/// limits puts the tip (two constrained-FABRIK iterations toward a random target within the
+/// chain's length), precision 1e-4 × length. The reach benchmark of the limited solvers.
+#[must_use]
+pub fn limited_reachable(n: usize, joints: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::ConstrainedFabrikChain> {
+    let mut rng = Rng::new(seed ^ 0x5eed);
+    limited(n, joints, iterations, seed)
+        .into_iter()
+        .map(|mut c| {
+            let len: f32 = (0..joints - 1).map(|i| c.chain.joint(i).distance(c.chain.joint(i + 1))).sum();
+            let mut posed = c;
+            posed.chain.target_ms = (c.chain.joint(0) + rng.unit() * len * rng.range(0.3, 1.0)).extend(1.0).to_array();
+            posed.chain.mode[1] = 2;
+            let mut s = crowd_ik::FabrikSolved::default();
+            crowd_ik::cpu::constrained_fabrik(&posed, &mut s);
+            c.chain.target_ms = s.position(joints - 1).extend(1.0).to_array();
+            c.chain.params[0] = 1e-4 * len;
+            c
+        })
+        .collect()
+}
+
 /// The crowd foot-IK frame of the benchmarks (`examples/bench`, `examples/frame_cost`):
 /// 200 m of hills (0.5 m cells) and the biped rig; with `placement`, foot placement across
 /// frames on, plants detected by the FK foot's speed (0.5 m/s in, 0.8 m/s out). Walkers:

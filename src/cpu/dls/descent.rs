@@ -52,6 +52,8 @@ pub(super) struct Goal {
     pub orient: Q,
     pub w: F,
     pub d: [F; MAX_FABRIK_JOINTS],
+    /// The least error any pose has: how far the target lies beyond the chain's reach.
+    pub floor: F,
 }
 
 /// The residual: the end's offset to the target and, with an orientation, `w` times the
@@ -81,6 +83,8 @@ pub(super) fn error_of(pose: &Pose, goal: &Goal, n: usize) -> F {
 /// told apart by rounding, so both twins keep the same one.
 pub(super) const START_MARGIN: F = crate::constants::DLS_START_MARGIN as F;
 pub(super) const STEP_MARGIN: F = crate::constants::DLS_STEP_MARGIN as F;
+/// Steps in a row that came no closer after which a start ends.
+pub(super) const STALL: u32 = crate::constants::DLS_STALL;
 /// The least damping as a share of the error.
 pub(super) const ERROR_DAMPING: F = crate::constants::DLS_ERROR_DAMPING as F;
 
@@ -117,7 +121,8 @@ pub(super) fn run(
     let mut best = pose;
     let mut best_err = F::INFINITY;
     for seed in 0..starts {
-        if best_err <= precision {
+        // No start can end closer than `floor`: one within the precision of it ends the solve.
+        if best_err <= precision + goal.floor {
             break;
         }
         let mut start = base;
@@ -164,8 +169,9 @@ pub(super) fn spread(j: &Joint, k: F, i: F) -> V3 {
     }
 }
 
-/// Levenberg–Marquardt from `pose`: `iterations` steps (or until within `precision` with
-/// `converge`). Returns the pose and its error ([`error_of`]).
+/// Levenberg–Marquardt from `pose`: up to `iterations` steps, ending after `STALL` steps in
+/// a row that came no closer (or within `precision` with `converge`). Returns the pose and
+/// its error ([`error_of`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn descend(
     mut pose: Pose,
@@ -181,8 +187,11 @@ pub(super) fn descend(
     let mut err = error_of(&pose, goal, n);
     let mut delta = [V3::ZERO; MAX_FABRIK_JOINTS];
     let (lambda_min, lambda_max) = (lambda * crate::constants::DLS_DAMPING_MIN as F, lambda * 1e3);
+    let mut rejected = 0;
     for _ in 0..iterations {
-        if converge && err <= precision {
+        // A start ends within the precision (with `converge`), or once `STALL` steps in a row
+        // came no closer (the damping 3⁴ times up: a minimum the start cannot leave).
+        if (converge && err <= precision) || rejected >= STALL {
             break;
         }
         // The step; the coordinates at a bound it would push out of are held there (a
@@ -222,8 +231,10 @@ pub(super) fn descend(
         if next_err < err * (1.0 - STEP_MARGIN) {
             (pose, err) = (next, next_err);
             lambda = (lambda * 0.5).max(lambda_min);
+            rejected = 0;
         } else {
             lambda = (lambda * 3.0).min(lambda_max);
+            rejected += 1;
         }
     }
     (pose, err)

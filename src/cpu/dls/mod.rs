@@ -200,7 +200,9 @@ fn solve(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
     let precision = ch.precision();
     let joints: [single::Joint; MAX_FABRIK_JOINTS] =
         std::array::from_fn(|i| joint_of!(single, &s.limits[i], s.bone[i], |q| q, |v| v, |x| x));
-    let goal = single::Goal { target: v3(ch.target_ms), orient: s.orient, w: chain.orientation_weight(), d: s.d };
+    let floor = ((v3(ch.target_ms) - v3(ch.joints_ms[0])).length() - total).max(0.0);
+    let goal =
+        single::Goal { target: v3(ch.target_ms), orient: s.orient, w: chain.orientation_weight(), d: s.d, floor };
     let (pose, err) = single::run(
         &joints,
         &s.local,
@@ -231,6 +233,7 @@ pub fn reference(chain: &DlsChain, starts: u32, iterations: u32) -> Result<(Vec<
         orient: s.orient.as_dquat().normalize(),
         w: f64::from(chain.orientation_weight()),
         d: s.d.map(f64::from),
+        floor: 0.0,
     };
     let (pose, err) = double::run(
         &joints,
