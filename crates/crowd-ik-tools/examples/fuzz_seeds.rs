@@ -10,7 +10,7 @@
 
 use crowd_ik::crowd::{CharacterInput, CharacterState, Ground, GroundHit, JointPose, MAX_LEGS};
 use crowd_ik::glam::{Quat, Vec2, Vec3};
-use crowd_ik::{CcdChain, ConstrainedFabrikChain};
+use crowd_ik::{CcdChain, ConstrainedFabrikChain, DlsChain};
 use crowd_ik_tools::{scene, terrain, workload};
 use std::path::Path;
 
@@ -113,6 +113,19 @@ fn main() {
         })
         .collect();
     seeds(dir, "ccd", "limited", &ccd);
+    let dls: Vec<DlsChain> = chains
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let d = DlsChain::new(c.chain, c.limits).with_starts(1 + i as u32 % 8).with_stiffness(0, 0.5);
+            if i % 2 == 0 {
+                d.with_orientation_target(Quat::from_rotation_y(0.3), 0.1)
+            } else {
+                d
+            }
+        })
+        .collect();
+    seeds(dir, "dls", "limited", &dls);
     seeds(dir, "multi_fabrik", "quadruped", &workload::multi_fabrik(16, 8, 5));
     seeds(dir, "look_at", "heads", &workload::look_at(16, 6));
 
