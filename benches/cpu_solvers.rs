@@ -1,6 +1,7 @@
 //! CPU solver throughput on the shared workloads (`crowd_ik_tools::workload`), one thread and all
 //! threads, and two-bone and FABRIK one thread on every CPU path this CPU has (`CpuPath`);
-//! the toolbox group: constrained FABRIK, CCD, a multi-effector tree and look-at.
+//! the toolbox group: constrained FABRIK, CCD, damped least squares (reachable targets), a
+//! multi-effector tree and look-at.
 //! `cargo bench --bench cpu_solvers`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -74,6 +75,9 @@ fn toolbox(c: &mut Criterion) {
     both(&mut g, "constrained_fabrik_8x16", &limited);
     let ccd: Vec<CcdChain> = limited.iter().map(|l| CcdChain::new(l.chain, l.limits)).collect();
     both(&mut g, "ccd_8x16", &ccd);
+    let reachable = workload::limited_reachable(N / 16, 8, 32, 3);
+    let dls: Vec<DlsChain> = reachable.iter().map(|l| DlsChain::new(l.chain, l.limits)).collect();
+    both(&mut g, "dls_reach_8x32", &dls);
     both(&mut g, "tree_20x8", &workload::multi_fabrik(N / 16, 8, 4));
     both(&mut g, "look_at_4", &workload::look_at(N, 5));
     g.finish();

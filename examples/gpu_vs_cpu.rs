@@ -36,6 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compare("limited 8x16", &mut gpu, &limited)?;
     let ccd: Vec<crowd_ik::CcdChain> = limited.iter().map(|c| crowd_ik::CcdChain::new(c.chain, c.limits)).collect();
     compare("ccd 8x16", &mut gpu, &ccd)?;
+    let reachable = workload::limited_reachable(n / 16, 8, 32, 3);
+    let dls: Vec<crowd_ik::DlsChain> = reachable.iter().map(|c| crowd_ik::DlsChain::new(c.chain, c.limits)).collect();
+    compare("dls reach 8x32", &mut gpu, &dls)?;
     compare("tree 20x8", &mut gpu, &workload::multi_fabrik(n / 16, 8, 4))?;
     compare("look-at 4", &mut gpu, &workload::look_at(n, 5))?;
     feet(&gpu, (n / 16).max(1))?;
