@@ -248,7 +248,7 @@ fn random_dls(rng: &mut Rng, iterations: u32) -> DlsChain {
 ///
 /// Known gap: the solve takes discrete decisions (a step kept or dropped, a bound held, a
 /// start kept), so a rounding difference between the twins can send a chain down another
-/// path; 96 of 100 003 do (2026-11-27), 80 of them proven ill-conditioned (one ulp of the
+/// path; 99 of 100 003 do (2026-11-27), 81 of them proven ill-conditioned (one ulp of the
 /// target moves the CPU's own answer by a tenth of the gap), all unreachable targets still
 /// on their way after 8 iterations (the two twins' ends up to 3.3e-2 × length apart in
 /// distance to the target).

@@ -387,16 +387,17 @@ fn normalize_or_zero(v: vec3<f32>) -> vec3<f32> {
     return select(vec3<f32>(0.0), n, rcp > 0.0 && rcp <= 3.4028235e38);
 }
 
-// Levenberg–Marquardt from `pose`: `iterations` steps (cpu::dls descend). Returns the
+// Levenberg–Marquardt from `pose`: up to `iterations` steps, ending within the precision
+// or after DLS_STALL steps in a row that came no closer (cpu::dls descend). Returns the
 // error of the pose it leaves in `pose`.
-fn descend(pose: ptr<function, Pose>, lambda_start: f32, iterations: u32) -> f32 {
+fn descend(pose: ptr<function, Pose>, lambda_start: f32, iterations: u32, precision_: f32) -> f32 {
     var err = error_of(pose);
     var lambda = lambda_start;
     let lambda_min = lambda * DLS_DAMPING_MIN;
     let lambda_max = lambda * 1e3;
     var delta: array<vec3<f32>, N>;
     var rejected = 0u;
-    for (var it = 0u; it < iterations && rejected < DLS_STALL; it++) {
+    for (var it = 0u; it < iterations && rejected < DLS_STALL && !(err <= precision_); it++) {
         var bounds: Bounds;
         // The damping is at least a share of the error (cpu::dls descend).
         let damping = max(lambda, err * DLS_ERROR_DAMPING);
@@ -508,7 +509,7 @@ fn solve(i: u32) -> u32 {
             }
         }
         forward(&start);
-        let e = descend(&start, lambda, iterations(l.mode));
+        let e = descend(&start, lambda, iterations(l.mode), precision_);
         if (e < best_err * (1.0 - DLS_START_MARGIN)) {
             best = start;
             best_err = e;

@@ -76,17 +76,18 @@ pub(crate) const OPTIONS: u32 = option::FABRIK;
 /// The damping at the start, as a share of the chain's length.
 const DAMPING_START: f32 = crate::constants::DLS_DAMPING_START;
 
-/// Solves one chain by damped least squares, each start running exactly
-/// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations) (what the GPU kernel runs); an invalid chain gets a flagged
-/// FK fallback.
+/// Solves one chain by damped least squares, each start running up to
+/// [`FabrikChain::iterations`](crate::records::FabrikChain::iterations), ending once within
+/// the precision or when four steps in a row came no closer (what the GPU kernel runs); an
+/// invalid chain gets a flagged FK fallback.
 pub fn dls(chain: &DlsChain, out: &mut FabrikSolved) {
-    dls_with_mode(chain, FabrikMode::Fixed, out);
+    solve_limited(chain, out, solve);
 }
 
-/// [`dls`] with an explicit mode: [`FabrikMode::Converge`] ends a start at the iteration
-/// that brings it within the precision.
-pub fn dls_with_mode(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) {
-    solve_limited(chain, out, |c, o| solve(c, mode, o));
+/// [`dls`] for the batch jobs' [`FabrikMode`]: both modes solve alike (a start always ends
+/// within the precision, on the GPU too), so the mode changes nothing.
+pub fn dls_with_mode(chain: &DlsChain, _mode: FabrikMode, out: &mut FabrikSolved) {
+    dls(chain, out);
 }
 
 /// Checks one chain the way [`dls`] does (a mirrored chain as its unmirrored twin): the
@@ -188,7 +189,7 @@ fn prepare(chain: &DlsChain) -> Result<Prepared, ChainError> {
 }
 
 #[allow(clippy::needless_range_loop)] // one index over the per-joint arrays, as in a kernel
-fn solve(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(), ChainError> {
+fn solve(chain: &DlsChain, out: &mut FabrikSolved) -> Result<(), ChainError> {
     let s = prepare(chain)?;
     let (n, total) = (s.n, s.total);
     let ch = &chain.chain;
@@ -210,7 +211,7 @@ fn solve(chain: &DlsChain, mode: FabrikMode, out: &mut FabrikSolved) -> Result<(
         v3(ch.joints_ms[0]),
         &goal,
         DAMPING_START * total,
-        (chain.goal.starts[0], ch.iterations(), precision, mode == FabrikMode::Converge),
+        (chain.goal.starts[0], ch.iterations(), precision, true),
         n,
     );
     finish_rotations(ch, &pose.rot, &s.fk, n, total, err <= precision, out);
