@@ -124,6 +124,11 @@ shared_constants! {
     /// axis at least 0.01 rad (0.57°) off the bone. Closer, f32 rounding moves the hinge's
     /// or the elliptical cone's frame by more than the limits' 1e-4 rad contract.
     LIMIT_AXIS2: f32 = 1e-4;
+    /// Least half-angle of a swing cone (radians; `ChainError::InvalidParameter` below). A
+    /// thinner ellipse turns f32 rounding across it into more than the limits' 1e-4 rad
+    /// contract along it (a swing on the rim of a 1e-5 rad wide cone, off its axis by one
+    /// rounding, is 1e-4 rad outside); a joint that must not swing one way is a hinge.
+    LIMIT_MIN_CONE: f32 = 1e-3;
     /// π (angle ranges are within `[−π, π]`).
     PI: f32 = std::f32::consts::PI;
 

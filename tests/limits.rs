@@ -432,6 +432,10 @@ fn bad_limits_are_reported() {
         (ok.with_hinge(1, Quat::IDENTITY, Vec3::X, 1.0, 0.0), ChainError::InvalidParameter),
         (ok.with_hinge(1, Quat::IDENTITY, Vec3::X, -4.0, 0.0), ChainError::InvalidParameter),
         (ok.with_cone(1, Quat::IDENTITY, Vec3::X, [0.0, 1.0], None), ChainError::InvalidParameter),
+        // A cone thinner than 1e-3 rad one way: rounding across it is more than the contract
+        // along it (found by the dls fuzz target: 7.6e-6 rad).
+        (ok.with_cone(1, Quat::IDENTITY, Vec3::X, [0.8, 7.6e-6], None), ChainError::InvalidParameter),
+        (ok.with_cone(1, Quat::IDENTITY, Vec3::X, [9e-4, 0.5], None), ChainError::InvalidParameter),
         (ok.with_twist(3, Quat::IDENTITY, -1.0, 1.0), ChainError::InvalidParameter),
         (
             ok.with_joint(1, limit::HINGE | limit::TWIST, Quat::IDENTITY, Vec3::X, [0.0; 4]),

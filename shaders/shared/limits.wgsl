@@ -81,7 +81,7 @@ fn setup_limit(kind: u32, j: JointLimit, rot: vec4<f32>, dir_fk: vec3<f32>, pare
     }
     let r = j.range;
     let ok = ((kind & LIMIT_HINGE) == 0u || (in_angles(r.x) && in_angles(r.y) && r.x <= r.y))
-        && ((kind & LIMIT_CONE) == 0u || (r.x > 0.0 && r.x <= PI && r.y > 0.0 && r.y <= PI))
+        && ((kind & LIMIT_CONE) == 0u || (r.x >= LIMIT_MIN_CONE && r.x <= PI && r.y >= LIMIT_MIN_CONE && r.y <= PI))
         && ((kind & LIMIT_TWIST) == 0u || (in_angles(r.z) && in_angles(r.w) && r.z <= r.w));
     if (!ok) {
         s.err = ERR_INVALID_PARAMETER;

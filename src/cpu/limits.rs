@@ -10,7 +10,7 @@ use glam::{Quat, Vec3};
 use super::math::{
     any_orthonormal, atan2, finite4, is_unit_quat, normalize_or, quat_from_axis_angle, reject, rotation_arc,
 };
-use crate::constants::{LIMIT_AXIS2, LIMIT_CONE, LIMIT_HINGE, LIMIT_TWIST, PI};
+use crate::constants::{LIMIT_AXIS2, LIMIT_CONE, LIMIT_HINGE, LIMIT_MIN_CONE, LIMIT_TWIST, PI};
 use crate::error::ChainError;
 use crate::records::{v3, ChainLimits};
 
@@ -86,7 +86,7 @@ pub(crate) fn setup_limits(
         let r = j.range;
         let angle = |a: f32| (-PI..=PI).contains(&a);
         let ok = (kind & LIMIT_HINGE == 0 || (angle(r[0]) && angle(r[1]) && r[0] <= r[1]))
-            && (kind & LIMIT_CONE == 0 || (r[0] > 0.0 && r[0] <= PI && r[1] > 0.0 && r[1] <= PI))
+            && (kind & LIMIT_CONE == 0 || (r[0] >= LIMIT_MIN_CONE && r[0] <= PI && r[1] >= LIMIT_MIN_CONE && r[1] <= PI))
             && (kind & LIMIT_TWIST == 0 || (angle(r[2]) && angle(r[3]) && r[2] <= r[3]));
         if !ok {
             return Err(ChainError::InvalidParameter);

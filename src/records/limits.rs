@@ -55,7 +55,8 @@ pub struct JointLimit {
     /// (else [`ChainError::DegenerateMidAxis`](crate::ChainError::DegenerateMidAxis)); a
     /// circular cone ignores it. `w` unused.
     pub axis: [f32; 4],
-    /// Hinge: `x..y` = min, max angle. Cone: `x`, `y` = half-angles. Twist: `z..w` = min,
+    /// Hinge: `x..y` = min, max angle. Cone: `x`, `y` = half-angles, each in `[1e-3, π]`
+    /// ([`crate::constants::LIMIT_MIN_CONE`]). Twist: `z..w` = min,
     /// max angle. Radians.
     pub range: [f32; 4],
 }
