@@ -86,7 +86,8 @@ pub(crate) fn setup_limits(
         let r = j.range;
         let angle = |a: f32| (-PI..=PI).contains(&a);
         let ok = (kind & LIMIT_HINGE == 0 || (angle(r[0]) && angle(r[1]) && r[0] <= r[1]))
-            && (kind & LIMIT_CONE == 0 || (r[0] >= LIMIT_MIN_CONE && r[0] <= PI && r[1] >= LIMIT_MIN_CONE && r[1] <= PI))
+            && (kind & LIMIT_CONE == 0
+                || (r[0] >= LIMIT_MIN_CONE && r[0] <= PI && r[1] >= LIMIT_MIN_CONE && r[1] <= PI))
             && (kind & LIMIT_TWIST == 0 || (angle(r[2]) && angle(r[3]) && r[2] <= r[3]));
         if !ok {
             return Err(ChainError::InvalidParameter);

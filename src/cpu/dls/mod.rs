@@ -91,17 +91,17 @@ pub fn dls_with_mode(chain: &DlsChain, _mode: FabrikMode, out: &mut FabrikSolved
 }
 
 /// Checks one chain the way [`dls`] does (a mirrored chain as its unmirrored twin): the
-/// chain and its limits as for CCD, then its goal ([`check_goal`]).
+/// chain and its limits as for CCD, then its goal: every number finite (else
+/// [`ChainError::NonFinite`]); the orientation weight `≥ 0`, the reserved fields zero, the
+/// starts within `1..=MAX_DLS_STARTS`, every stiffness in `[0, 1]`, and no orientation
+/// target on a chain whose end keeps its FK rotation ([`option::KEEP_END_ROTATION`]) (else
+/// [`ChainError::InvalidParameter`]); an orientation in use (weight > 0) a unit quaternion
+/// (else [`ChainError::NotNormalized`]).
 pub fn validate_dls(chain: &DlsChain) -> Result<(), ChainError> {
     check_goal(&check_limited(chain, OPTIONS)?)
 }
 
-/// The goal's checks, in this order: every number finite (else
-/// [`ChainError::NonFinite`]); the orientation weight `≥ 0`, `settings.yzw` and
-/// `starts.yzw` zero, the starts within `1..=MAX_DLS_STARTS`, every stiffness in `[0, 1]`,
-/// and no orientation target on a chain whose end keeps its FK rotation
-/// ([`option::KEEP_END_ROTATION`]) (else [`ChainError::InvalidParameter`]); an orientation
-/// used (weight > 0) a unit quaternion (else [`ChainError::NotNormalized`]).
+/// The goal's checks of [`validate_dls`], in its order.
 pub(crate) fn check_goal(chain: &DlsChain) -> Result<(), ChainError> {
     let g = &chain.goal;
     let stiffness_finite = g.stiffness.iter().all(|s| s.is_finite());
