@@ -1,6 +1,7 @@
 // Damped least squares (Levenberg–Marquardt with adaptive damping) on a limited chain with
 // an optional orientation target and per-joint stiffness: the WGSL twin of src/cpu/dls/
-// (mod.rs and descent.rs, read them side by side; fixed iterations per start). Built per
+// (mod.rs and descent.rs, read them side by side; up to the record's iterations per start,
+// a start ending within the precision or after DLS_STALL dropped steps). Built per
 // joint count like shaders/kernels/fabrik.wgsl: the per-joint loops are unrolled, so every
 // per-joint array is indexed by constants. One invocation per chain; J Jᵀ is built without
 // J (3 × 3 blocks) and solved by Cholesky.
