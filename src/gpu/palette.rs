@@ -9,7 +9,7 @@ use glam::Mat4;
 use super::buffers::{
     compute_pipeline, dispatch_size, map_read, staging_buffer, storage_buffer, uniform_buffer, DispatchParams,
 };
-use super::context::GpuContext;
+use super::context::{GpuContext, PassTimer};
 use super::error::GpuError;
 use super::shaders;
 use crate::crowd::{CharacterInput, JointPose};
@@ -40,6 +40,7 @@ pub struct PaletteBuilder {
     bound_scatter: Option<([wgpu::Buffer; 4], wgpu::BindGroup)>,
     count: usize,
     staging: Option<wgpu::Buffer>,
+    timer: PassTimer,
 }
 
 impl PaletteBuilder {
@@ -84,6 +85,7 @@ impl PaletteBuilder {
             bound_scatter: None,
             count: 0,
             staging: None,
+            timer: PassTimer::default(),
         })
     }
 
@@ -186,13 +188,16 @@ impl PaletteBuilder {
         let params = DispatchParams { joints: self.joints as u32, ..DispatchParams::new(entries, groups) };
         self.context.queue().write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
         if entries > 0 {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("palette scatter"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&*pipeline);
-            pass.set_bind_group(0, &self.bound_scatter.as_ref().expect("just bound").1, &[]);
-            pass.dispatch_workgroups(groups[0], groups[1], 1);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("palette scatter"),
+                    timestamp_writes: self.timer.writes(),
+                });
+                pass.set_pipeline(&*pipeline);
+                pass.set_bind_group(0, &self.bound_scatter.as_ref().expect("just bound").1, &[]);
+                pass.dispatch_workgroups(groups[0], groups[1], 1);
+            }
+            self.timer.resolve(encoder);
         }
         scope.pop()
     }
@@ -270,15 +275,33 @@ impl PaletteBuilder {
         let params = DispatchParams { joints: self.joints as u32, ..DispatchParams::new(entries, groups) };
         self.context.queue().write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
         if entries > 0 {
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("palette"), timestamp_writes: None });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, bind_group, &[]);
-            pass.dispatch_workgroups(groups[0], groups[1], 1);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("palette"),
+                    timestamp_writes: self.timer.writes(),
+                });
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups(groups[0], groups[1], 1);
+            }
+            self.timer.resolve(encoder);
         }
         self.count = characters;
         scope.pop()?;
         Ok(&self.palette.as_ref().expect("made above").0)
+    }
+
+    /// Times every palette pass with timestamp queries from now on, when the device has
+    /// `Features::TIMESTAMP_QUERY` ([`GpuContext::new_default`] asks for it). Returns whether
+    /// timing is on. Read the time with [`PaletteBuilder::device_time_ms`].
+    pub fn enable_timestamps(&mut self) -> bool {
+        self.timer.enable(&self.context)
+    }
+
+    /// Blocking: device time of the last submitted palette pass, in milliseconds, when
+    /// timing is on.
+    pub fn device_time_ms(&self) -> Result<Option<f64>, GpuError> {
+        self.timer.read_ms(&self.context)
     }
 
     /// The palette buffer of the last [`PaletteBuilder::encode`].

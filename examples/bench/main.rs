@@ -4,6 +4,7 @@
 //!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
 //!     (limited, aligned, ccd and dls take `reach` after the kind: targets the limits let the chains reach)
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
+//! `cargo run --release --example bench -- --gpu-suite [--tiny] [--budget-s 200] [--json gpu-suite.json]`
 //!
 //! Prints one table and writes `bench.json`. `--help` prints the flags. Every workload has ~10 % unreachable or
 //! near-singular targets (`crowd_ik_tools::workload`). Times are the best of several runs.
@@ -20,6 +21,8 @@ use crowd_ik::prelude::*;
 use crowd_ik::wgpu;
 use crowd_ik_tools::scene::WalkingCrowd;
 use crowd_ik_tools::workload;
+
+mod gpu_suite;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -42,6 +45,13 @@ usage: cargo run --release --example bench -- [flags]
   --cpu-path PATH      auto|scalar|avx2|avx512: the CPU batch path of every CPU column
   --cpu-only           CPU columns and the peer only; no GPU adapter is opened
   --json FILE          where to write the rows (default bench.json)
+  --gpu-suite          every GPU row of the performance goals instead (two-bone, three-bone
+                       and FABRIK 8x16 at 1M and 4M chains, the limited solvers, look-at, the
+                       tree, crowd foot IK and foot placement at 10k/100k/1M characters, the
+                       skinning palette, a copy kernel for the adapter's bandwidth); writes
+                       gpu-suite.json (or --json FILE) and a Markdown table
+  --tiny               with --gpu-suite: a few thousand records per row (CI, lavapipe)
+  --budget-s S         with --gpu-suite: skip the rows left after S seconds (default 200)
   --help               this text
 
 Every workload has ~10 % unreachable or near-singular targets. Times are the best of several
@@ -303,6 +313,13 @@ fn main() -> Res<()> {
     }
     let cpu_only = args.iter().any(|a| a == "--cpu-only");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    if args.iter().any(|a| a == "--gpu-suite") {
+        let tiny = args.iter().any(|a| a == "--tiny");
+        let json = value("--json").unwrap_or_else(|| "gpu-suite.json".into());
+        let budget = value("--budget-s").map_or(Ok(200.0), |b| b.parse::<f64>())?;
+        return gpu_suite::run(tiny, &json, budget);
+    }
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let quick = args.iter().any(|a| a == "--quick");
     let sizes: Vec<usize> =
         value("--sizes").map(|s| s.split(',').filter_map(parse_size).collect()).unwrap_or_else(|| {
@@ -529,82 +546,106 @@ fn mixed(gpu: Option<&mut GpuSolver>, n: usize) -> Res<Row> {
     })
 }
 
-/// The crowd foot-IK frame (`name`: crowd, placement, gltf, gltf-placement): `n` walking
+/// One crowd foot-IK workload (`name`: crowd, placement, gltf, gltf-placement): `n` walking
 /// bipeds over hills, the box rig or Cesium Man (a glTF character); with placement, foot
-/// placement across frames on (state read and written every frame, dt = 1/60 s).
-fn crowd(own: Option<&GpuSolver>, n: usize, name: &str) -> Res<Row> {
-    let placement = name.ends_with("placement");
-    let (terrain, box_rig) = workload::crowd_frame(placement);
-    let ground = Ground::Heightfield(terrain.clone());
-    let dt = 1.0 / 60.0;
-    let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());
-    let (rig, first_chars, first_poses) = if name.starts_with("gltf") {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb");
-        let mut walkers = crowd_ik_tools::character::GltfCrowd::load(path, None, 1.0, n, 90.0)?;
-        walkers.frame(&terrain, &mut chars, &mut poses);
-        let first = (chars.clone(), poses.clone());
-        walkers.step(dt);
-        walkers.frame(&terrain, &mut chars, &mut poses);
-        (walkers.rig.clone().with_placement(box_rig.placement), first.0, first.1)
-    } else {
-        let mut walkers = WalkingCrowd::new(n, 90.0, 1);
-        walkers.frame(&terrain, &mut chars, &mut poses);
-        let first = (chars.clone(), poses.clone());
-        walkers.step(dt);
-        walkers.frame(&terrain, &mut chars, &mut poses);
-        (box_rig, first.0, first.1)
-    };
-    let mut out = vec![JointPose::default(); poses.len()];
-    let mut res = vec![FootResult::default(); n];
-    let mut states = vec![CharacterState::default(); n];
-    fn job<'a>(
-        rig: &'a crowd_ik::crowd::FootRig,
-        ground: &'a Ground,
-        chars: &'a [CharacterInput],
-        poses: &'a [JointPose],
-        out: &'a mut [JointPose],
-        res: &'a mut [FootResult],
-    ) -> crowd_ik::cpu::foot_ik::FootIkJob<'a> {
-        crowd_ik::cpu::foot_ik::FootIkJob {
-            rig,
-            ground,
+/// placement across frames on (state read and written every frame, dt = 1/60 s). Holds a
+/// first frame (every state resets) and the frame after it.
+pub struct CrowdScene {
+    pub placement: bool,
+    pub rig: crowd_ik::crowd::FootRig,
+    pub ground: Ground,
+    pub first: (Vec<CharacterInput>, Vec<JointPose>),
+    pub chars: Vec<CharacterInput>,
+    pub poses: Vec<JointPose>,
+    pub dt: f32,
+}
+
+impl CrowdScene {
+    pub fn new(n: usize, name: &str) -> Res<Self> {
+        let placement = name.ends_with("placement");
+        let (terrain, box_rig) = workload::crowd_frame(placement);
+        let dt = 1.0 / 60.0;
+        let (mut chars, mut poses): (Vec<CharacterInput>, Vec<JointPose>) = (Vec::new(), Vec::new());
+        let (rig, first) = if name.starts_with("gltf") {
+            // The source tree's copy, or one under the working directory (a binary run on
+            // another machine from the repository's root).
+            let built = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gltf/CesiumMan.glb");
+            let path = if std::path::Path::new(built).exists() { built } else { "tests/data/gltf/CesiumMan.glb" };
+            let mut walkers = crowd_ik_tools::character::GltfCrowd::load(path, None, 1.0, n, 90.0)?;
+            walkers.frame(&terrain, &mut chars, &mut poses);
+            let first = (chars.clone(), poses.clone());
+            walkers.step(dt);
+            walkers.frame(&terrain, &mut chars, &mut poses);
+            (walkers.rig.clone().with_placement(box_rig.placement), first)
+        } else {
+            let mut walkers = WalkingCrowd::new(n, 90.0, 1);
+            walkers.frame(&terrain, &mut chars, &mut poses);
+            let first = (chars.clone(), poses.clone());
+            walkers.step(dt);
+            walkers.frame(&terrain, &mut chars, &mut poses);
+            (box_rig, first)
+        };
+        Ok(CrowdScene { placement, rig, ground: Ground::Heightfield(terrain), first, chars, poses, dt })
+    }
+
+    /// Joints per character.
+    pub fn joints(&self) -> usize {
+        self.poses.len() / self.chars.len().max(1)
+    }
+
+    /// One CPU frame (the first one with `first`), on one thread or all of them.
+    pub fn cpu_frame(
+        &self,
+        first: bool,
+        states: &mut [CharacterState],
+        out: &mut [JointPose],
+        res: &mut [FootResult],
+        par: bool,
+    ) -> Res<()> {
+        let (chars, poses) = if first { (&self.first.0, &self.first.1) } else { (&self.chars, &self.poses) };
+        let mut j = crowd_ik::cpu::foot_ik::FootIkJob {
+            rig: &self.rig,
+            ground: &self.ground,
             characters: chars,
             hits: &[],
             poses_in: poses,
             poses_out: out,
             results: res,
-        }
-    }
-    // A first frame (every state resets), then this frame from those states: the GPU is
-    // checked against these two; timed frames then go on from the states they leave.
-    let mut run = |chars: &[CharacterInput],
-                   poses: &[JointPose],
-                   out: &mut [JointPose],
-                   res: &mut [FootResult],
-                   par: bool|
-     -> Res<()> {
-        let mut j = job(&rig, &ground, chars, poses, out, res);
-        match (placement, par) {
+        };
+        match (self.placement, par) {
             (false, false) => j.run()?,
             (false, true) => j.run_par()?,
-            (true, false) => j.run_frame(&mut states, dt)?,
-            (true, true) => j.run_frame_par(&mut states, dt)?,
+            (true, false) => j.run_frame(states, self.dt)?,
+            (true, true) => j.run_frame_par(states, self.dt)?,
         }
         Ok(())
-    };
-    run(&first_chars, &first_poses, &mut out, &mut res, true)?;
-    run(&chars, &poses, &mut out, &mut res, true)?;
+    }
+}
+
+/// The crowd foot-IK frame (`name`: crowd, placement, gltf, gltf-placement, see
+/// [`CrowdScene`]): CPU and GPU timings.
+fn crowd(own: Option<&GpuSolver>, n: usize, name: &str) -> Res<Row> {
+    let scene = CrowdScene::new(n, name)?;
+    let (rig, ground, dt) = (&scene.rig, &scene.ground, scene.dt);
+    let (chars, poses, first_chars, first_poses) = (&scene.chars, &scene.poses, &scene.first.0, &scene.first.1);
+    let mut out = vec![JointPose::default(); poses.len()];
+    let mut res = vec![FootResult::default(); n];
+    let mut states = vec![CharacterState::default(); n];
+    // A first frame (every state resets), then this frame from those states: the GPU is
+    // checked against these two; timed frames then go on from the states they leave.
+    scene.cpu_frame(true, &mut states, &mut out, &mut res, true)?;
+    scene.cpu_frame(false, &mut states, &mut out, &mut res, true)?;
     let cpu_res = res.clone();
-    let cpu1 = best(|| run(&chars, &poses, &mut out, &mut res, false))?;
-    let cpu_all = best(|| run(&chars, &poses, &mut out, &mut res, true))?;
+    let cpu1 = best(|| scene.cpu_frame(false, &mut states, &mut out, &mut res, false))?;
+    let cpu_all = best(|| scene.cpu_frame(false, &mut states, &mut out, &mut res, true))?;
     let Some(own) = own else { return Ok(Row::cpu_only(name, n, cpu1, cpu_all)) };
-    let mut gpu = CrowdSolver::with_context(own.context(), &rig, &ground)?;
+    let mut gpu = CrowdSolver::with_context(own.context(), rig, ground)?;
     gpu.enable_timestamps();
     gpu.set_frame_time(dt)?;
-    gpu.solve(&first_chars, &first_poses, &[], &mut out, &mut res)?;
-    gpu.solve(&chars, &poses, &[], &mut out, &mut res)?;
+    gpu.solve(first_chars, first_poses, &[], &mut out, &mut res)?;
+    gpu.solve(chars, poses, &[], &mut out, &mut res)?;
     check_gpu(name, &cpu_res, &res)?;
-    let gpu_e2e = best(|| Ok(gpu.solve(&chars, &poses, &[], &mut out, &mut res)?))?;
+    let gpu_e2e = best(|| Ok(gpu.solve(chars, poses, &[], &mut out, &mut res)?))?;
     let mut submit = f64::INFINITY;
     let resident = best(|| {
         let t = Instant::now();
