@@ -170,10 +170,21 @@ shared_constants! {
     /// Sine of the bend below which a limb counts as straight when picking its bend side.
     STRAIGHT: f32 = 1e-6;
     /// Largest swivel or twist angle accepted, in radians (±1e4, about 1 600 turns): past it
-    /// `ChainError::InvalidParameter`. Angles are reduced to one turn by `x − k·2π` in f32,
-    /// which stays within a few 1e-4 rad of the exact reduction up to here and loses the
-    /// angle altogether beyond ~2²⁴.
+    /// `ChainError::InvalidParameter`. Angles are reduced to one turn by `x − k·2π` in f32
+    /// (`TAU_HI`, `TAU_LO`), within ~1e-6 rad of the exact reduction of the f32 angle up to
+    /// here; the f32 angle itself loses the turn altogether beyond ~2²⁴.
     MAX_ANGLE: f32 = 1e4;
+    /// A swivel axis whose squared length is below this (an axis shorter than 1e-12) is zero
+    /// (`InvalidParameter`): far above the subnormal squares that GPUs may flush to zero, so
+    /// the CPU and the GPU cannot disagree on whether a tiny axis is zero.
+    MIN_AXIS_LENGTH2: f32 = 1e-24;
+    /// 2π in two parts for the reduction of an angle to one turn (Cody–Waite):
+    /// `x − k·TAU_HI − k·TAU_LO`. `TAU_HI` has 8 significant bits, so `k·TAU_HI` is exact for
+    /// every `k` an angle within `MAX_ANGLE` gives, and a GPU that fuses the multiply into
+    /// the subtraction (NVIDIA does) rounds as the CPU does.
+    TAU_HI: f32 = 6.28125;
+    /// `2π − TAU_HI`.
+    TAU_LO: f32 = 0.0019353071795864769;
     /// Largest `|x|`, `|y|`, `|z|` of any joint position, target, pole, hinge axis or
     /// end-effector offset a chain record may hold, in model units; past it
     /// `ChainError::OutOfRange`. Squares and products of such values stay far from f32

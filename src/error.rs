@@ -34,7 +34,8 @@ pub enum ChainError {
     /// ([`crate::constants::LIMIT_AXIS2`]) for a hinge or an elliptical cone.
     DegenerateMidAxis = c::ERR_DEGENERATE_MID_AXIS,
     /// A parameter is out of range: unknown mode or option bit, soften outside `[0, 1]`,
-    /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, a swivel
+    /// stretch below 1, knee limits not `0 ≤ θmin ≤ θmax ≤ π`, zero north axis, a swivel axis
+    /// shorter than 1e-12 ([`crate::constants::MIN_AXIS_LENGTH2`]), a swivel
     /// (in `Swivel` mode) or twist angle beyond ±1e4 rad ([`crate::constants::MAX_ANGLE`]:
     /// the f32 reduction to one turn loses the angle past ~2²⁴), a three-bone blend outside
     /// `[0, 1]`, negative precision, more than 4096 FABRIK iterations, or a non-zero

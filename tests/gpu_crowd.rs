@@ -36,6 +36,20 @@ fn compare(
     gpu.solve(chars, poses, hits, &mut gpu_out, &mut gpu_res).unwrap();
     let n = rig.joint_count();
     let (mut dp, mut dr) = (0.0_f32, 0.0_f32);
+    // How many characters are outside the contract, printed before the first one fails.
+    let outside = (0..chars.len())
+        .filter(|&c| {
+            cpu_res[c].status != gpu_res[c].status
+                || (0..n).any(|j| {
+                    let (p, q) = (cpu_out[c * n + j], gpu_out[c * n + j]);
+                    !(p.position().distance(q.position()) / leg_length <= 1e-4
+                        && quat_angle(p.rotation(), q.rotation()) <= 1e-3)
+                })
+        })
+        .count();
+    if outside > 0 {
+        eprintln!("{what}: {outside} of {} characters outside the contract", chars.len());
+    }
     for c in 0..chars.len() {
         let (a, b) = (&cpu_res[c], &gpu_res[c]);
         let ctx = || format!("{what}: character {c}\ninput {:?}\ncpu {a:?}\ngpu {b:?}", chars[c]);

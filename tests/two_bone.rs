@@ -519,3 +519,44 @@ fn a_nearly_straight_limb_bent_sideways_to_its_hinge_solves() {
     let chain = TwoBoneChain::new(joints, [Quat::IDENTITY; 3], Vec3::new(0.3, 1.5, 0.4)).with_mid_axis(Vec3::X);
     assert_eq!(crowd_ik::cpu::validate_two_bone(&chain), Err(ChainError::DegenerateMidAxis));
 }
+
+/// A swivel of many turns is the swivel of its remainder within one turn: the f32 angle is
+/// reduced with 2π in two parts (`TAU_HI`, `TAU_LO`) to ~1e-6 rad of the exact reduction
+/// (one f32 `2π` was ~3e-4 rad off at 1e4 rad), and a GPU that fuses the multiply into the
+/// subtraction rounds the same.
+#[test]
+fn many_turn_swivels_reduce_to_one_turn() {
+    let good = ozz_chain(Vec3::new(0.5, 1.2, 0.0));
+    let length = good.joint(0).distance(good.joint(1)) + good.joint(1).distance(good.joint(2));
+    for angle in [9_999.5_f32, -7_777.25, 1_234.567_8, 10_000.0, -10_000.0] {
+        let one_turn = f64::from(angle).rem_euclid(std::f64::consts::TAU) as f32;
+        let (many, one) = (solve(&good.with_swivel(Vec3::Z, angle)), solve(&good.with_swivel(Vec3::Z, one_turn)));
+        for j in 0..3 {
+            let apart = many.position(j).distance(one.position(j)) / length;
+            assert!(apart <= 3e-6, "{angle} rad: joint {j} {apart:e} x length from {one_turn} rad");
+        }
+    }
+}
+
+/// A swivel axis shorter than 1e-12 (`MIN_AXIS_LENGTH2`) is `InvalidParameter` on every CPU
+/// path: its squares would be near the subnormals a GPU may flush to zero.
+#[test]
+fn a_vanishing_swivel_axis_is_invalid() {
+    let good = ozz_chain(Vec3::new(0.5, 1.2, 0.0));
+    for (axis, expected) in [
+        (Vec3::new(1e-13, 0.0, 0.0), Err(ChainError::InvalidParameter)),
+        (Vec3::new(3e-20, -2e-20, 1e-20), Err(ChainError::InvalidParameter)),
+        (Vec3::ZERO, Err(ChainError::InvalidParameter)),
+        (Vec3::new(0.0, 2e-12, 0.0), Ok(())),
+    ] {
+        let mut chain = good.with_swivel(Vec3::Z, 0.5);
+        chain.limb.pole_ms[..3].copy_from_slice(&axis.to_array());
+        assert_eq!(crowd_ik::cpu::validate_two_bone(&chain), expected, "{axis}");
+        for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
+            let batch = vec![chain; 40];
+            let mut out = vec![TwoBoneSolved::default(); batch.len()];
+            TwoBoneJob::new(&batch, &mut out).with_path(path).run().unwrap();
+            assert!(out.iter().all(|o| o.error() == expected.err()), "{axis} on {path}");
+        }
+    }
+}

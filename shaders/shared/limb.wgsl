@@ -53,7 +53,7 @@ fn check_limb_settings(l: LimbSettings) -> u32 {
         || !(soften >= 0.0 && soften <= 1.0)
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
-        || (pole_mode(l.mode) == POLE_SWIVEL && (dot(l.pole_ms.xyz, l.pole_ms.xyz) <= 0.0 || !(abs(l.pole_ms.w) <= MAX_ANGLE)))
+        || (pole_mode(l.mode) == POLE_SWIVEL && (!(dot(l.pole_ms.xyz, l.pole_ms.xyz) >= MIN_AXIS_LENGTH2) || !(abs(l.pole_ms.w) <= MAX_ANGLE)))
         || !(abs(l.mid_axis.w) <= MAX_ANGLE);
     if (bad) {
         return ERR_INVALID_PARAMETER;

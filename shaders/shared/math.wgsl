@@ -104,7 +104,8 @@ fn sin_cos(x: f32) -> vec2<f32> {
     let PI = 3.1415927;
     let HALF_PI = 1.5707964;
     let k = floor(x * (1.0 / TAU) + 0.5);
-    var r = x - k * TAU;
+    // Cody–Waite: k·TAU_HI is exact, so a fused multiply-add rounds as the CPU's two steps.
+    var r = (x - k * TAU_HI) - k * TAU_LO;
     var cos_sign = 1.0;
     if (r > HALF_PI) {
         r = PI - r;

@@ -55,7 +55,8 @@ pub(crate) fn check_limb_settings(l: &LimbSettings) -> Result<(), ChainError> {
         || stretch < 1.0
         || (limits && !(cos_min <= 1.0 && cos_max >= -1.0 && cos_max <= cos_min))
         || (l.pole_mode() == Some(PoleMode::Swivel)
-            && (v3(l.pole_ms).length_squared() <= 0.0 || !(l.pole_ms[3].abs() <= MAX_ANGLE)))
+            && (!(v3(l.pole_ms).length_squared() >= crate::constants::MIN_AXIS_LENGTH2)
+                || !(l.pole_ms[3].abs() <= MAX_ANGLE)))
         || !(l.mid_axis[3].abs() <= MAX_ANGLE);
     if bad {
         return Err(ChainError::InvalidParameter);

@@ -9,7 +9,7 @@ use std::ops::{Add, Mul};
 
 use glam::{Quat, Vec3};
 
-use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z, MAX_COORDINATE};
+use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z, MAX_COORDINATE, TAU_HI, TAU_LO};
 
 /// `x`, `y`, `z` within ±[`MAX_COORDINATE`] (`w` not looked at; NaN is out of range).
 #[inline]
@@ -134,7 +134,7 @@ pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
     const PI: f32 = std::f32::consts::PI;
     const HALF_PI: f32 = std::f32::consts::FRAC_PI_2;
     let k = (x * (1.0 / TAU) + 0.5).floor();
-    let mut r = x - k * TAU; // [−π, π]
+    let mut r = (x - k * TAU_HI) - k * TAU_LO; // [−π, π]
     let mut cos_sign = 1.0;
     if r > HALF_PI {
         r = PI - r;

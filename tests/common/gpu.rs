@@ -57,6 +57,7 @@ pub fn assert_matches<const N: usize>(
     assert_eq!(cpu.len(), gpu.len());
     let mut diff = Diff::default();
     let mut failure: Option<(usize, String)> = None;
+    let mut outside = 0;
     for (i, (c, g)) in cpu.iter().zip(gpu).enumerate() {
         let l = length(i).max(1e-6);
         let mut bad = Vec::new();
@@ -101,13 +102,15 @@ pub fn assert_matches<const N: usize>(
                 bad.push(format!("joint {k} rotation off by {dr:e} rad"));
             }
         }
+        outside += usize::from(!bad.is_empty());
         if !bad.is_empty() && failure.is_none() {
             failure = Some((i, bad.join("; ")));
         }
     }
     if let Some((i, why)) = failure {
         panic!(
-            "{what}: GPU differs from CPU at chain {i}: {why}\ninput: {}\ncpu: {:?}\ngpu: {:?}\nworst over the batch: {diff:?}",
+            "{what}: GPU differs from CPU at chain {i} ({outside} of {} chains outside the contract): {why}\ninput: {}\ncpu: {:?}\ngpu: {:?}\nworst over the batch: {diff:?}",
+            cpu.len(),
             describe(i),
             cpu[i],
             gpu[i]

@@ -261,7 +261,7 @@ pub(crate) fn sin_cos(x: F) -> (F, F) {
     const PI: f32 = std::f32::consts::PI;
     const HALF_PI: f32 = std::f32::consts::FRAC_PI_2;
     let k = (x * (1.0 / TAU) + 0.5).floor();
-    let r = x - k * TAU;
+    let r = (x - k * crate::constants::TAU_HI) - k * crate::constants::TAU_LO;
     let hi = r.gt(HALF_PI);
     let lo = r.lt(-HALF_PI);
     let r = hi.sel(PI - r, lo.sel(-PI - r, r));

@@ -63,7 +63,7 @@ impl Limb {
             & soften.le(1.0)
             & max_stretch.ge(1.0)
             & !(limits & !(cos_min.le(1.0) & cos_max.ge(-1.0) & cos_max.le(cos_min)))
-            & !(swivel & pole.length_squared().le(0.0))
+            & !(swivel & pole.length_squared().lt(crate::constants::MIN_AXIS_LENGTH2))
             & !(swivel & !swivel_angle.abs().le(MAX_ANGLE))
             & twist.abs().le(MAX_ANGLE)
             & mid_axis.length_squared().gt(1e-12);
