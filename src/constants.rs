@@ -184,7 +184,7 @@ shared_constants! {
     /// the subtraction (NVIDIA does) rounds as the CPU does.
     TAU_HI: f32 = 6.28125;
     /// `2π − TAU_HI`.
-    TAU_LO: f32 = 0.0019353071795864769;
+    TAU_LO: f32 = 0.001_935_307_2;
     /// Largest `|x|`, `|y|`, `|z|` of any joint position, target, pole, hinge axis or
     /// end-effector offset a chain record may hold, in model units; past it
     /// `ChainError::OutOfRange`. Squares and products of such values stay far from f32
