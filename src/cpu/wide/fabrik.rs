@@ -24,6 +24,10 @@ impl Kernel for Fabrik {
     fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         group(c, out);
     }
+    #[inline(always)]
+    fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; L], out2: &mut [FabrikSolved; L]) {
+        group2(c, c2, out, out2);
+    }
 }
 
 /// Component-wise `v / s` (glam's `Vec3 / f32`).
@@ -48,6 +52,46 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
         2..=4 => group_of::<4, 16, 52>(c, out, n, iterations),
         5..=8 => group_of::<8, 32, 100>(c, out, n, iterations),
         _ => group_of::<J, { 4 * J }, { 12 * J + 4 }>(c, out, n, iterations),
+    }
+}
+
+/// Two groups of one joint count and iteration count, their iterations interleaved (each
+/// joint's square root and division wait on the joint before: two independent chains keep
+/// the core busy); bit for bit two [`group`] calls. Groups that differ go one by one.
+#[inline(always)]
+fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; L], out2: &mut [FabrikSolved; L]) {
+    let (n, iterations) = (c[0].joint_count(), c[0].iterations());
+    let same = (c2[0].joint_count(), c2[0].iterations()) == (n, iterations);
+    if !same || !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
+        group(c, out);
+        group(c2, out2);
+        return;
+    }
+    match n {
+        2..=4 => pair_of::<4, 16, 52>([c, c2], [out, out2], n, iterations),
+        5..=8 => pair_of::<8, 32, 100>([c, c2], [out, out2], n, iterations),
+        _ => pair_of::<J, { 4 * J }, { 12 * J + 4 }>([c, c2], [out, out2], n, iterations),
+    }
+}
+
+/// [`group_of`] for two groups, their iterations interleaved.
+#[inline(always)]
+fn pair_of<const N: usize, const W: usize, const S: usize>(
+    c: [&[FabrikChain; L]; 2],
+    out: [&mut [FabrikSolved; L]; 2],
+    n: usize,
+    iterations: u32,
+) {
+    const { assert!(W == 4 * N && S == 12 * N + 4 && N <= J) };
+    let g = [load::<N, W>(c[0], n), load::<N, W>(c[1], n)];
+    let s = [setup(&g[0], n, iterations), setup(&g[1], n, iterations)];
+    let [(p0, info0, reached0), (p1, info1, reached1)] = solve([&g[0], &g[1]], [&s[0], &s[1]], n, iterations);
+    let [out0, out1] = out;
+    finish::<N, S>(&g[0], &s[0], &p0, info0, reached0, n, out0);
+    finish::<N, S>(&g[1], &s[1], &p1, info1, reached1, n, out1);
+    for k in 0..2 {
+        let o = if k == 0 { &mut *out0 } else { &mut *out1 };
+        each_lane((!s[k].solve).bits(), |i| fabrik_with_mode(&c[k][i], FabrikMode::Fixed, &mut o[i]));
     }
 }
 
@@ -90,7 +134,7 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     debug_assert!((2..=N).contains(&n));
     let g = load::<N, W>(c, n);
     let s = setup(&g, n, iterations);
-    let (p, info, reached) = solve(&g, &s, n, iterations);
+    let [(p, info, reached)] = solve([&g], [&s], n, iterations);
     finish::<N, S>(&g, &s, &p, info, reached, n, out);
     each_lane((!s.solve).bits(), |i| fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]));
 }
@@ -170,42 +214,59 @@ fn setup<const N: usize>(g: &Lanes<N>, n: usize, iterations: u32) -> Setup<N> {
     Setup { len, dir_fk, total, c_len, solve: eligible & !failed }
 }
 
-/// `solve()`: straight toward an out-of-reach target, else the iterations; the solved
-/// joints, the info bits and which lanes reached.
+/// `solve()` of `G` groups: straight toward an out-of-reach target, else the iterations;
+/// each group's solved joints, info bits and which lanes reached. The groups' steps are
+/// interleaved joint by joint (each lane's operations and their order are the scalar
+/// solver's, whatever `G`).
 #[inline(always)]
-fn solve<const N: usize>(g: &Lanes<N>, s: &Setup<N>, n: usize, iterations: u32) -> ([V3; N], U, M) {
-    let Setup { len, dir_fk, total, c_len, solve } = s;
-    let (target, base) = (g.target, g.fk[0]);
-    let mut p = g.fk;
-    let eps2 = 1e-12 * *total * *total;
-    let straight = c_len.ge(*total);
-    if (*solve & !straight).any() {
+fn solve<const N: usize, const G: usize>(
+    g: [&Lanes<N>; G],
+    s: [&Setup<N>; G],
+    n: usize,
+    iterations: u32,
+) -> [([V3; N], U, M); G] {
+    let mut p: [[V3; N]; G] = build(|k| g[k].fk);
+    let eps2: [F; G] = build(|k| 1e-12 * s[k].total * s[k].total);
+    let straight: [M; G] = build(|k| s[k].c_len.ge(s[k].total));
+    if (0..G).any(|k| (s[k].solve & !straight[k]).any()) {
         for _ in 0..iterations {
-            p[n - 1] = target;
+            for k in 0..G {
+                p[k][n - 1] = g[k].target;
+            }
             for i in (0..n - 1).rev() {
-                let dir = normalize_or(p[i] - p[i + 1], -dir_fk[i], eps2);
-                p[i] = p[i + 1] + dir * len[i];
+                for k in 0..G {
+                    let dir = normalize_or(p[k][i] - p[k][i + 1], -s[k].dir_fk[i], eps2[k]);
+                    p[k][i] = p[k][i + 1] + dir * s[k].len[i];
+                }
             }
-            p[0] = base;
+            for k in 0..G {
+                p[k][0] = g[k].fk[0];
+            }
             for i in 0..n - 1 {
-                let dir = normalize_or(p[i + 1] - p[i], dir_fk[i], eps2);
-                p[i + 1] = p[i] + dir * len[i];
+                for k in 0..G {
+                    let dir = normalize_or(p[k][i + 1] - p[k][i], s[k].dir_fk[i], eps2[k]);
+                    p[k][i + 1] = p[k][i] + dir * s[k].len[i];
+                }
             }
         }
     }
-    let mut info = U::zero();
-    if (*solve & straight).any() {
-        let d = div(target - base, *c_len);
-        let mut q = base;
-        for i in 0..n - 1 {
-            let next = q + d * len[i];
-            p[i + 1] = straight.sel(next, p[i + 1]);
-            q = next;
+    build(|k| {
+        let (target, base, straight) = (g[k].target, g[k].fk[0], straight[k]);
+        let mut p = p[k];
+        let mut info = U::zero();
+        if (s[k].solve & straight).any() {
+            let d = div(target - base, s[k].c_len);
+            let mut q = base;
+            for i in 0..n - 1 {
+                let next = q + d * s[k].len[i];
+                p[i + 1] = straight.sel(next, p[i + 1]);
+                q = next;
+            }
+            info.set(straight, info::OUT_OF_REACH);
         }
-        info.set(straight, info::OUT_OF_REACH);
-    }
-    let reached = (p[n - 1] - target).length().le(g.precision);
-    (p, info, reached)
+        let reached = (p[n - 1] - target).length().le(g[k].precision);
+        (p, info, reached)
+    })
 }
 
 /// The local corrections of the solved joints, then the solved records (mirrored lanes

@@ -363,7 +363,12 @@ pub(crate) unsafe fn store_fabrik_solved(solved: &[MaybeUninit<F>], cap: usize, 
         store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
         for o in out.iter_mut() {
             let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
-            w[region + nw..region + 4 * J].fill(0.0);
+            // One 16-byte store per slot past n (a `fill` became a `memset` call per
+            // record and region: ~8 % of FABRIK 8×16).
+            for slot in w[region + nw..region + 4 * J].chunks_exact_mut(4) {
+                // SAFETY: `slot` is 4 writable f32 (unaligned stores are allowed).
+                avx!(std::arch::x86_64::_mm_storeu_ps(slot.as_mut_ptr(), std::arch::x86_64::_mm_setzero_ps()));
+            }
         }
     }
     // SAFETY: the caller's promise.
@@ -516,6 +521,16 @@ pub(crate) trait Kernel {
     /// Solves `c` into `out`. Must be `#[inline(always)]`: it is compiled into the
     /// `target_feature` entry point of `isa::run`, its only caller.
     fn group(c: &[Self::Chain; L], out: &mut [Self::Solved; L]);
+    /// Solves two groups (`c` into `out`, `c2` into `out2`), bit for bit as two
+    /// [`Kernel::group`] calls. A kernel whose lanes wait on a long chain of dependent
+    /// operations (FABRIK: a square root and a division per joint, each joint waiting on
+    /// the last) interleaves the two groups so the core overlaps their chains. Must be
+    /// `#[inline(always)]` like `group`.
+    #[inline(always)]
+    fn group2(c: &[Self::Chain; L], c2: &[Self::Chain; L], out: &mut [Self::Solved; L], out2: &mut [Self::Solved; L]) {
+        Self::group(c, out);
+        Self::group(c2, out2);
+    }
 }
 
 /// Prefetches `bytes` from `p` into L1 (a hint: no effect on results, never faults).
@@ -539,14 +554,26 @@ pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) 
     const AHEAD: usize = 2;
     let out_base = out.as_ptr();
     let out_len = out.len();
-    let mut cs = chains.chunks_exact(L);
-    let mut os = out.chunks_exact_mut(L);
-    for (g, (c, o)) in (&mut cs).zip(&mut os).enumerate() {
-        let next = (g + AHEAD) * L;
-        if next + L <= out_len {
+    // Two groups at a time (`Kernel::group2`), then a last full group, then the padded rest.
+    let mut pairs = chains.chunks_exact(2 * L);
+    let mut pair_outs = out.chunks_exact_mut(2 * L);
+    for (g, (c, o)) in (&mut pairs).zip(&mut pair_outs).enumerate() {
+        let next = (2 * g + AHEAD) * L;
+        if next + 2 * L <= out_len {
             // SAFETY: in bounds (checked above); only used as a prefetch address.
-            prefetch(unsafe { out_base.add(next) }, L * size_of::<K::Solved>());
+            prefetch(unsafe { out_base.add(next) }, 2 * L * size_of::<K::Solved>());
         }
+        let ((c, c2), (o, o2)) = (c.split_at(L), o.split_at_mut(L));
+        K::group2(
+            c.try_into().expect("chunk of L"),
+            c2.try_into().expect("chunk of L"),
+            o.try_into().expect("chunk of L"),
+            o2.try_into().expect("chunk of L"),
+        );
+    }
+    let mut cs = pairs.remainder().chunks_exact(L);
+    let mut os = pair_outs.into_remainder().chunks_exact_mut(L);
+    for (c, o) in (&mut cs).zip(&mut os) {
         K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
     }
     let (rest, rest_out) = (cs.remainder(), os.into_remainder());
