@@ -12,7 +12,7 @@ mod common;
 use std::f32::consts::{FRAC_PI_2, PI};
 
 use common::*;
-use crowd_ik::cpu::{three_bone, two_bone, CpuPath};
+use crowd_ik::cpu::{three_bone, two_bone, CpuPath, TwoBoneCorrectionsJob};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::workload;
 
@@ -65,6 +65,52 @@ fn two_bone_batch_matches_scalar_on_random_chains() {
         eprintln!("{path} workload: positions {pos:e} x length, rotations {rot:e} rad");
         assert!(pos <= 1e-5 && rot <= 1e-4, "{path}: positions {pos:e} x length, rotations {rot:e} rad");
     }
+}
+
+/// The corrections-only job (`TwoBoneCorrectionsJob`) writes, on every path and at every
+/// batch length around the lane counts, exactly the `corrections` and `status` of the full
+/// scalar solve (mirrored, invalid, zero-weight and offset chains among them), and its
+/// summary is the full job's.
+#[test]
+fn corrections_only_two_bone_is_the_full_solves_corrections_bit_for_bit() {
+    let mut rng = Rng(23);
+    let mut chains: Vec<TwoBoneChain> = (0..5_000).map(|_| random_two_bone(&mut rng)).collect();
+    chains.extend(workload::two_bone(3_000, 4));
+    for (k, c) in chains.iter_mut().enumerate().step_by(7) {
+        *c = c.with_mirrored(k % 2 == 0);
+    }
+    let full: Vec<TwoBoneSolved> = chains
+        .iter()
+        .map(|c| {
+            let mut s = TwoBoneSolved::default();
+            two_bone(c, &mut s);
+            s
+        })
+        .collect();
+    let mut full_job = vec![TwoBoneSolved::default(); chains.len()];
+    let full_summary = TwoBoneJob::new(&chains, &mut full_job).run().unwrap();
+    let mut paths = simd_paths();
+    paths.push(CpuPath::Scalar);
+    for path in paths {
+        for n in (0..=72).chain([chains.len()]) {
+            let mut out = vec![TwoBoneCorrections::default(); n];
+            let summary = TwoBoneCorrectionsJob::new(&chains[..n], &mut out).with_path(path).run().unwrap();
+            for (i, (o, f)) in out.iter().zip(&full).enumerate() {
+                assert!(
+                    bytemuck::bytes_of(o) == bytemuck::bytes_of(&TwoBoneCorrections::of(f)),
+                    "{path}: chain {i} of {n}: {o:?} vs {f:?}"
+                );
+            }
+            if n == chains.len() {
+                assert_eq!(summary, full_summary, "{path}");
+                let mut par = vec![TwoBoneCorrections::default(); n];
+                TwoBoneCorrectionsJob::new(&chains, &mut par).with_path(path).run_par().unwrap();
+                assert!(par == out, "{path}: run_par differs from run");
+            }
+        }
+    }
+    let mut short = vec![TwoBoneCorrections::default(); 3];
+    assert!(TwoBoneCorrectionsJob::new(&chains[..4], &mut short).run().is_err(), "a length mismatch is an error");
 }
 
 #[test]

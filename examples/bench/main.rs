@@ -230,8 +230,10 @@ fn reference_two_bone(
 }
 
 /// rebirth-ik's `two_bone` on the same legs (no knee limits, pole as a point: its features).
-/// Returns our time, theirs, and each one's worst position error against the f64 reference.
-fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
+/// Returns our time (full records), ours writing the local corrections alone
+/// (`TwoBoneCorrectionsJob`), theirs, and each one's worst position error against the f64
+/// reference.
+fn peer_two_bone(n: usize) -> Res<(f64, f64, f64, f32, f32)> {
     let legs: Vec<TwoBoneChain> = workload::two_bone(n, 1)
         .into_iter()
         .map(|mut c| {
@@ -242,6 +244,11 @@ fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
         .collect();
     let mut ours = vec![TwoBoneSolved::default(); n];
     let ours_ms = best(|| Ok(cpu_job(&legs, &mut ours).run().map(|_| ())?))?;
+    let mut corrections = vec![TwoBoneCorrections::default(); n];
+    let path = *CPU_PATH.get().unwrap_or(&CpuPath::Auto);
+    let corrections_ms = best(|| {
+        Ok(crowd_ik::cpu::TwoBoneCorrectionsJob::new(&legs, &mut corrections).with_path(path).run().map(|_| ())?)
+    })?;
     let mut theirs = vec![(rebirth_ik::Vec3::ZERO, rebirth_ik::Vec3::ZERO); n];
     let peer_ms = best(|| {
         for (c, out) in legs.iter().zip(&mut theirs) {
@@ -263,7 +270,7 @@ fn peer_two_bone(n: usize) -> Res<(f64, f64, f32, f32)> {
         theirs_err =
             theirs_err.max(from_rebirth(*m).as_dvec3().distance(knee)).max(from_rebirth(*t).as_dvec3().distance(end));
     }
-    Ok((ours_ms, peer_ms, ours_err as f32, theirs_err as f32))
+    Ok((ours_ms, corrections_ms, peer_ms, ours_err as f32, theirs_err as f32))
 }
 
 /// rebirth-ik's `solve_chain` (one thread) and `solve_chains_par` on the same FABRIK chains,
@@ -453,10 +460,11 @@ fn main() -> Res<()> {
     // The peer, on the same inputs.
     let peer_n = *sizes.iter().find(|&&s| s >= 16 * 1024).unwrap_or(&sizes[0]);
     println!("\npeer: rebirth-ik 0.1 on the same inputs, {peer_n} chains");
-    let (ours_ms, peer_ms, ours_err, theirs_err) = peer_two_bone(peer_n)?;
+    let (ours_ms, corrections_ms, peer_ms, ours_err, theirs_err) = peer_two_bone(peer_n)?;
     println!(
-        "  two-bone, 1 thread: crowd-ik {:.1} ns/chain (positions, rotations, local corrections, reached) vs rebirth-ik two_bone {:.1} ns/chain (positions)",
+        "  two-bone, 1 thread: crowd-ik {:.1} ns/chain (positions, rotations, local corrections, reached), {:.1} ns/chain writing local corrections alone, vs rebirth-ik two_bone {:.1} ns/chain (positions)",
         ours_ms * 1e6 / peer_n as f64,
+        corrections_ms * 1e6 / peer_n as f64,
         peer_ms * 1e6 / peer_n as f64
     );
     println!("    worst position error against an f64 law-of-cosines reference: crowd-ik {ours_err:.2e} m, rebirth-ik {theirs_err:.2e} m");
@@ -464,6 +472,13 @@ fn main() -> Res<()> {
         workload: "peer two-bone".into(),
         n: peer_n,
         cpu1: ours_ms,
+        peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
+        ..Row::default()
+    });
+    rows.push(Row {
+        workload: "peer two-bone, corrections only".into(),
+        n: peer_n,
+        cpu1: corrections_ms,
         peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
         ..Row::default()
     });

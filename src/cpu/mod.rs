@@ -34,7 +34,8 @@ pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
 use crate::records::{
     CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
-    MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+    MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections,
+    TwoBoneSolved,
 };
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};
@@ -45,7 +46,7 @@ pub use foot_ik::FootIkJob;
 pub use look_at::{look_at, validate_look_at};
 pub use multi_fabrik::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabrik};
 pub use three_bone::{three_bone, validate_three_bone};
-pub use two_bone::{two_bone, validate_two_bone};
+pub use two_bone::{two_bone, two_bone_corrections, validate_two_bone};
 
 /// A chain record that a CPU solver knows how to solve (its solved record:
 /// [`ChainRecord::Solved`]).
@@ -298,6 +299,85 @@ pub type LookAtJob<'a> = BatchJob<'a, LookAtChain>;
 
 /// Chains per rayon task: big enough to amortise scheduling, small enough to balance.
 const PAR_CHUNK: usize = 1024;
+
+/// Two-bone limbs solved for their local corrections alone: writes a
+/// [`TwoBoneCorrections`] (64 bytes: the three corrections and the status) per chain
+/// instead of a [`TwoBoneSolved`] (160 bytes with model-space positions and rotations), and
+/// on the SIMD paths computes nothing else. For callers that put IK onto their own local
+/// pose (`local = local * correction`); the same bits as the full job's `corrections` and
+/// `status` on every [`CpuPath`].
+pub struct TwoBoneCorrectionsJob<'a> {
+    /// Input chains.
+    pub chains: &'a [TwoBoneChain],
+    /// One output slot per chain.
+    pub out: &'a mut [TwoBoneCorrections],
+    /// The instruction set to run on (default [`CpuPath::Auto`]).
+    pub path: CpuPath,
+}
+
+impl<'a> TwoBoneCorrectionsJob<'a> {
+    /// A job over `chains` writing to `out`.
+    pub fn new(chains: &'a [TwoBoneChain], out: &'a mut [TwoBoneCorrections]) -> Self {
+        Self { chains, out, path: CpuPath::Auto }
+    }
+
+    /// The same job on `path`.
+    #[must_use]
+    pub fn with_path(mut self, path: CpuPath) -> Self {
+        self.path = path;
+        self
+    }
+
+    /// Solves every chain on the calling thread. Errors only for a length mismatch or a
+    /// [`CpuPath`] this CPU cannot run.
+    pub fn run(&mut self) -> Result<BatchSummary, IkError> {
+        let path = self.check()?;
+        solve_corrections(self.chains, path, self.out);
+        Ok(self.summary())
+    }
+
+    /// Solves every chain on all cores (rayon); the same results as [`Self::run`].
+    pub fn run_par(&mut self) -> Result<BatchSummary, IkError> {
+        let path = self.check()?;
+        self.chains
+            .par_chunks(PAR_CHUNK)
+            .zip(self.out.par_chunks_mut(PAR_CHUNK))
+            .for_each(|(cs, outs)| solve_corrections(cs, path, outs));
+        Ok(self.summary())
+    }
+
+    fn check(&self) -> Result<CpuPath, IkError> {
+        if self.chains.len() != self.out.len() {
+            return Err(IkError::LengthMismatch { chains: self.chains.len(), outputs: self.out.len() });
+        }
+        self.path.resolve()
+    }
+
+    fn summary(&self) -> BatchSummary {
+        let mut s = BatchSummary { chains: self.out.len(), ..BatchSummary::default() };
+        for (i, out) in self.out.iter().enumerate() {
+            s.reached += usize::from(out.reached());
+            if let Some(e) = out.error() {
+                s.fallbacks += 1;
+                s.first_fallback.get_or_insert((i, e));
+            }
+        }
+        s
+    }
+}
+
+/// The corrections-only batch on `path` (resolved).
+fn solve_corrections(chains: &[TwoBoneChain], path: CpuPath, out: &mut [TwoBoneCorrections]) {
+    #[cfg(target_arch = "x86_64")]
+    wide::two_bone_corrections_batch(chains, path, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = path;
+        for (c, o) in chains.iter().zip(out) {
+            two_bone_corrections(c, o);
+        }
+    }
+}
 
 impl<'a, C: Chain> BatchJob<'a, C> {
     /// A job over `chains` writing to `solved`, with default options.

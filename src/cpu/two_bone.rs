@@ -6,7 +6,7 @@ use super::chain::{check_joints, finish_chain, relative, solve_or_fk, write_fk};
 use super::limb::{check_limb_settings, solve_limb};
 use super::math::{finite4, in_range};
 use crate::error::ChainError;
-use crate::records::{option, v3, Options, TwoBoneChain, TwoBoneSolved};
+use crate::records::{option, v3, Options, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved};
 
 /// Solves one two-bone chain into `out`. Never fails: an invalid chain gets its FK pose,
 /// identity corrections, `reached = false` and its [`ChainError`] code.
@@ -21,6 +21,14 @@ pub fn two_bone(chain: &TwoBoneChain, out: &mut TwoBoneSolved) {
     // (option::MIRRORED); a fallback is the chain's own FK pose.
     let twin = chain.limb.mirrored().then(|| chain.unmirrored());
     solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), 3, out, solve);
+}
+
+/// [`two_bone`] writing only the local corrections and the status (the same bits as the
+/// full record's): see [`TwoBoneCorrectionsJob`](super::TwoBoneCorrectionsJob).
+pub fn two_bone_corrections(chain: &TwoBoneChain, out: &mut TwoBoneCorrections) {
+    let mut full = TwoBoneSolved::default();
+    two_bone(chain, &mut full);
+    *out = TwoBoneCorrections::of(&full);
 }
 
 /// Checks one chain the way [`two_bone`] does, without solving it.

@@ -86,3 +86,61 @@ impl<const N: usize> SolvedChain<N> {
         self.status[3] as usize
     }
 }
+
+/// The local corrections of an `N`-joint chain and its status, alone: the output of a job
+/// that asks for nothing else ([`crate::cpu::TwoBoneCorrectionsJob`]), for callers that
+/// apply IK as local rotation deltas onto their own pose (`local = local * correction`, as
+/// ozz-animation's IK jobs do) and need neither model-space positions nor rotations. The
+/// same bits as the `corrections` and `status` of the full [`SolvedChain`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Corrections<const N: usize> {
+    /// Local-space corrections, `w ≥ 0` (see [`SolvedChain::corrections`]).
+    pub corrections: [[f32; 4]; N],
+    /// Reached, error code, info bits, joints written (see [`SolvedChain::status`]).
+    pub status: [u32; 4],
+}
+// SAFETY: `Corrections<N>` is `repr(C)` and made only of `[f32; 4]`/`[u32; 4]` arrays: no
+// padding, every bit pattern valid, for every `N`.
+unsafe impl<const N: usize> Zeroable for Corrections<N> {}
+// SAFETY: see above.
+unsafe impl<const N: usize> Pod for Corrections<N> {}
+
+/// A two-bone limb's local corrections and status: 64 bytes, against 160 for
+/// [`TwoBoneSolved`].
+pub type TwoBoneCorrections = Corrections<3>;
+assert_layout!(TwoBoneCorrections, 64, corrections == 0, status == 48);
+
+impl<const N: usize> Default for Corrections<N> {
+    fn default() -> Self {
+        Self::zeroed()
+    }
+}
+
+impl<const N: usize> Corrections<N> {
+    /// The corrections and status of a full solved record.
+    #[must_use]
+    pub fn of(solved: &SolvedChain<N>) -> Self {
+        Self { corrections: solved.corrections, status: solved.status }
+    }
+    /// Local-space correction of joint `i` (`local = local * correction`).
+    #[must_use]
+    pub fn correction(&self, i: usize) -> Quat {
+        Quat::from_array(self.corrections[i])
+    }
+    /// Whether the end effector reached the target.
+    #[must_use]
+    pub fn reached(&self) -> bool {
+        self.status[0] != 0
+    }
+    /// The reason this chain fell back to its FK pose, if it did.
+    #[must_use]
+    pub fn error(&self) -> Option<crate::error::ChainError> {
+        crate::error::ChainError::from_code(self.status[1])
+    }
+    /// [`info`](crate::records::info) bits.
+    #[must_use]
+    pub fn info(&self) -> u32 {
+        self.status[2]
+    }
+}

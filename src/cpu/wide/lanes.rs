@@ -357,17 +357,19 @@ pub(crate) fn finish_chain(
 pub(crate) unsafe fn store_fabrik_solved(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [FabrikSolved; L]) {
     const J: usize = MAX_FABRIK_JOINTS;
     let nw = 4 * n;
+    // Zero as a value the compiler cannot see: it turns a loop of stores of a known zero
+    // (or a `fill`) into a `memset` call per record and region.
+    let zero = std::hint::black_box(avx!(std::arch::x86_64::_mm_setzero_ps()));
     for k in 0..3 {
         let (from, region) = (k * 4 * cap, k * 4 * J);
         // SAFETY: the caller's promise.
         store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
         for o in out.iter_mut() {
             let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
-            // One 16-byte store per slot past n (a `fill` became a `memset` call per
-            // record and region: ~8 % of FABRIK 8×16).
+            // One 16-byte store per slot past n.
             for slot in w[region + nw..region + 4 * J].chunks_exact_mut(4) {
                 // SAFETY: `slot` is 4 writable f32 (unaligned stores are allowed).
-                avx!(std::arch::x86_64::_mm_storeu_ps(slot.as_mut_ptr(), std::arch::x86_64::_mm_setzero_ps()));
+                avx!(std::arch::x86_64::_mm_storeu_ps(slot.as_mut_ptr(), zero));
             }
         }
     }

@@ -178,6 +178,18 @@ pub(crate) fn two_bone_batch(chains: &[TwoBoneChain], path: CpuPath, out: &mut [
     batch(chains, path, out, avx512, avx2::isa::run::<avx2::two_bone::TwoBone>, two_bone);
 }
 
+/// The batch path behind [`crate::cpu::TwoBoneCorrectionsJob`]: the same bits as
+/// [`crate::cpu::two_bone_corrections`] on each chain.
+pub(crate) fn two_bone_corrections_batch(
+    chains: &[TwoBoneChain],
+    path: CpuPath,
+    out: &mut [crate::records::TwoBoneCorrections],
+) {
+    let avx512 = avx512::isa::run::<avx512::two_bone::TwoBoneCorrectionsKernel>;
+    let avx2 = avx2::isa::run::<avx2::two_bone::TwoBoneCorrectionsKernel>;
+    batch(chains, path, out, avx512, avx2, crate::cpu::two_bone_corrections);
+}
+
 /// The batch path behind [`crate::cpu::ThreeBoneJob`] (see [`batch`]): same contract and
 /// results as calling [`three_bone`] on each chain, bit for bit.
 pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &mut [ThreeBoneSolved]) {

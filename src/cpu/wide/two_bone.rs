@@ -3,16 +3,18 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat,
-    load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
-    sin_cos, store_words, words, Kernel, Q, V3,
+    all_in_range, any_orthonormal, assume_init, assume_init_slice, assume_init_slice_mut, each_lane, finish_chain,
+    is_unit_quat, load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject,
+    rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
 };
 use crate::cpu::limb::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
 };
-use crate::cpu::two_bone::two_bone;
+use std::mem::MaybeUninit;
+
+use crate::cpu::two_bone::{two_bone, two_bone_corrections};
 use crate::cpu::wide::build;
-use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneSolved};
+use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved};
 
 /// The two-bone [`Kernel`].
 pub(crate) struct TwoBone;
@@ -279,12 +281,41 @@ impl Kernel for TwoBone {
     type Solved = TwoBoneSolved;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
-        group(c, out);
+        let (mut solved, mirrored, lanes_ok) = solve_group(c);
+        if mirrored.any() {
+            // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
+            mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8], [12, 16, 20]);
+        }
+        // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
+        store_words(unsafe { assume_init(&solved) }, out);
+        each_lane((!lanes_ok).bits(), |i| two_bone(&c[i], &mut out[i]));
     }
 }
 
+/// The corrections-only two-bone [`Kernel`] (`TwoBoneCorrectionsJob`): the same solve,
+/// storing the corrections and status alone, so the compiler drops the model-space positions
+/// and rotations nothing reads. Corrections are local and need no reflecting back for
+/// mirrored lanes.
+pub(crate) struct TwoBoneCorrectionsKernel;
+
+impl Kernel for TwoBoneCorrectionsKernel {
+    type Chain = TwoBoneChain;
+    type Solved = TwoBoneCorrections;
+    #[inline(always)]
+    fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneCorrections; L]) {
+        let (solved, _, lanes_ok) = solve_group(c);
+        // SAFETY: `finish_chain` wrote all 12·3 + 4 words; words 24..40 are the corrections
+        // and the status, `TwoBoneCorrections`' layout.
+        store_words(unsafe { assume_init_slice(&solved[24..40]) }, out);
+        each_lane((!lanes_ok).bits(), |i| two_bone_corrections(&c[i], &mut out[i]));
+    }
+}
+
+/// Solves a group: the solved words (positions 0..12, rotations 12..24, corrections 24..36,
+/// status 36..40; mirrored lanes not yet reflected back), the mirrored lanes, and the lanes
+/// the SIMD solve stands for (the rest are redone by the scalar solver).
 #[inline(always)]
-fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
+fn solve_group(c: &[TwoBoneChain; L]) -> ([MaybeUninit<F>; 40], M, M) {
     let mut buf = words::<48>();
     load_words_at(c, 0, &mut buf);
     // Mirrored lanes are solved as their unmirrored twins (option::MIRRORED): joints,
@@ -316,11 +347,5 @@ fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((rel2, none))];
     let mut solved = words::<40>();
     finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut solved);
-    if mirrored.any() {
-        // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
-        mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8], [12, 16, 20]);
-    }
-    // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
-    store_words(unsafe { assume_init(&solved) }, out);
-    each_lane((!(eligible & !sol.failed)).bits(), |i| two_bone(&c[i], &mut out[i]));
+    (solved, mirrored, eligible & !sol.failed)
 }
