@@ -174,15 +174,16 @@ impl SuiteRow {
 
 const TABLE_HEAD: &str = "| workload | records | bytes in + out | device ms min / median | ns per record | GB/s | % of copy | resident wall ms | submit µs | end-to-end ms | CPU all threads ms | GPU = CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
 
-/// Runs `submit` (encode and submit one GPU-resident frame) `runs` times, waiting for each;
-/// `device` reads the device time of the last one.
+/// Runs `runs` GPU-resident frames, each `record`ed into a new encoder, submitted and
+/// waited for; `device` reads the device time of the last one.
 fn time_resident(
     row: &mut SuiteRow,
     context: &GpuContext,
     runs: usize,
-    mut submit: impl FnMut() -> Res<()>,
+    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Res<()>,
     mut device: impl FnMut() -> Res<Option<f64>>,
 ) -> Res<()> {
+    let mut submit = || submit(context, &mut record);
     submit()?; // warm-up
     context.device().poll(wgpu::PollType::wait_indefinitely())?;
     let (mut wall, mut cpu) = (f64::INFINITY, f64::INFINITY);
@@ -197,6 +198,14 @@ fn time_resident(
         }
     }
     (row.wall_ms, row.submit_us) = (wall, cpu);
+    Ok(())
+}
+
+/// Records into a new encoder with `record` and submits it, as a renderer's frame does.
+fn submit(context: &GpuContext, mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Res<()>) -> Res<()> {
+    let mut encoder = context.device().create_command_encoder(&Default::default());
+    record(&mut encoder)?;
+    context.queue().submit([encoder.finish()]);
     Ok(())
 }
 
@@ -237,7 +246,11 @@ where
     }
     drop(cpu);
     row.end_to_end_ms = min_ms(runs.min(3), || Ok(gpu.solve(chains, &mut out)?))?;
-    time_resident(&mut row, context, runs, || Ok(gpu.dispatch(&[C::KIND])?), || Ok(gpu.device_time_ms()?))?;
+    let encode = |encoder: &mut wgpu::CommandEncoder| {
+        gpu.encode(encoder);
+        Ok(())
+    };
+    time_resident(&mut row, context, runs, encode, || Ok(gpu.device_time_ms()?))?;
     Ok(row)
 }
 
@@ -277,18 +290,11 @@ fn crowd_rows(context: &GpuContext, name: &str, n: usize, runs: usize, palette: 
         return Err(format!("GPU status differs from the CPU's in {} of {n} characters", row.mismatches).into());
     }
     row.end_to_end_ms = min_ms(runs.min(3), || Ok(gpu.solve(&scene.chars, &scene.poses, &[], &mut out, &mut res)?))?;
-    time_resident(
-        &mut row,
-        context,
-        runs,
-        || {
-            let mut encoder = context.device().create_command_encoder(&Default::default());
-            gpu.encode(&mut encoder);
-            context.queue().submit([encoder.finish()]);
-            Ok(())
-        },
-        || Ok(gpu.device_time_ms()?),
-    )?;
+    let encode = |encoder: &mut wgpu::CommandEncoder| {
+        gpu.encode(encoder);
+        Ok(())
+    };
+    time_resident(&mut row, context, runs, encode, || Ok(gpu.device_time_ms()?))?;
     let mut rows = vec![row];
     if palette {
         rows.push(match palette_row(context, &mut gpu, &scene, runs) {
@@ -321,9 +327,10 @@ fn palette_row(context: &GpuContext, gpu: &mut CrowdSolver, scene: &CrowdScene, 
         gpu.pose_output().ok_or("no pose output")?.clone(),
         gpu.characters_buffer().ok_or("no character buffer")?.clone(),
     );
-    let mut encoder = context.device().create_command_encoder(&Default::default());
-    builder.encode_world(&mut encoder, &pose_buf, &chars_buf, n)?;
-    context.queue().submit([encoder.finish()]);
+    submit(context, |encoder| {
+        builder.encode_world(encoder, &pose_buf, &chars_buf, n)?;
+        Ok(())
+    })?;
     let mut gpu_palette = vec![Mat4::ZERO; n * joints];
     builder.read(&mut gpu_palette)?;
     let mut cpu_palette = vec![Mat4::ZERO; n * joints];
@@ -341,18 +348,11 @@ fn palette_row(context: &GpuContext, gpu: &mut CrowdSolver, scene: &CrowdScene, 
     }
     // Both closures use the builder: encode (mutable) and read the timer.
     let builder = std::cell::RefCell::new(builder);
-    time_resident(
-        &mut row,
-        context,
-        runs,
-        || {
-            let mut encoder = context.device().create_command_encoder(&Default::default());
-            builder.borrow_mut().encode_world(&mut encoder, &pose_buf, &chars_buf, n)?;
-            context.queue().submit([encoder.finish()]);
-            Ok(())
-        },
-        || Ok(builder.borrow().device_time_ms()?),
-    )?;
+    let encode = |encoder: &mut wgpu::CommandEncoder| {
+        builder.borrow_mut().encode_world(encoder, &pose_buf, &chars_buf, n)?;
+        Ok(())
+    };
+    time_resident(&mut row, context, runs, encode, || Ok(builder.borrow().device_time_ms()?))?;
     row.end_to_end_ms = f64::NAN;
     Ok(row)
 }
@@ -423,8 +423,7 @@ fn copy_row(context: &GpuContext, bytes: u64, runs: usize) -> Res<SuiteRow> {
         &mut row,
         context,
         runs,
-        || {
-            let mut encoder = device.create_command_encoder(&Default::default());
+        |encoder| {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bandwidth copy"),
@@ -435,14 +434,41 @@ fn copy_row(context: &GpuContext, bytes: u64, runs: usize) -> Res<SuiteRow> {
                 pass.dispatch_workgroups(x, y, 1);
             }
             if let Some(t) = &timer {
-                t.resolve(&mut encoder);
+                t.resolve(encoder);
             }
-            context.queue().submit([encoder.finish()]);
             Ok(())
         },
         || Ok(timer.as_ref().map(|t| t.read_ms(device)).transpose()?),
     )?;
     Ok(row)
+}
+
+/// One row of the suite to run: its name and records (for a skipped row's line) and the
+/// work.
+type Step<'a> = (String, usize, Box<dyn FnOnce() -> Res<Vec<SuiteRow>> + 'a>);
+
+/// A [`chain_row`] step over the chains `make` builds (built when the step runs).
+fn chain_step<'a, C>(
+    context: &'a GpuContext,
+    name: &'a str,
+    n: usize,
+    runs: usize,
+    make: impl FnOnce() -> Vec<C> + 'a,
+) -> Step<'a>
+where
+    C: GpuChain + Chain,
+    C::Solved: Default + Clone,
+{
+    (name.into(), n, Box::new(move || Ok(vec![chain_row(context, name, &make(), runs)?])))
+}
+
+/// Two-bone, three-bone and FABRIK 8×16 at `n` chains.
+fn analytic_steps(context: &GpuContext, n: usize, runs: usize) -> [Step<'_>; 3] {
+    [
+        chain_step(context, "two-bone", n, runs, move || workload::two_bone(n, 1)),
+        chain_step(context, "three-bone", n, runs, move || workload::three_bone(n, 2)),
+        chain_step(context, "fabrik 8x16", n, runs, move || workload::fabrik(n, 8, 16, 3)),
+    ]
 }
 
 /// Runs the suite (`tiny`: CI's sizes) and writes `json_path`.
@@ -469,62 +495,21 @@ pub fn run(tiny: bool, json_path: &str, budget_s: f64) -> Res<()> {
     let mut rows: Vec<SuiteRow> = Vec::new();
     let mut copy_gbs = None;
     let runs = sizes.runs;
-    type Step<'a> = (String, usize, Box<dyn FnOnce() -> Res<Vec<SuiteRow>> + 'a>);
     let mut steps: Vec<Step> = Vec::new();
     let ctx = &context;
     steps.push(("storage copy".into(), 0, Box::new(move || Ok(vec![copy_row(ctx, sizes.copy_bytes, runs)?]))));
     // The smallest chain batches first, the largest last: the rows the budget may skip.
-    for &n in &sizes.chains[..1] {
-        steps.push((
-            "two-bone".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "two-bone", &workload::two_bone(n, 1), runs)?])),
-        ));
-        steps.push((
-            "three-bone".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "three-bone", &workload::three_bone(n, 2), runs)?])),
-        ));
-        steps.push((
-            "fabrik 8x16".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "fabrik 8x16", &workload::fabrik(n, 8, 16, 3), runs)?])),
-        ));
-    }
+    steps.extend(analytic_steps(ctx, sizes.chains[0], runs));
     let (l, h) = (sizes.limited, sizes.heavy);
-    steps.push((
-        "constrained fabrik 8x16".into(),
-        l,
-        Box::new(move || Ok(vec![chain_row(ctx, "constrained fabrik 8x16", &workload::limited(l, 8, 16, 3), runs)?])),
-    ));
-    steps.push((
-        "ccd 8x16".into(),
-        l,
-        Box::new(move || {
-            let ccd: Vec<CcdChain> =
-                workload::limited(l, 8, 16, 3).iter().map(|c| CcdChain::new(c.chain, c.limits)).collect();
-            Ok(vec![chain_row(ctx, "ccd 8x16", &ccd, runs)?])
-        }),
-    ));
-    steps.push((
-        "dls reach 8x32".into(),
-        h,
-        Box::new(move || {
-            let dls: Vec<DlsChain> =
-                workload::limited_reachable(h, 8, 32, 3).iter().map(|c| DlsChain::new(c.chain, c.limits)).collect();
-            Ok(vec![chain_row(ctx, "dls reach 8x32", &dls, runs)?])
-        }),
-    ));
-    steps.push((
-        "look-at 4".into(),
-        l,
-        Box::new(move || Ok(vec![chain_row(ctx, "look-at 4", &workload::look_at(l, 5), runs)?])),
-    ));
-    steps.push((
-        "tree 20x8".into(),
-        h,
-        Box::new(move || Ok(vec![chain_row(ctx, "tree 20x8", &workload::multi_fabrik(h, 8, 4), runs)?])),
-    ));
+    steps.push(chain_step(ctx, "constrained fabrik 8x16", l, runs, move || workload::limited(l, 8, 16, 3)));
+    steps.push(chain_step(ctx, "ccd 8x16", l, runs, move || {
+        workload::limited(l, 8, 16, 3).iter().map(|c| CcdChain::new(c.chain, c.limits)).collect()
+    }));
+    steps.push(chain_step(ctx, "dls reach 8x32", h, runs, move || {
+        workload::limited_reachable(h, 8, 32, 3).iter().map(|c| DlsChain::new(c.chain, c.limits)).collect()
+    }));
+    steps.push(chain_step(ctx, "look-at 4", l, runs, move || workload::look_at(l, 5)));
+    steps.push(chain_step(ctx, "tree 20x8", h, runs, move || workload::multi_fabrik(h, 8, 4)));
     for &n in sizes.characters {
         steps.push(("crowd".into(), n, Box::new(move || crowd_rows(ctx, "crowd", n, runs, true))));
         steps.push(("placement".into(), n, Box::new(move || crowd_rows(ctx, "placement", n, runs, false))));
@@ -532,21 +517,7 @@ pub fn run(tiny: bool, json_path: &str, budget_s: f64) -> Res<()> {
     let g = sizes.gltf;
     steps.push(("gltf-placement".into(), g, Box::new(move || crowd_rows(ctx, "gltf-placement", g, runs, false))));
     for &n in &sizes.chains[1..] {
-        steps.push((
-            "two-bone".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "two-bone", &workload::two_bone(n, 1), runs)?])),
-        ));
-        steps.push((
-            "three-bone".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "three-bone", &workload::three_bone(n, 2), runs)?])),
-        ));
-        steps.push((
-            "fabrik 8x16".into(),
-            n,
-            Box::new(move || Ok(vec![chain_row(ctx, "fabrik 8x16", &workload::fabrik(n, 8, 16, 3), runs)?])),
-        ));
+        steps.extend(analytic_steps(ctx, n, runs));
     }
 
     for (name, n, step) in steps {

@@ -468,20 +468,15 @@ fn main() -> Res<()> {
         peer_ms * 1e6 / peer_n as f64
     );
     println!("    worst position error against an f64 law-of-cosines reference: crowd-ik {ours_err:.2e} m, rebirth-ik {theirs_err:.2e} m");
-    rows.push(Row {
-        workload: "peer two-bone".into(),
-        n: peer_n,
-        cpu1: ours_ms,
-        peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
-        ..Row::default()
-    });
-    rows.push(Row {
-        workload: "peer two-bone, corrections only".into(),
-        n: peer_n,
-        cpu1: corrections_ms,
-        peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
-        ..Row::default()
-    });
+    for (workload, ms) in [("peer two-bone", ours_ms), ("peer two-bone, corrections only", corrections_ms)] {
+        rows.push(Row {
+            workload: workload.into(),
+            n: peer_n,
+            cpu1: ms,
+            peer: Some(("rebirth-ik two_bone".into(), peer_ms, theirs_err)),
+            ..Row::default()
+        });
+    }
     let fab = workload::fabrik(peer_n, 8, 16, 3);
     let (one, all, diff) = peer_fabrik(&fab)?;
     let mut ours = vec![FabrikSolved::default(); peer_n];

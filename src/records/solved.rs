@@ -40,6 +40,34 @@ assert_layout!(TwoBoneSolved, 160, positions_ms == 0, rotations_ms == 48, correc
 assert_layout!(ThreeBoneSolved, 208, positions_ms == 0, rotations_ms == 64, corrections == 128, status == 192);
 assert_layout!(FabrikSolved, 784, positions_ms == 0, rotations_ms == 256, corrections == 512, status == 768);
 
+/// The accessors of the corrections and the status words, shared by [`SolvedChain`] and
+/// [`Corrections`].
+macro_rules! corrections_and_status {
+    () => {
+        /// Local-space correction of joint `i` (`local = local * correction`).
+        #[must_use]
+        pub fn correction(&self, i: usize) -> Quat {
+            Quat::from_array(self.corrections[i])
+        }
+        /// Whether the end effector reached the target (see each solver's contract).
+        #[must_use]
+        pub fn reached(&self) -> bool {
+            self.status[0] != 0
+        }
+        /// The reason this chain fell back to its FK pose, if it did.
+        #[must_use]
+        pub fn error(&self) -> Option<crate::error::ChainError> {
+            crate::error::ChainError::from_code(self.status[1])
+        }
+        /// [`info`](crate::records::info) bits: what the solver had to do (softened, limited,
+        /// stretched, ...).
+        #[must_use]
+        pub fn info(&self) -> u32 {
+            self.status[2]
+        }
+    };
+}
+
 impl<const N: usize> Default for SolvedChain<N> {
     fn default() -> Self {
         Self::zeroed()
@@ -57,26 +85,7 @@ impl<const N: usize> SolvedChain<N> {
     pub fn rotation(&self, i: usize) -> Quat {
         Quat::from_array(self.rotations_ms[i])
     }
-    /// Local-space correction of joint `i` (`local = local * correction`).
-    #[must_use]
-    pub fn correction(&self, i: usize) -> Quat {
-        Quat::from_array(self.corrections[i])
-    }
-    /// Whether the end effector reached the target (see each solver's contract).
-    #[must_use]
-    pub fn reached(&self) -> bool {
-        self.status[0] != 0
-    }
-    /// The reason this chain fell back to its FK pose, if it did.
-    #[must_use]
-    pub fn error(&self) -> Option<crate::error::ChainError> {
-        crate::error::ChainError::from_code(self.status[1])
-    }
-    /// [`info`](crate::records::info) bits: what the solver had to do (softened, limited, stretched, ...).
-    #[must_use]
-    pub fn info(&self) -> u32 {
-        self.status[2]
-    }
+    corrections_and_status!();
     /// How many joints this record holds (`status.w`): joints `0..joints_written()` carry
     /// the pose, every slot after them is zero. The chain's joint count (for a FABRIK chain
     /// whose count is out of range, the FK joints there are, at most 16); 0 for a record no
@@ -123,24 +132,5 @@ impl<const N: usize> Corrections<N> {
     pub fn of(solved: &SolvedChain<N>) -> Self {
         Self { corrections: solved.corrections, status: solved.status }
     }
-    /// Local-space correction of joint `i` (`local = local * correction`).
-    #[must_use]
-    pub fn correction(&self, i: usize) -> Quat {
-        Quat::from_array(self.corrections[i])
-    }
-    /// Whether the end effector reached the target.
-    #[must_use]
-    pub fn reached(&self) -> bool {
-        self.status[0] != 0
-    }
-    /// The reason this chain fell back to its FK pose, if it did.
-    #[must_use]
-    pub fn error(&self) -> Option<crate::error::ChainError> {
-        crate::error::ChainError::from_code(self.status[1])
-    }
-    /// [`info`](crate::records::info) bits.
-    #[must_use]
-    pub fn info(&self) -> u32 {
-        self.status[2]
-    }
+    corrections_and_status!();
 }
