@@ -117,9 +117,7 @@ impl SuiteRow {
 
     fn json(&self, copy_gbs: Option<f64>) -> String {
         let num = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or("null".into(), |v| format!("{v:.5}"));
-        let text = |v: &Option<String>| {
-            v.as_ref().map_or("null".into(), |e| format!("\"{}\"", e.replace('\\', "\\\\").replace('"', "'")))
-        };
+        let text = |v: &Option<String>| v.as_deref().map_or("null".into(), json_string);
         format!(
             "{{\"workload\": \"{}\", \"records\": {}, \"bytes_in\": {}, \"bytes_out\": {}, \"device_ms_min\": {}, \"device_ms_median\": {}, \"ns_per_record\": {}, \"bandwidth_gbs\": {}, \"of_copy_bandwidth\": {}, \"resident_wall_ms\": {}, \"submit_us\": {}, \"end_to_end_ms\": {}, \"cpu_all_threads_ms\": {}, \"status_mismatches\": {}, \"max_abs_diff\": {}, \"error\": {}}}",
             self.workload,
@@ -170,6 +168,11 @@ impl SuiteRow {
             },
         )
     }
+}
+
+/// `s` as a JSON string (quotes inside turned into apostrophes, backslashes escaped).
+fn json_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "'"))
 }
 
 const TABLE_HEAD: &str = "| workload | records | bytes in + out | device ms min / median | ns per record | GB/s | % of copy | resident wall ms | submit µs | end-to-end ms | CPU all threads ms | GPU = CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |";
@@ -550,15 +553,14 @@ pub fn run(tiny: bool, json_path: &str, budget_s: f64) -> Res<()> {
         }
     }
     let wall_s = start.elapsed().as_secs_f64();
-    let escape = |s: &str| s.replace('\\', "\\\\").replace('"', "'");
     let json = format!(
-        "{{\"suite\": \"{}\", \"adapter\": \"{}\", \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"driver\": \"{}\", \"driver_info\": \"{}\", \"timestamps\": {timestamps}, \"max_storage_binding_bytes\": {}, \"max_buffer_bytes\": {}, \"cpu_threads\": {}, \"copy_bandwidth_gbs\": {}, \"wall_s\": {wall_s:.1}, \"rows\": [\n  {}\n]}}\n",
+        "{{\"suite\": \"{}\", \"adapter\": {}, \"device_type\": \"{:?}\", \"backend\": \"{:?}\", \"driver\": {}, \"driver_info\": {}, \"timestamps\": {timestamps}, \"max_storage_binding_bytes\": {}, \"max_buffer_bytes\": {}, \"cpu_threads\": {}, \"copy_bandwidth_gbs\": {}, \"wall_s\": {wall_s:.1}, \"rows\": [\n  {}\n]}}\n",
         if tiny { "tiny" } else { "full" },
-        escape(&info.name),
+        json_string(&info.name),
         info.device_type,
         info.backend,
-        escape(&info.driver),
-        escape(&info.driver_info),
+        json_string(&info.driver),
+        json_string(&info.driver_info),
         limits.max_storage_buffer_binding_size,
         limits.max_buffer_size,
         rayon::current_num_threads(),

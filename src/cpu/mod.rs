@@ -252,9 +252,13 @@ impl BatchSummary {
     /// Tallies solved records.
     #[must_use]
     pub fn of<C: Chain>(solved: &[C::Solved]) -> Self {
-        let mut s = Self { chains: solved.len(), ..Self::default() };
-        for (i, out) in solved.iter().enumerate() {
-            let (reached, code) = C::outcome(out);
+        Self::from_outcomes(solved.iter().map(C::outcome))
+    }
+
+    /// Tallies `(reached, error code)` per chain, in batch order.
+    fn from_outcomes(outcomes: impl ExactSizeIterator<Item = (bool, u32)>) -> Self {
+        let mut s = Self { chains: outcomes.len(), ..Self::default() };
+        for (i, (reached, code)) in outcomes.enumerate() {
             s.reached += usize::from(reached);
             if let Some(e) = ChainError::from_code(code) {
                 s.fallbacks += 1;
@@ -354,15 +358,7 @@ impl<'a> TwoBoneCorrectionsJob<'a> {
     }
 
     fn summary(&self) -> BatchSummary {
-        let mut s = BatchSummary { chains: self.out.len(), ..BatchSummary::default() };
-        for (i, out) in self.out.iter().enumerate() {
-            s.reached += usize::from(out.reached());
-            if let Some(e) = out.error() {
-                s.fallbacks += 1;
-                s.first_fallback.get_or_insert((i, e));
-            }
-        }
-        s
+        BatchSummary::from_outcomes(self.out.iter().map(|o| (o.reached(), o.status[1])))
     }
 }
 
