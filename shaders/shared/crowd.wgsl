@@ -54,6 +54,7 @@ struct LegState {
     fk: vec4<f32>,            // last FK contact xyz, w = blended weight
     heading: vec4<f32>,       // xy: locked heading (x, z) / unlocked: x = offset at release (radians); z = lift goal last frame, w = input weight last frame
     lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
+    motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life; w = 1 once set
 }
 
 struct CharacterState {
@@ -69,5 +70,5 @@ struct FrameInput {
     dt: f32,                  // seconds since the last frame (validated at the API)
     pelvis_decay: f32,        // exp(-y dt) of the pelvis spring, computed on the host
     ground_decay: f32,        // exp(-y dt) of the ground springs
-    reserved: f32,
+    plant_decay: f32,         // 2^(-dt / half-life) of the plant-speed filter (0: none)
 }

@@ -88,6 +88,22 @@ fn follow(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
     return met + sign(gv) * rate * (dt - t);
 }
 
+// A foot weight after dt blending at most `rate` per second toward an input that went from
+// goal0 to goal: one no faster than the blend as moving linearly over the frame, a faster
+// one (a 0/1 event) as a ramp centred in the frame, rate dt / |goal - goal0| of it long
+// (src/cpu/foot_placement.rs).
+fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+    let jump = abs(goal - goal0);
+    if (!(jump > rate * dt)) {
+        return follow(w, goal0, goal, rate, dt);
+    }
+    let ramp = dt * (rate * dt / jump);
+    let before = 0.5 * (dt - ramp);
+    let w1 = follow(w, goal0, goal0, rate, before);
+    let w2 = follow(w1, goal0, goal, rate, ramp);
+    return follow(w2, goal, goal, rate, dt - before - ramp);
+}
+
 // What is left of a release offset t seconds after the release (smoothstep to 0 at `time`).
 fn remaining(t: f32, time: f32) -> f32 {
     if (!(time > 0.0) || t >= time) {
@@ -124,9 +140,9 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 7 per leg
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 8 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
-const LEG_VEC4S: u32 = 7u;
+const LEG_VEC4S: u32 = 8u;
 fn state_record(c: u32) -> u32 {
     return c * (2u + LEG_VEC4S * LEGS);
 }
@@ -134,7 +150,7 @@ fn state_record(c: u32) -> u32 {
 fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
         bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
-        bitcast<vec4<f32>>(state_get(b + 6u)));
+        bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -145,6 +161,7 @@ fn store_leg(b: u32, ls: LegState) {
     state_set(b + 4u, bitcast<vec4<u32>>(ls.fk));
     state_set(b + 5u, bitcast<vec4<u32>>(ls.heading));
     state_set(b + 6u, bitcast<vec4<u32>>(ls.lift));
+    state_set(b + 7u, bitcast<vec4<u32>>(ls.motion));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
@@ -181,7 +198,7 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading);
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion);
 }
 
 fn leg_heading(l: u32) -> f32 {
@@ -221,10 +238,10 @@ fn begin_placement(ch: CharacterInput, root: Root) {
         st.flags = 0u; // a reset starts from clean flags
     }
     pl_weights = vec4<f32>(0.0);
-    if (LEGS > 0u) { blend_weight(ch, 0u); }
-    if (LEGS > 1u) { blend_weight(ch, 1u); }
-    if (LEGS > 2u) { blend_weight(ch, 2u); }
-    if (LEGS > 3u) { blend_weight(ch, 3u); }
+    if (LEGS > 0u) { blend_leg_weight(ch, 0u); }
+    if (LEGS > 1u) { blend_leg_weight(ch, 1u); }
+    if (LEGS > 2u) { blend_leg_weight(ch, 2u); }
+    if (LEGS > 3u) { blend_leg_weight(ch, 3u); }
     pl_held = vec2<f32>(0.0);
     pl_start = 0.0;
     pl_jump = 0.0;
@@ -253,14 +270,14 @@ fn begin_placement(ch: CharacterInput, root: Root) {
 }
 
 // Leg l's foot weight blended over time.
-fn blend_weight(ch: CharacterInput, l: u32) {
+fn blend_leg_weight(ch: CharacterInput, l: u32) {
     let blend_time = rig_weight_blend_time();
     let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
     if (pl_snap || !(blend_time > 0.0)) {
         pl_weights[l] = goal;
     } else {
         let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
-        pl_weights[l] = clamp(follow(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt), 0.0, 1.0);
+        pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt), 0.0, 1.0);
     }
 }
 
@@ -330,31 +347,77 @@ struct FootAim {
     lag: f32,
 }
 
-// Plant detection: whether the animation plants the foot this frame.
-fn detect_plant(ch: CharacterInput, l: u32) -> bool {
+// How long before the frame's end a speed moving linearly from s0 to s1 crosses `at` (the
+// whole frame when it started past it).
+fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
+    let span = s1 - s0;
+    var c = 0.0;
+    if (span != 0.0) {
+        c = clamp((at - s0) / span, 0.0, 1.0);
+    }
+    return (1.0 - c) * dt;
+}
+
+// Plant detection's outcome: whether the animation plants the foot, and how long before the
+// frame's end the event that changed it happened (0: none known).
+struct Plant {
+    detected: bool,
+    since: f32,
+}
+
+// Plant detection: whether the animation plants the foot this frame, by the contact point's
+// filtered speed with hysteresis or by its input weight (src/cpu/foot_placement.rs).
+fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
     let dt = frame.dt;
     let leg = rig.legs[l];
     let contact_fk = pf.contact_fk;
 
+    if (pl_snap) {
+        st.legs[l].motion = vec4<f32>(0.0);
+    }
     let mode = leg_plant_detection(leg.mode);
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
-    var detected = false;
+    var p = Plant(false, 0.0);
     if (mode == PLANT_SPEED) {
         if (!pl_snap && dt > 0.0) {
-            // The animation's own motion, without the held snap settling.
-            let speed = length(contact_fk - st.legs[l].fk.xyz - vec3<f32>(0.0, pl_settle, 0.0)) / dt;
+            // The animation's own motion, without the held snap settling, filtered over a
+            // fixed time.
+            let v = (contact_fk - st.legs[l].fk.xyz - vec3<f32>(0.0, pl_settle, 0.0)) / dt;
+            var before = length(v);
+            var vf = v;
+            if (st.legs[l].motion.w > 0.0) {
+                let m = st.legs[l].motion.xyz;
+                before = length(m);
+                vf = v + (m - v) * frame.plant_decay;
+            }
+            st.legs[l].motion = vec4<f32>(vf, 1.0);
+            let speed = length(vf);
             if (was_planted) {
-                detected = speed <= leg.lock.y;
+                p.detected = speed <= leg.lock.y;
+                if (!p.detected) {
+                    p.since = crossed(before, speed, leg.lock.y, dt);
+                }
             } else {
-                detected = speed < leg.lock.x;
+                // (Or the frame's own speed below half the enter speed: a foot that stops
+                // dead plants at once.)
+                let entering = min(speed, 2.0 * length(v));
+                p.detected = entering < leg.lock.x;
+                if (p.detected) {
+                    p.since = crossed(before, entering, leg.lock.x, dt);
+                }
             }
         } else {
-            detected = was_planted && !pl_snap;
+            p.detected = was_planted && !pl_snap;
         }
     } else if (mode == PLANT_WEIGHTS) {
-        detected = ch.foot_weights[l] >= 1.0;
+        // An input weight reaches 1 (or leaves it) at a moment the frame does not tell: its
+        // middle.
+        p.detected = ch.foot_weights[l] >= 1.0;
+        if (p.detected != (st.legs[l].heading.w >= 1.0) && !pl_snap) {
+            p.since = 0.5 * dt;
+        }
     }
-    return detected;
+    return p;
 }
 
 // The foot on the ground: the ground normal and the plane of the sole-placed target each
@@ -454,7 +517,7 @@ struct FootLock {
 
 // The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
 // blended back (a released one).
-fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
+fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootLock {
     let dt = frame.dt;
     let leg = rig.legs[l];
     let three = pf.three;
@@ -485,11 +548,28 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
     }
     let release_distance = leg.lock.z;
     let release_time = leg.lock.w;
+    // An event `since` seconds before the frame's end: the contact's horizontal motion since.
+    var back = vec3<f32>(0.0);
+    if (since > 0.0 && dt > 0.0) {
+        let moved = pf.contact_fk - st.legs[l].fk.xyz;
+        back = vec3<f32>(moved.x, 0.0, moved.z) * (since / dt);
+    }
     let was_locked = locked;
     if (locked) {
         let dl = st.legs[l].lock.xyz - contact_free;
-        if (!planted || dl.x * dl.x + dl.z * dl.z > release_distance * release_distance) {
+        let far = dl.x * dl.x + dl.z * dl.z > release_distance * release_distance;
+        if (!planted || far) {
+            var since = since;
+            if (far && dt > 0.0) {
+                // Released when the foot went past the release distance, inside the frame.
+                let moved = pf.contact_fk - st.legs[l].fk.xyz;
+                let before = length(vec2<f32>(dl.x + moved.x, dl.z + moved.z));
+                since = max(since, crossed(before, length(vec2<f32>(dl.x, dl.z)), release_distance, dt));
+                back = vec3<f32>(moved.x, 0.0, moved.z) * (since / dt);
+            }
             release_foot(l);
+            // Released at the event: the offset the foot had then, fading since.
+            st.legs[l].lock = vec4<f32>(st.legs[l].lock.xyz + back, since);
             locked = false;
         }
     }
@@ -499,7 +579,8 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool) -> FootLock {
     let left_turn = fade_turn(st.legs[l].heading.x, left);
     if (!was_locked && planted) {
         let lock_heading = turn_heading(heading_free, left_turn);
-        let contact = contact_free + st.legs[l].lock.xyz * left;
+        // Planted at the event: the contact where the animation had it then.
+        let contact = contact_free - back + st.legs[l].lock.xyz * left;
         st.legs[l].lock = vec4<f32>(contact, 0.0);
         st.legs[l].heading.x = lock_heading.x;
         st.legs[l].heading.y = lock_heading.y;
@@ -621,8 +702,14 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
         contact_fk = to_world(root, legs_fk[l].toe);
     }
     pf = LegFrame(three, ball, leg.knee_axis.w, w, legs_fk[l].ankle_rotation, legs_fk[l].toe - legs_fk[l].ankle, ref_fk, contact_fk);
-    let detected = detect_plant(ch, l);
+    let plant = detect_plant(ch, l);
+    let detected = plant.detected;
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+    // A foot lifted by its input weight going to 0 this frame: lifted in the frame's middle.
+    var since = plant.since;
+    if (!(ch.foot_weights[l] > 0.0) && st.legs[l].heading.w > 0.0 && !pl_snap) {
+        since = 0.5 * frame.dt;
+    }
     // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
     var tolerance = rig_ground_tolerance();
     if (planted) {
@@ -632,7 +719,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     if (ground.hit[l]) {
         a = ground_target(root, l, tolerance);
     }
-    let lk = lock_foot(root, l, a, planted);
+    let lk = lock_foot(root, l, a, planted, since);
     let locked = lk.locked;
     let turn = lk.a.turn;
     var aim = lk.a.aim;

@@ -14,7 +14,7 @@
 //! It builds on the ground and foot geometry of `foot_ground.rs`, as the stateless frame
 //! does; the frame (`foot_ik.rs`) calls it, never the other way.
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::foot_ground::{
     above, align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
@@ -103,6 +103,25 @@ fn follow(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
     }
 }
 
+/// A foot weight `w` after a frame of `dt` seconds blending at most `rate` per second
+/// toward an input that went from `from` to `goal`. An input that moved no faster than the
+/// blend is taken as moving linearly over the frame ([`follow`], exact for a ramp). One that
+/// moved faster changed at a moment inside the frame that a sampled input does not tell (a
+/// 0/1 animation event): taken as a ramp centred in the frame, shorter the farther it went
+/// (`rate · dt / |goal − from|` of the frame), so a step counts from the middle of its
+/// frame at every frame rate, and the two readings meet where the input moves at the rate.
+fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+    let jump = (goal - from).abs();
+    if !(jump > rate * dt) {
+        return follow(w, from, goal, rate, dt);
+    }
+    let ramp = dt * (rate * dt / jump);
+    let before = 0.5 * (dt - ramp);
+    let w = follow(w, from, from, rate, before);
+    let w = follow(w, from, goal, rate, ramp);
+    follow(w, goal, goal, rate, dt - before - ramp)
+}
+
 /// What is left of a release offset `t` seconds after the release: smoothstep from 1 at 0
 /// to 0 at `time` (0 when `time` ≤ 0), in `[0, 1]` for any `t`.
 fn remaining(t: f32, time: f32) -> f32 {
@@ -153,7 +172,7 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
     let v = |a: [f32; 4]| Vec4::from_array(a).abs();
     let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], s.root_velocity, 0.0).abs();
     let (sum, heading) = s.legs[..legs].iter().fold((head, 0.0f32), |(sum, heading), l| {
-        let leg = v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading);
+        let leg = v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading) + v(l.motion);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
@@ -178,6 +197,8 @@ pub(crate) struct Placement {
     /// The pelvis and ground springs over this frame.
     pub pelvis: Decay,
     pub ground: Decay,
+    /// The plant-speed filter's decay over this frame.
+    pub plant_decay: f32,
     /// The root snap still held (world up) and its velocity: the character is drawn this
     /// far from where its root put it.
     pub held: f32,
@@ -232,7 +253,7 @@ pub(crate) fn begin_placement(
             goal
         } else {
             let from = state.legs[l].heading[3].clamp(0.0, 1.0);
-            follow(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
+            blend_weight(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
         };
     }
     let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity, mut settle) =
@@ -260,7 +281,20 @@ pub(crate) fn begin_placement(
         held = held.max(-rig.max_pelvis_drop()).min(rig.pelvis_max_rise());
         settle = held - before;
     }
-    Placement { snap, weights, dt, pelvis, ground, held, held_velocity, start, jump, root_velocity, settle }
+    Placement {
+        snap,
+        weights,
+        dt,
+        pelvis,
+        ground,
+        plant_decay: frame.plant_decay,
+        held,
+        held_velocity,
+        start,
+        jump,
+        root_velocity,
+        settle,
+    }
 }
 
 /// One leg's FK inputs to this frame's placement stages.
@@ -297,27 +331,59 @@ struct FootAim {
     lag: f32,
 }
 
+/// How far into a frame of `dt` seconds a speed moving linearly from `s0` to `s1` crosses
+/// `at`, as seconds before the frame's end (the whole frame when it started past it).
+fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
+    let span = s1 - s0;
+    let c = if span != 0.0 { ((at - s0) / span).clamp(0.0, 1.0) } else { 0.0 };
+    (1.0 - c) * dt
+}
+
 /// Plant detection: whether the animation plants the foot this frame (by its contact
-/// point's speed with hysteresis, or by its input weight).
-fn detect_plant(f: &LegFrame, ls: &LegState, was_planted: bool, p: &Placement, ch: &CharacterInput) -> bool {
+/// point's filtered speed with hysteresis, or by its input weight), and how long before the
+/// frame's end a speed crossing its threshold did so (0 when no crossing is known).
+fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placement, ch: &CharacterInput) -> (bool, f32) {
     let LegFrame { l, leg, contact_fk, .. } = *f;
     let dt = p.dt;
 
+    if p.snap {
+        ls.motion = [0.0; 4];
+    }
     let mode = leg.plant_detection();
     match mode {
         PLANT_SPEED if !p.snap && dt > 0.0 => {
             // The animation's own motion: without the held snap settling (the character
-            // drawn back to its root after a step is not a foot moving).
-            let speed = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle).length() / dt;
-            if was_planted {
-                speed <= leg.plant_exit()
+            // drawn back to its root after a step is not a foot moving), filtered over a
+            // fixed time (exact for a contact moving linearly over the frame), so every
+            // frame rate reads the same speed.
+            let v = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle) / dt;
+            let (before, vf) = if ls.motion[3] > 0.0 {
+                let m = v3(ls.motion);
+                (m.length(), v + (m - v) * p.plant_decay)
             } else {
-                speed < leg.plant_enter()
+                (v.length(), v)
+            };
+            ls.motion = vf.extend(1.0).to_array();
+            let speed = vf.length();
+            if was_planted {
+                let planted = speed <= leg.plant_exit();
+                (planted, if planted { 0.0 } else { crossed(before, speed, leg.plant_exit(), dt) })
+            } else {
+                // (Or the frame's own speed below half the enter speed: a foot that stops
+                // dead plants at once, whatever the filter still remembers of its swing.)
+                let speed = speed.min(2.0 * v.length());
+                let planted = speed < leg.plant_enter();
+                (planted, if planted { crossed(before, speed, leg.plant_enter(), dt) } else { 0.0 })
             }
         }
-        PLANT_SPEED => was_planted && !p.snap,
-        PLANT_WEIGHTS => ch.foot_weights[l] >= 1.0,
-        _ => false,
+        PLANT_SPEED => (was_planted && !p.snap, 0.0),
+        PLANT_WEIGHTS => {
+            // An input weight reaches 1 (or leaves it) at a moment inside the frame that
+            // the frame does not tell: its middle, as the weight's blend takes a 0/1 step.
+            let planted = ch.foot_weights[l] >= 1.0;
+            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { 0.5 * dt } else { 0.0 })
+        }
+        _ => (false, 0.0),
     }
 }
 
@@ -409,11 +475,11 @@ fn lock_foot(
     ls: &mut LegState,
     f: &LegFrame,
     aim: FootAim,
-    (was_locked_flag, planted): (bool, bool),
+    (was_locked_flag, planted, since): (bool, bool, f32),
     free: &mut FreeFoot,
     hip: Vec3,
 ) -> (FootAim, bool, f32) {
-    let LegFrame { leg, three, ball_pivot, toe_off, .. } = *f;
+    let LegFrame { leg, three, ball_pivot, toe_off, contact_fk, .. } = *f;
     let FootAim { mut target, mut turn, up, lag } = aim;
     let dt = p.dt;
 
@@ -434,11 +500,32 @@ fn lock_foot(
         ls.heading[1] = 0.0;
     }
     let (release_distance, release_time) = (leg.release_distance(), leg.release_time());
+    // An event inside the frame (a speed crossing its threshold `since` seconds before the
+    // frame's end): the contact point's horizontal motion since, which a lock taken then
+    // did not make and a release taken then was not yet apart by.
+    let mut back = Vec3::ZERO;
+    if since > 0.0 && dt > 0.0 {
+        let moved = contact_fk - v3(ls.fk);
+        back = Vec3::new(moved.x, 0.0, moved.z) * (since / dt);
+    }
     let was_locked = locked;
     if locked {
         let d = v3(ls.lock) - free_contact;
-        if !planted || d.x * d.x + d.z * d.z > release_distance * release_distance {
+        let far = d.x * d.x + d.z * d.z > release_distance * release_distance;
+        if !planted || far {
+            let mut since = since;
+            if far && dt > 0.0 {
+                // Released when the foot went past the release distance, inside the frame
+                // (its distance taken as changing linearly, the unlocked solve moving as the
+                // animation's contact point did).
+                let moved = contact_fk - v3(ls.fk);
+                let before = Vec2::new(d.x + moved.x, d.z + moved.z).length();
+                since = since.max(crossed(before, Vec2::new(d.x, d.z).length(), release_distance, dt));
+                back = Vec3::new(moved.x, 0.0, moved.z) * (since / dt);
+            }
             release(ls, *free);
+            // Released at the event: the offset the foot had then, fading since.
+            ls.lock = (v3(ls.lock) + back).extend(since).to_array();
             locked = false;
         }
     }
@@ -449,7 +536,8 @@ fn lock_foot(
     let left_turn = fade_turn(ls.heading[0], left);
     if !was_locked && planted {
         let lock_heading = turn_heading(free_heading, left_turn);
-        let contact = free_contact + v3(ls.lock) * left;
+        // Planted at the crossing: the contact point where the animation had it then.
+        let contact = free_contact - back + v3(ls.lock) * left;
         ls.lock = contact.extend(0.0).to_array();
         ls.heading[0] = lock_heading[0];
         ls.heading[1] = lock_heading[1];
@@ -615,8 +703,12 @@ pub(crate) fn place_feet(
         };
         let w = f.w;
         let ls = &mut state.legs[l];
-        let detected = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, p, ch);
+        let (detected, since) = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, p, ch);
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
+        // A foot lifted by its input weight going to 0 this frame: lifted in the frame's
+        // middle (the moment is not told).
+        let lifted = !(ch.foot_weights[l] > 0.0) && ls.heading[3] > 0.0 && !p.snap;
+        let since = if lifted { 0.5 * p.dt } else { since };
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
         let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };
@@ -626,7 +718,7 @@ pub(crate) fn place_feet(
         }
         let hip = root.to_world(pose_in[leg.hip() as usize].position());
         let was_locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0;
-        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, planted), &mut free[l], hip);
+        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, planted, since), &mut free[l], hip);
         let (mut target, turn) = (aim.target, aim.turn);
         if ground.hit[l] {
             target = lift_foot(rig, g, root, ground, p, ls, &f, ch, aim, (locked, fading), tolerance);

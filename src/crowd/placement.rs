@@ -126,6 +126,15 @@ pub struct FootPlacement {
     pub swing_lookahead: f32,
     /// Time a foot weight takes to blend from 0 to 1 (linear; 0 = at once).
     pub weight_blend_time: f32,
+    /// Half-life of the filter on each foot's animated velocity that
+    /// [`PlantDetection::Speed`] reads (0 = the last frame's motion alone; else ≥ 1e-4 s).
+    /// A velocity measured over one frame holds the animation's jitter (motion capture's
+    /// feet tremble by millimetres at 120 Hz, a metre per second over 8 ms) and the frame
+    /// rate's own sampling; filtered over a fixed time it is the same at every frame rate,
+    /// so a foot plants at the same moment at 30 and at 120 Hz. Where the filtered speed
+    /// crosses a threshold inside a frame, the lock is placed, or the release's fade
+    /// started, at that moment, not at the frame's end.
+    pub plant_speed_half_life: f32,
     /// A locked foot is released when its leg would stretch past this fraction of its reach
     /// (hip to target over the knee-limited leg length).
     pub max_reach: f32,
@@ -144,6 +153,7 @@ impl Default for FootPlacement {
             ground_tolerance: 0.005,
             swing_lookahead: 0.15,
             weight_blend_time: 0.15,
+            plant_speed_half_life: 0.02,
             max_reach: 0.995,
             legs: [LegPlacement::default(); MAX_LEGS],
         }
@@ -167,11 +177,12 @@ impl FootPlacement {
             self.ground_tolerance,
             self.swing_lookahead,
             self.weight_blend_time,
+            self.plant_speed_half_life,
         ];
         if !all.iter().all(|x| ok(*x)) {
             return bad("half-lives, speeds, distances and times must be in [0, 1e6]");
         }
-        for half_life in [self.pelvis_half_life, self.ground_half_life] {
+        for half_life in [self.pelvis_half_life, self.ground_half_life, self.plant_speed_half_life] {
             if half_life != 0.0 && half_life < c::MIN_HALF_LIFE {
                 return bad("a half-life must be 0 (no smoothing) or at least 1e-4 s");
             }
@@ -206,7 +217,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 112 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 128 bytes. Keep in sync with `LegState` in
 /// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
@@ -240,10 +251,14 @@ pub struct LegState {
     /// ground (a spring), `y` = its velocity, `zw` = the world `x, z` where the smoothed
     /// ground height was taken.
     pub lift: [f32; 4],
+    /// `xyz` = the FK contact point's velocity (world units/s) filtered over
+    /// `plant_speed_half_life`, what [`PlantDetection::Speed`] reads; `w` = 1 once it holds a
+    /// velocity (0: the next frame's motion starts it).
+    pub motion: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 480 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 544 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -316,8 +331,9 @@ pub struct FrameInput {
     pub pelvis_decay: f32,
     /// The ground springs' decay over the frame.
     pub ground_decay: f32,
-    /// 0.
-    pub reserved: f32,
+    /// The plant-speed filter's decay over the frame, `2^{−dt/half-life}` (0 for no
+    /// filtering).
+    pub plant_decay: f32,
 }
 
 impl FrameInput {
@@ -333,7 +349,11 @@ impl FrameInput {
             dt,
             pelvis_decay: decay(placement.pelvis_half_life),
             ground_decay: decay(placement.ground_half_life),
-            reserved: 0.0,
+            plant_decay: if placement.plant_speed_half_life > 0.0 {
+                (-c::LN_2 / placement.plant_speed_half_life * dt).exp()
+            } else {
+                0.0
+            },
         }
     }
 }
@@ -351,5 +371,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 112);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 480);
+const _: () = assert!(std::mem::size_of::<LegState>() == 128);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 544);
