@@ -83,6 +83,7 @@ impl Default for LegPlacement {
 /// | `ground_tolerance` | most any part of a swinging foot may be below the ground (a planted one: none) | m | 0.005 | Unreal `PlantSettings.DistanceToGround` |
 /// | `swing_lookahead` | how far ahead (at the FK foot's speed) a swinging foot looks for rising ground | s | 0.15 | Final IK Grounder `prediction` |
 /// | `weight_blend_time` | time a foot weight takes to blend from 0 to 1 | s | 0.15 | Unity Animation Rigging constraint `weight` damping |
+/// | `plant_speed_half_life` | half-life of the filter on the foot speed that `Speed` plant detection reads (0: one frame's) | s | 0.02 | Unreal FootPlacement `PlantSettings.SpeedThreshold` reads a smoothed speed |
 /// | `max_reach` | release a lock when the leg would stretch past this fraction of its reach | — | 0.995 | Unreal `PlantSettings.MaxExtensionRatio` |
 /// | `legs[l].plant` | `Speed { enter, exit }`, `Weights` or `Off` | m/s | `Speed { 0.15, 0.4 }` | Unreal `PlantSettings.SpeedThreshold`/`UnalignmentSpeedThreshold` |
 /// | `legs[l].pivot` | `Foot` (contact point and heading) or `Ball` (heel lifts) | — | `Foot` | Unreal `PlantSettings.LockType` |

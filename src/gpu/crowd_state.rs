@@ -88,8 +88,8 @@ impl CrowdSolver {
     }
 
     /// Foot placement: the per-character state buffer (`None` for a stateless rig or before
-    /// the first upload). Each character's record is the first `32 + 112 × legs` bytes of its
-    /// [`CharacterState`] (the rig's legs only; a biped's 256 bytes), records back to back;
+    /// the first upload). Each character's record is the first `32 + 128 × legs` bytes of its
+    /// [`CharacterState`] (the rig's legs only; a biped's 288 bytes), records back to back;
     /// [`CrowdSolver::read_states`] unpacks them.
     #[must_use]
     pub fn state_buffer(&self) -> Option<&wgpu::Buffer> {
