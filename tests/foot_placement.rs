@@ -606,3 +606,48 @@ fn a_trembling_planted_foot_stays_locked() {
     }
     assert!(released, "unfiltered, the tremble reads as a foot lifting");
 }
+
+/// The caller's event times (`CharacterInput::foot_event_times`): a weight that steps from 0
+/// to 1 `e` seconds before the frame's end has blended `e / weight_blend_time` by then, and a
+/// lock it takes holds the contact point where the animation had it `e` seconds before (the
+/// root moving at 1 m/s: `e` metres behind). Without an event time the step counts from the
+/// frame's middle.
+#[test]
+fn event_times_place_a_weight_step_inside_the_frame() {
+    let rig = placement_rig(PlantDetection::Weights);
+    let blend = rig.placement.unwrap().weight_blend_time;
+    let (pose, _) = walk_pose(0.0);
+    let dt = 1.0 / 30.0;
+    // Three frames with the left weight 0, then one with it 1: the blended weight and the
+    // locked point after it.
+    let run = |event: f32| {
+        let mut sim = Sim::new(rig.clone(), Ground::Heightfield(flat()), 1);
+        let mut last = (0.0, Vec3::ZERO);
+        for f in 0..4 {
+            let w = if f == 3 { 1.0 } else { 0.0 };
+            let ch = CharacterInput::new(Vec3::new(0.0, 0.0, f as f32 * dt), Quat::IDENTITY)
+                .with_foot_weights([w, 1.0, 0.0, 0.0])
+                .with_foot_event_times([event, -1.0, -1.0, -1.0]);
+            sim.frame(&[ch], &pose, dt);
+            let s = &sim.states[0];
+            last = (s.legs[0].fk[3], Vec3::from_slice(&s.legs[0].lock[..3]));
+        }
+        assert!(sim.states[0].locked(0), "the weight locks the foot");
+        last
+    };
+    let (at_end, lock_end) = run(0.0);
+    let (quarter, lock_quarter) = run(0.25 * dt);
+    let (start, lock_start) = run(dt);
+    let (unknown, lock_unknown) = run(-1.0);
+    assert!(at_end == 0.0, "{at_end}");
+    assert!((quarter - 0.25 * dt / blend).abs() < 1e-6, "{quarter}");
+    assert!((start - dt / blend).abs() < 1e-6, "{start}");
+    // Unknown: a ramp centred in the frame, rate · dt long (the blend moves at its rate from
+    // the ramp's start).
+    let ramp = dt * dt / blend;
+    assert!((unknown - (dt + ramp) / 2.0 / blend).abs() < 1e-6, "{unknown}");
+    for (lock, e) in [(lock_quarter, 0.25 * dt), (lock_start, dt), (lock_unknown, 0.5 * dt)] {
+        let back = lock_end - lock;
+        assert!((back.z - e).abs() < 1e-5 && back.x.abs() < 1e-6, "{back} for {e}");
+    }
+}

@@ -501,7 +501,8 @@ fn hostile_inputs_match_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Que
 /// Walkers up and down stairs (the root at the ground under the hips, so it snaps at every
 /// riser) with 0/1 foot weights, plus characters whose roots are under the terrain: the
 /// root snap told by the change of vertical speed, the pelvis speed limit with its
-/// `PELVIS_FAST` flag, planted soles on the ground and `UNDER_GROUND` feet, on both twins.
+/// `PELVIS_FAST` flag, planted soles on the ground and `UNDER_GROUND` feet, and the weights'
+/// event times (given inside the frame, given out of it, not given), on both twins.
 #[test]
 fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin() {
     for (device, queue, words) in state_devices() {
@@ -539,9 +540,17 @@ fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::D
                 y -= 0.9; // under the stairs
             }
             let weights = w.map(|w| if w >= 0.5 { 1.0 } else { 0.0 });
+            // Event times given (within the frame, and past it or NaN: not known) or not.
+            let k = (frame * 7 + c * 3) % 5;
+            let events = match c % 3 {
+                1 => [k as f32 / 4.0 * dt, (4 - k) as f32 / 4.0 * dt, 0.0, 0.0],
+                2 => [f32::NAN, 2.0 * dt, -0.5, dt],
+                _ => [-1.0; 4],
+            };
             chars.push(
                 CharacterInput::new(root + Vec3::Y * y, Quat::IDENTITY)
-                    .with_foot_weights([weights[0], weights[1], 0.0, 0.0]),
+                    .with_foot_weights([weights[0], weights[1], 0.0, 0.0])
+                    .with_foot_event_times(events),
             );
             poses.extend(pose);
         }

@@ -73,7 +73,7 @@ fn wgsl_crowd_records_match_rust_records() {
     let m = naga::front::wgsl::parse_str(crowd_ik::gpu::shaders::FOOT_IK_WGSL).unwrap();
     let s = wgsl_structs(&m);
     check_struct!(s, "JointPose", JointPose, [position_ms, rotation_ms]);
-    check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights]);
+    check_struct!(s, "CharacterInput", CharacterInput, [root_ws, root_rotation, foot_weights, foot_event_times]);
     check_struct!(s, "GroundHit", GroundHit, [point_ws, normal_ws]);
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
     check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole, lock, sole, toe]);

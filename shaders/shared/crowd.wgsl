@@ -8,6 +8,7 @@ struct CharacterInput {
     root_ws: vec4<f32>,       // translation; w = uniform scale (negative: mirrored across model x)
     root_rotation: vec4<f32>,
     foot_weights: vec4<f32>,
+    foot_event_times: vec4<f32>, // per leg, when the weight took its value (s before the frame's end; outside [0, dt]: not known)
 }
 
 struct GroundHit {

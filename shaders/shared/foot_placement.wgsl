@@ -92,7 +92,12 @@ fn follow(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
 // goal0 to goal: one no faster than the blend as moving linearly over the frame, a faster
 // one (a 0/1 event) as a ramp centred in the frame, rate dt / |goal - goal0| of it long
 // (src/cpu/foot_placement.rs).
-fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32, event: f32) -> f32 {
+    // Where the caller told when the input took its value, it stepped then.
+    if (event >= 0.0 && event <= dt && goal != goal0) {
+        let w1 = follow(w, goal0, goal0, rate, dt - event);
+        return follow(w1, goal, goal, rate, event);
+    }
     let jump = abs(goal - goal0);
     if (!(jump > rate * dt)) {
         return follow(w, goal0, goal, rate, dt);
@@ -102,6 +107,16 @@ fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32) -> f32 {
     let w1 = follow(w, goal0, goal0, rate, before);
     let w2 = follow(w1, goal0, goal, rate, ramp);
     return follow(w2, goal, goal, rate, dt - before - ramp);
+}
+
+// When leg l's weight took its value this frame, as seconds before the frame's end: the
+// caller's event time within [0, dt], else the frame's middle (src/cpu/foot_placement.rs).
+fn event_time(ch: CharacterInput, l: u32, dt: f32) -> f32 {
+    let e = ch.foot_event_times[l];
+    if (e >= 0.0 && e <= dt) {
+        return e;
+    }
+    return 0.5 * dt;
 }
 
 // What is left of a release offset t seconds after the release (smoothstep to 0 at `time`).
@@ -277,7 +292,8 @@ fn blend_leg_weight(ch: CharacterInput, l: u32) {
         pl_weights[l] = goal;
     } else {
         let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
-        pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt), 0.0, 1.0);
+        let event = ch.foot_event_times[l];
+        pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt, event), 0.0, 1.0);
     }
 }
 
@@ -410,11 +426,11 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
             p.detected = was_planted && !pl_snap;
         }
     } else if (mode == PLANT_WEIGHTS) {
-        // An input weight reaches 1 (or leaves it) at a moment the frame does not tell: its
-        // middle.
+        // An input weight reaches 1 (or leaves it) at the moment the caller told, or else
+        // at its frame's middle.
         p.detected = ch.foot_weights[l] >= 1.0;
         if (p.detected != (st.legs[l].heading.w >= 1.0) && !pl_snap) {
-            p.since = 0.5 * dt;
+            p.since = event_time(ch, l, dt);
         }
     }
     return p;
@@ -705,10 +721,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let plant = detect_plant(ch, l);
     let detected = plant.detected;
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
-    // A foot lifted by its input weight going to 0 this frame: lifted in the frame's middle.
+    // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
+    // caller told, or else in the frame's middle.
     var since = plant.since;
     if (!(ch.foot_weights[l] > 0.0) && st.legs[l].heading.w > 0.0 && !pl_snap) {
-        since = 0.5 * frame.dt;
+        since = event_time(ch, l, frame.dt);
     }
     // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
     var tolerance = rig_ground_tolerance();

@@ -110,7 +110,13 @@ fn follow(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
 /// 0/1 animation event): taken as a ramp centred in the frame, shorter the farther it went
 /// (`rate · dt / |goal − from|` of the frame), so a step counts from the middle of its
 /// frame at every frame rate, and the two readings meet where the input moves at the rate.
-fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
+/// Where the caller told when the input took its value (`event` seconds before the frame's
+/// end, within `[0, dt]`), it stepped then.
+fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32, event: f32) -> f32 {
+    if event >= 0.0 && event <= dt && goal != from {
+        let w = follow(w, from, from, rate, dt - event);
+        return follow(w, goal, goal, rate, event);
+    }
     let jump = (goal - from).abs();
     if !(jump > rate * dt) {
         return follow(w, from, goal, rate, dt);
@@ -120,6 +126,17 @@ fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32) -> f32 {
     let w = follow(w, from, from, rate, before);
     let w = follow(w, from, goal, rate, ramp);
     follow(w, goal, goal, rate, dt - before - ramp)
+}
+
+/// When leg `l`'s weight took its value this frame, as seconds before the frame's end: the
+/// caller's event time where it is within `[0, dt]`, else the frame's middle.
+fn event_time(ch: &CharacterInput, l: usize, dt: f32) -> f32 {
+    let e = ch.foot_event_times[l];
+    if e >= 0.0 && e <= dt {
+        e
+    } else {
+        0.5 * dt
+    }
 }
 
 /// What is left of a release offset `t` seconds after the release: smoothstep from 1 at 0
@@ -253,7 +270,8 @@ pub(crate) fn begin_placement(
             goal
         } else {
             let from = state.legs[l].heading[3].clamp(0.0, 1.0);
-            blend_weight(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt).clamp(0.0, 1.0)
+            let event = ch.foot_event_times[l];
+            blend_weight(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt, event).clamp(0.0, 1.0)
         };
     }
     let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity, mut settle) =
@@ -378,10 +396,10 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
         }
         PLANT_SPEED => (was_planted && !p.snap, 0.0),
         PLANT_WEIGHTS => {
-            // An input weight reaches 1 (or leaves it) at a moment inside the frame that
-            // the frame does not tell: its middle, as the weight's blend takes a 0/1 step.
+            // An input weight reaches 1 (or leaves it) at the moment the caller told, or
+            // else at its frame's middle, as the weight's blend takes a 0/1 step.
             let planted = ch.foot_weights[l] >= 1.0;
-            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { 0.5 * dt } else { 0.0 })
+            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { event_time(ch, l, dt) } else { 0.0 })
         }
         _ => (false, 0.0),
     }
@@ -705,10 +723,10 @@ pub(crate) fn place_feet(
         let ls = &mut state.legs[l];
         let (detected, since) = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, p, ch);
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
-        // A foot lifted by its input weight going to 0 this frame: lifted in the frame's
-        // middle (the moment is not told).
+        // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
+        // caller told, or else in the frame's middle.
         let lifted = !(ch.foot_weights[l] > 0.0) && ls.heading[3] > 0.0 && !p.snap;
-        let since = if lifted { 0.5 * p.dt } else { since };
+        let since = if lifted { event_time(ch, l, p.dt) } else { since };
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
         let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };

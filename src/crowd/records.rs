@@ -36,7 +36,7 @@ impl JointPose {
     }
 }
 
-/// One character of the crowd this frame. 48 bytes.
+/// One character of the crowd this frame. 64 bytes.
 /// Keep in sync with `CharacterInput` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -55,13 +55,33 @@ pub struct CharacterInput {
     pub root_rotation: [f32; 4],
     /// Weight per leg (rig order): 0 = keep FK (a lifted foot), 1 = full IK.
     pub foot_weights: [f32; 4],
+    /// Per leg, when the weight took its value this frame, as seconds before the frame's
+    /// end, where the caller knows it (an animation event's time inside the frame): foot
+    /// placement starts the weight's blend, and a lock or release the weight causes, at that
+    /// moment, so 30 and 120 Hz agree. A value outside `[0, dt]` (the default, −1; NaN) is not
+    /// known: a weight that stepped is taken as stepping at the frame's middle. Read by foot
+    /// placement only ([`CharacterInput::with_foot_event_times`]).
+    pub foot_event_times: [f32; 4],
 }
 
 impl CharacterInput {
     /// A character at `translation` with `rotation`, scale 1, every foot weight 1.
     #[must_use]
     pub fn new(translation: Vec3, rotation: Quat) -> Self {
-        Self { root_ws: translation.extend(1.0).to_array(), root_rotation: rotation.to_array(), foot_weights: [1.0; 4] }
+        Self {
+            root_ws: translation.extend(1.0).to_array(),
+            root_rotation: rotation.to_array(),
+            foot_weights: [1.0; 4],
+            foot_event_times: [-1.0; 4],
+        }
+    }
+    /// Sets when each leg's weight took its value this frame (seconds before the frame's
+    /// end; outside `[0, dt]` = not known): e.g. a foot-down event at clip time `e` in a frame
+    /// that advanced the clip from `t − dt` to `t` happened `t − e` before its end.
+    #[must_use]
+    pub fn with_foot_event_times(mut self, times: [f32; 4]) -> Self {
+        self.foot_event_times = times;
+        self
     }
     /// Sets the per-leg weights.
     #[must_use]
@@ -518,7 +538,7 @@ impl SolverRig {
 }
 
 const _: () = assert!(std::mem::size_of::<JointPose>() == 32);
-const _: () = assert!(std::mem::size_of::<CharacterInput>() == 48);
+const _: () = assert!(std::mem::size_of::<CharacterInput>() == 64);
 const _: () = assert!(std::mem::size_of::<GroundHit>() == 32);
 const _: () = assert!(std::mem::size_of::<FootResult>() == 64);
 const _: () = assert!(std::mem::size_of::<SolverLeg>() == 144);
