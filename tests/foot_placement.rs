@@ -501,11 +501,14 @@ fn a_ball_pivot_holds_the_ball_and_lets_the_heel_rise() {
     assert!(heel_rise > 0.02, "the heel lifts: {heel_rise}");
 }
 
+/// Every 1/30 s the ankles and whether they are locked; every frame whether they are locked.
+type CarriedFeet = (Vec<([Vec3; 2], [bool; 2])>, Vec<[bool; 2]>);
+
 /// A character standing in the walk's first pose, both weights 1, its root carried along +z
 /// to `z(t)`: its feet move as the root does. Runs `seconds` at `hz` with locks by speed
 /// (enter 0.5, exit 0.8 m/s; released by speed, not distance) and returns, every 1/30 s,
 /// the ankles (world) and whether they are locked, and every frame's locked flags.
-fn carried_feet(z: &dyn Fn(f32) -> f32, hz: f32, seconds: f32) -> (Vec<([Vec3; 2], [bool; 2])>, Vec<[bool; 2]>) {
+fn carried_feet(z: &dyn Fn(f32) -> f32, hz: f32, seconds: f32) -> CarriedFeet {
     let mut rig = placement_rig(PlantDetection::Speed { enter: 0.5, exit: 0.8 });
     for leg in &mut rig.placement.as_mut().unwrap().legs {
         leg.release_distance = 1.0;
