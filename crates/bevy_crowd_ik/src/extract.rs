@@ -178,7 +178,8 @@ pub(crate) fn extract_crowd(
         let mut input = CharacterInput::new(translation, rotation)
             .with_scale(scale.x.abs())
             .with_mirrored(mirrored)
-            .with_foot_weights(character.foot_weights);
+            .with_foot_weights(character.foot_weights)
+            .with_foot_event_times(character.foot_event_times);
         if matches!(rig.poses, PoseSource::Joints) {
             // Model space = the character root's frame: root⁻¹ × joint global.
             let to_model = root.affine().inverse();

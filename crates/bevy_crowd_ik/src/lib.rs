@@ -174,6 +174,11 @@ pub struct CrowdIkCharacter {
     pub rig: usize,
     /// Weight per leg (rig order): 0 = FK (a lifted foot), 1 = full IK.
     pub foot_weights: [f32; 4],
+    /// Per leg, when the weight took its value this frame, as seconds before the frame's
+    /// end (an animation event's time inside the frame); outside `[0, dt]` (the default, −1)
+    /// = not known. Foot placement starts the weight's blend, and a lock or release it
+    /// causes, then (`CharacterInput::foot_event_times`).
+    pub foot_event_times: [f32; 4],
     /// Seconds added to the clip time ([`PoseSource::Clip`]).
     pub clip_offset: f32,
     /// Set for one frame to reset the character's foot-placement state (a teleport); the
@@ -183,7 +188,7 @@ pub struct CrowdIkCharacter {
 
 impl Default for CrowdIkCharacter {
     fn default() -> Self {
-        Self { rig: 0, foot_weights: [1.0; 4], clip_offset: 0.0, reset: false }
+        Self { rig: 0, foot_weights: [1.0; 4], foot_event_times: [-1.0; 4], clip_offset: 0.0, reset: false }
     }
 }
 
