@@ -565,10 +565,11 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     let release_distance = leg.lock.z;
     let release_time = leg.lock.w;
     // An event `since` seconds before the frame's end: the contact's horizontal motion since.
+    let moved3 = pf.contact_fk - st.legs[l].fk.xyz;
+    let moved = vec3<f32>(moved3.x, 0.0, moved3.z);
     var back = vec3<f32>(0.0);
     if (since > 0.0 && dt > 0.0) {
-        let moved = pf.contact_fk - st.legs[l].fk.xyz;
-        back = vec3<f32>(moved.x, 0.0, moved.z) * (since / dt);
+        back = moved * (since / dt);
     }
     let was_locked = locked;
     if (locked) {
@@ -578,10 +579,9 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
             var since = since;
             if (far && dt > 0.0) {
                 // Released when the foot went past the release distance, inside the frame.
-                let moved = pf.contact_fk - st.legs[l].fk.xyz;
                 let before = length(vec2<f32>(dl.x + moved.x, dl.z + moved.z));
                 since = max(since, crossed(before, length(vec2<f32>(dl.x, dl.z)), release_distance, dt));
-                back = vec3<f32>(moved.x, 0.0, moved.z) * (since / dt);
+                back = moved * (since / dt);
             }
             release_foot(l);
             // Released at the event: the offset the foot had then, fading since.

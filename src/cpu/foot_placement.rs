@@ -521,11 +521,10 @@ fn lock_foot(
     // An event inside the frame (a speed crossing its threshold `since` seconds before the
     // frame's end): the contact point's horizontal motion since, which a lock taken then
     // did not make and a release taken then was not yet apart by.
-    let mut back = Vec3::ZERO;
-    if since > 0.0 && dt > 0.0 {
-        let moved = contact_fk - v3(ls.fk);
-        back = Vec3::new(moved.x, 0.0, moved.z) * (since / dt);
-    }
+    let moved = contact_fk - v3(ls.fk);
+    let moved = Vec3::new(moved.x, 0.0, moved.z);
+    let back_by = |since: f32| if since > 0.0 && dt > 0.0 { moved * (since / dt) } else { Vec3::ZERO };
+    let mut back = back_by(since);
     let was_locked = locked;
     if locked {
         let d = v3(ls.lock) - free_contact;
@@ -536,10 +535,9 @@ fn lock_foot(
                 // Released when the foot went past the release distance, inside the frame
                 // (its distance taken as changing linearly, the unlocked solve moving as the
                 // animation's contact point did).
-                let moved = contact_fk - v3(ls.fk);
                 let before = Vec2::new(d.x + moved.x, d.z + moved.z).length();
                 since = since.max(crossed(before, Vec2::new(d.x, d.z).length(), release_distance, dt));
-                back = Vec3::new(moved.x, 0.0, moved.z) * (since / dt);
+                back = back_by(since);
             }
             release(ls, *free);
             // Released at the event: the offset the foot had then, fading since.
