@@ -243,6 +243,10 @@ shared_constants! {
     /// `CharacterState::flags`: bit `STATE_PLANTED_SHIFT + leg` = the plant detector's
     /// hysteresis state of that foot.
     STATE_PLANTED_SHIFT: u32 = 8;
+    /// `CharacterState::flags`: bit `STATE_RELEASED_SHIFT + leg` = that foot's lock was
+    /// released while it was still planted (by distance or reach): no new lock until the
+    /// release has faded or the plant ends.
+    STATE_RELEASED_SHIFT: u32 = 12;
     /// A leg's knee pole rule (`SolverLeg::pole_rule`): toward the FK knee
     /// (`crowd::KneePole::FkKnee`).
     KNEE_POLE_FK_KNEE: u32 = 0;

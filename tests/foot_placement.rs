@@ -654,3 +654,60 @@ fn event_times_place_a_weight_step_inside_the_frame() {
         assert!((back.z - e).abs() < 1e-5 && back.x.abs() < 1e-6, "{back} for {e}");
     }
 }
+
+/// A planted foot the animation drags along (its weight held at 1, the root carried at
+/// 0.6 m/s, locks by weight): the lock holds until the foot is `release_distance` behind,
+/// then blends back to the animation over `release_time` and only then locks again, a
+/// step every `release_distance / speed + release_time` or so; it does not let go and
+/// relock frame after frame at the release distance.
+#[test]
+fn a_lock_released_by_distance_steps_rather_than_chatters() {
+    for hz in [30.0f32, 60.0, 120.0] {
+        let rig = placement_rig(PlantDetection::Weights);
+        let p = rig.placement.as_ref().unwrap().legs[0];
+        let (distance, time) = (p.release_distance, p.release_time);
+        let mut sim = Sim::new(rig, Ground::Heightfield(flat()), 1);
+        let (pose, _) = walk_pose(0.0);
+        let speed = 0.6;
+        let seconds = 4.0;
+        let (mut releases, mut was) = (0usize, [false; 2]);
+        let mut locked_frames = 0usize;
+        let mut held_at: [Option<Vec3>; 2] = [None; 2];
+        let (mut worst_hold, mut farthest) = (0.0f32, 0.0f32);
+        let frames = (seconds * hz).round() as usize;
+        for f in 0..=frames {
+            let t = f as f32 / hz;
+            let chars = [CharacterInput::new(Vec3::new(0.0, 0.0, speed * t), Quat::IDENTITY)
+                .with_foot_weights([1.0, 1.0, 0.0, 0.0])];
+            let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
+            let s = sim.sample(0, &chars, &pose, &out, &res[0]);
+            for l in 0..2 {
+                if was[l] && !s.locked[l] {
+                    releases += 1;
+                }
+                if s.locked[l] {
+                    locked_frames += 1;
+                    let a = *held_at[l].get_or_insert(s.ankle[l]);
+                    let d = a - s.ankle[l];
+                    worst_hold = worst_hold.max(Vec2::new(d.x, d.z).length());
+                } else {
+                    held_at[l] = None;
+                }
+                let d = s.ankle[l] - s.fk_ankle[l];
+                farthest = farthest.max(Vec2::new(d.x, d.z).length());
+            }
+            was = s.locked;
+        }
+        let cycle = distance / speed + time;
+        let expected = 2.0 * seconds / cycle;
+        eprintln!(
+            "{hz} Hz: {releases} releases in {seconds} s (a step every {cycle:.3} s: {expected:.1}), \
+             locked {:.0} % of leg frames, a held ankle moved ≤ {worst_hold:.2e} m, ≤ {farthest:.3} m behind",
+            100.0 * locked_frames as f32 / (2 * (frames + 1)) as f32
+        );
+        assert!(releases as f32 <= expected + 2.0, "{releases} releases: the lock chatters");
+        assert!(releases as f32 >= expected - 2.0, "{releases} releases, {expected:.1} expected");
+        assert!(worst_hold <= 1e-4, "a held foot moved {worst_hold}");
+        assert!(farthest <= distance + speed / hz + 1e-3, "{farthest} behind the animation");
+    }
+}

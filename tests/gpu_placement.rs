@@ -784,3 +784,63 @@ fn a_quadruped_with_point_feet_matches_the_cpu_twin_on(device: &wgpu::Device, qu
     );
     assert!(locked.iter().all(|&n| n > 40) && locked[2] + locked[3] > 400, "every leg locks: {locked:?}");
 }
+
+/// Feet the animation drags while planted (weights held at 1, roots carried at 0.2–1.4 m/s
+/// in every direction, locks by weight and by speed): locks let go at the release distance
+/// and are not taken again before the release has faded, on both twins, every frame and
+/// state bit alike.
+#[test]
+fn locks_released_while_planted_wait_for_their_fade_like_the_cpu_twin() {
+    for (device, queue, words) in state_devices() {
+        eprintln!("{words}");
+        locks_released_while_planted_wait_for_their_fade_like_the_cpu_twin_on(&device, &queue);
+    }
+}
+
+fn locks_released_while_planted_wait_for_their_fade_like_the_cpu_twin_on(device: &wgpu::Device, queue: &wgpu::Queue) {
+    use crowd_ik::glam::{Quat, Vec3};
+    use crowd_ik_tools::scene::walk_pose;
+    let hf = crowd_ik_tools::terrain::hills(Vec2::new(-40.0, -40.0), 0.5, 161, 161, 0.3);
+    let ground = Ground::Heightfield(hf.clone());
+    let mut placement = FootPlacement::default();
+    placement.legs[0].plant = PlantDetection::Weights;
+    placement.legs[1].plant = PlantDetection::Speed { enter: 2.0, exit: 3.0 };
+    let rig = biped_rig().with_placement(Some(placement));
+    let count = 64;
+    let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();
+    let mut states = vec![CharacterState::default(); count];
+    let mut worst = Worst::default();
+    let (pose, _) = walk_pose(0.0);
+    let poses: Vec<JointPose> = (0..count).flat_map(|_| pose.clone()).collect();
+    let dt = 1.0 / 60.0;
+    let (mut releases, mut waiting) = (0usize, 0usize);
+    let mut was = vec![[false; 2]; count];
+    for frame in 0..180 {
+        let t = frame as f32 * dt;
+        let chars: Vec<CharacterInput> = (0..count)
+            .map(|c| {
+                let (speed, dir) = (0.2 + 1.2 * c as f32 / count as f32, c as f32 * 2.4);
+                let p = Vec2::new(dir.sin(), dir.cos()) * speed * t;
+                let y = hf.sample(p.x, p.y).map_or(0.0, |(y, _)| y);
+                CharacterInput::new(Vec3::new(p.x, y, p.y), Quat::from_rotation_y(dir))
+                    .with_foot_weights([1.0, 1.0, 0.0, 0.0])
+            })
+            .collect();
+        let (_, res) = frame_both(&mut gpu, (&rig, &ground, &[]), &chars, &poses, &mut states, dt, frame, &mut worst);
+        for c in 0..count {
+            for l in 0..2 {
+                let locked = res[c].status[l] & foot::LOCKED != 0;
+                releases += (was[c][l] && !locked) as usize;
+                was[c][l] = locked;
+                waiting +=
+                    (states[c].flags & (1 << (crowd_ik::constants::STATE_RELEASED_SHIFT + l as u32)) != 0) as usize;
+            }
+        }
+    }
+    eprintln!(
+        "180 frames of 64 dragged characters: {releases} releases, {waiting} leg frames waiting for a fade; \
+         worst GPU − CPU {:.2e} m, {:.2e} rad",
+        worst.position, worst.rotation
+    );
+    assert!(releases > 100 && waiting > 1000, "{releases} releases, {waiting} waiting");
+}

@@ -234,7 +234,8 @@ fn state_in_range() -> bool {
     if (LEGS > 3u) { sum = sum + leg_state_sum(3u) + abs(st.legs[3].lift); heading = max(heading, leg_heading(3u)); }
     let total = (sum.x + sum.y) + (sum.z + sum.w);
     let mask = (1u << LEGS) - 1u;
-    let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT);
+    let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT)
+        | (mask << STATE_RELEASED_SHIFT);
     return (st.flags & ~known) == 0u && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING;
 }
 
@@ -736,7 +737,12 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     if (ground.hit[l]) {
         a = ground_target(root, l, tolerance);
     }
-    let lk = lock_foot(root, l, a, planted, since);
+    // A lock let go while the foot stayed planted is not taken again before its release
+    // has faded.
+    let was_locked = (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u;
+    let released = (st.flags & state_bit(STATE_RELEASED_SHIFT, l)) != 0u && planted && !pl_snap;
+    let may_lock = planted && !(released && remaining(st.legs[l].lock.w, rig.legs[l].lock.w) > 0.0);
+    let lk = lock_foot(root, l, a, may_lock, since);
     let locked = lk.locked;
     let turn = lk.a.turn;
     var aim = lk.a.aim;
@@ -747,9 +753,12 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     }
 
     st.legs[l].fk = vec4<f32>(contact_fk, w);
-    var flags = st.flags & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l));
+    var flags = st.flags
+        & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l) | state_bit(STATE_RELEASED_SHIFT, l));
     if (locked) {
         flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
+    } else if (planted && !pl_snap && (released || was_locked)) {
+        flags = flags | state_bit(STATE_RELEASED_SHIFT, l);
     }
     if (detected) {
         flags = flags | state_bit(STATE_PLANTED_SHIFT, l);
@@ -836,6 +845,9 @@ fn end_foot(l: u32) {
         if (length(ground.aim[l] - hip_ws) > free[l].reach * (rig_max_reach() + 1e-4)) {
             release_foot(l);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
+            if ((flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u) {
+                flags = flags | state_bit(STATE_RELEASED_SHIFT, l);
+            }
         }
     }
     if ((flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {

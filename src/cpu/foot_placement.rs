@@ -23,7 +23,7 @@ use super::foot_ground::{
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
-    STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_VALID,
+    STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
     foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, LegState, SolverLeg,
@@ -180,8 +180,8 @@ fn fade_turn(angle: f32, k: f32) -> [f32; 2] {
 }
 
 /// Whether the state is one the crate could have written, for the rig's `legs` legs (the
-/// other slots are never read): no flag bit but `STATE_VALID` and the rig's legs' lock and
-/// plant bits; the sum of the magnitudes of its values within `MAX_STATE_MAGNITUDE` (NaN
+/// other slots are never read): no flag bit but `STATE_VALID` and the rig's legs' lock,
+/// plant and release bits; the sum of the magnitudes of its values within `MAX_STATE_MAGNITUDE` (NaN
 /// or inf anywhere makes the sum NaN or inf; so does a state so large that it overflows);
 /// every heading word within `MAX_STATE_HEADING`. The GPU twin sums the same way, one add
 /// per value instead of a test per value.
@@ -194,7 +194,8 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
     let mask = (1u32 << legs) - 1;
-    let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT);
+    let known =
+        STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT) | (mask << STATE_RELEASED_SHIFT);
     s.flags & !known == 0 && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING
 }
 
@@ -734,7 +735,12 @@ pub(crate) fn place_feet(
         }
         let hip = root.to_world(pose_in[leg.hip() as usize].position());
         let was_locked = flags & bit(STATE_LOCKED_SHIFT, l) != 0;
-        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, planted, since), &mut free[l], hip);
+        // A lock let go while the foot stayed planted (it drifted past the release distance
+        // or out of reach) is not taken again before its release has faded: the foot steps
+        // back to the animation, then locks there, rather than lock and let go every frame.
+        let released = flags & bit(STATE_RELEASED_SHIFT, l) != 0 && planted && !p.snap;
+        let may_lock = planted && !(released && remaining(ls.lock[3], leg.release_time()) > 0.0);
+        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, may_lock, since), &mut free[l], hip);
         let (mut target, turn) = (aim.target, aim.turn);
         if ground.hit[l] {
             target = lift_foot(rig, g, root, ground, p, ls, &f, ch, aim, (locked, fading), tolerance);
@@ -743,9 +749,11 @@ pub(crate) fn place_feet(
         }
 
         ls.fk = contact_fk.extend(w).to_array();
-        flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l));
+        flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l) | bit(STATE_RELEASED_SHIFT, l));
         if locked {
             flags |= bit(STATE_LOCKED_SHIFT, l);
+        } else if planted && !p.snap && (released || was_locked) {
+            flags |= bit(STATE_RELEASED_SHIFT, l);
         }
         if detected {
             flags |= bit(STATE_PLANTED_SHIFT, l);
@@ -878,6 +886,9 @@ pub(crate) fn end_placement(
             if (ground.target[l] - hip_ws).length() > free[l].reach * (rig.max_reach() + 1e-4) {
                 release(&mut state.legs[l], free[l]);
                 flags &= !bit(STATE_LOCKED_SHIFT, l);
+                if flags & bit(STATE_PLANTED_SHIFT, l) != 0 {
+                    flags |= bit(STATE_RELEASED_SHIFT, l);
+                }
             }
         }
         if flags & bit(STATE_LOCKED_SHIFT, l) != 0 {

@@ -272,7 +272,9 @@ pub struct CharacterState {
     /// `[0]` = the root's world height last frame, `[1]` = the pelvis spring's goal last
     /// frame.
     pub root: [f32; 2],
-    /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`).
+    /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`), feet whose
+    /// lock was released while they stayed planted and that wait for the release's fade
+    /// before locking again (bit `12 + leg`).
     pub flags: u32,
     /// The root's continuous vertical velocity last frame (world units/s; a root snap is not
     /// part of it): a snap is told from a slope by how much this changes in one frame.
