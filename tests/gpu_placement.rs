@@ -827,13 +827,12 @@ fn locks_released_while_planted_wait_for_their_fade_like_the_cpu_twin_on(device:
             })
             .collect();
         let (_, res) = frame_both(&mut gpu, (&rig, &ground, &[]), &chars, &poses, &mut states, dt, frame, &mut worst);
-        for c in 0..count {
-            for l in 0..2 {
-                let locked = res[c].status[l] & foot::LOCKED != 0;
-                releases += (was[c][l] && !locked) as usize;
-                was[c][l] = locked;
-                waiting +=
-                    (states[c].flags & (1 << (crowd_ik::constants::STATE_RELEASED_SHIFT + l as u32)) != 0) as usize;
+        for ((r, s), was) in res.iter().zip(&states).zip(&mut was) {
+            for (l, was) in was.iter_mut().enumerate() {
+                let locked = r.status[l] & foot::LOCKED != 0;
+                releases += (*was && !locked) as usize;
+                *was = locked;
+                waiting += (s.flags & (1 << (crowd_ik::constants::STATE_RELEASED_SHIFT + l as u32)) != 0) as usize;
             }
         }
     }

@@ -919,14 +919,15 @@ fn sampled(
 /// Motion capture with 0/1 weights and locks by speed at 30, 60 and 120 Hz over flat ground
 /// and hills, compared every 1/30 s: pelvis and feet. Plant detection reads the foot's speed
 /// filtered over a fixed time and places a lock (or starts a release's fade) where the speed
-/// crossed its threshold inside the frame. A 0/1 weight's flip is known only to its frame
-/// unless the caller gives its time (`CharacterInput::foot_event_times`, as an animation
-/// system's events would): without it, the flip is taken at the frame's middle (±8 ms at
-/// 60 Hz, ±17 ms at 30 Hz, of a 0.15 s blend). Measured (feet, pelvis), without event times:
-/// 60 vs 120 Hz at most 6.8 and 5.6 mm (one frame's speed and events at the frame's end:
-/// 44.9 and 19.1 mm), 30 vs 120 Hz at most 21.6 and 14.2 mm (63.8 and 34.7 mm). With them,
-/// on flat ground 60 vs 120 Hz within 4.6 and 3.0 mm, 30 vs 120 Hz within 7.7 and 6.5 mm; on
-/// the hills within 6.4 / 3.5 mm and 20.3 / 11.5 mm (a jump's take-off over the slope).
+/// crossed its threshold inside the frame; a release fades from where the lock would be in
+/// the frame it lets go. A 0/1 weight's flip is known only to its frame unless the caller
+/// gives its time (`CharacterInput::foot_event_times`, as an animation system's events
+/// would): without it, the flip is taken at the frame's middle (±8 ms at 60 Hz, ±17 ms at
+/// 30 Hz, of a 0.15 s blend). Measured (feet, pelvis), without event times: 60 vs 120 Hz at
+/// most 6.9 and 5.3 mm, 30 vs 120 Hz at most 21.6 and 15.4 mm. With them, flat and hills:
+/// within 5.1 mm (feet) and 3.8 mm (pelvis) from the second 1/30 s on; the first frame
+/// after the state's reset leaves the pelvis 5.3 mm apart (its spring starts from rest
+/// toward a goal that 120 Hz sees bend within 1/30 s).
 #[test]
 fn motion_capture_agrees_across_frame_rates() {
     for events in [false, true] {
@@ -934,25 +935,33 @@ fn motion_capture_agrees_across_frame_rates() {
             for (name, motion) in motions().iter().filter(|(n, _)| n.starts_with("CMU")) {
                 let at = |hz: f32| sampled(motion.as_ref(), &hf, hz, 4.0, speed_placement(), events);
                 let (t30, t60, t120) = (at(30.0), at(60.0), at(120.0));
-                let worst = |a: &[[Vec3; 3]], b: &[[Vec3; 3]]| {
-                    a.iter().zip(b).fold((0.0f32, 0.0f32), |(p, f), (x, y)| {
+                // Pelvis and feet, every sample and from the second 1/30 s on.
+                let worst = |a: &[[Vec3; 3]], b: &[[Vec3; 3]], from: usize| {
+                    a.iter().zip(b).skip(from).fold((0.0f32, 0.0f32), |(p, f), (x, y)| {
                         (p.max(x[0].distance(y[0])), f.max(x[1].distance(y[1])).max(x[2].distance(y[2])))
                     })
                 };
-                let ((p1, f1), (p2, f2)) = (worst(&t30, &t120), worst(&t60, &t120));
+                let ((p1, f1), (p2, f2)) = (worst(&t30, &t120, 0), worst(&t60, &t120, 0));
+                let ((q1, g1), (q2, g2)) = (worst(&t30, &t120, 2), worst(&t60, &t120, 2));
                 eprintln!(
-                    "{terrain}, {name}, event times {events}: 30 vs 120 Hz pelvis {:.2} mm, feet {:.2} mm; 60 vs 120 Hz pelvis {:.2} mm, feet {:.2} mm",
+                    "{terrain}, {name}, event times {events}: 30 vs 120 Hz pelvis {:.2} mm, feet {:.2} mm; 60 vs 120 Hz pelvis {:.2} mm, feet {:.2} mm; from the second 1/30 s: {:.2}, {:.2}; {:.2}, {:.2} mm",
                     p1 * 1e3,
                     f1 * 1e3,
                     p2 * 1e3,
-                    f2 * 1e3
+                    f2 * 1e3,
+                    q1 * 1e3,
+                    g1 * 1e3,
+                    q2 * 1e3,
+                    g2 * 1e3
                 );
                 assert!(p2 <= 6e-3 && f2 <= 7e-3, "{terrain}, {name}: 60 vs 120 Hz {p2} {f2}");
-                assert!(p1 <= 15e-3 && f1 <= 25e-3, "{terrain}, {name}: 30 vs 120 Hz {p1} {f1}");
-                if events && terrain == "flat" {
-                    // With the flips' moments given, on flat ground: 60 Hz within 5 mm of
-                    // 120 Hz, 30 Hz within 8 mm.
-                    assert!(p2.max(f2) <= 5e-3 && p1.max(f1) <= 8e-3, "{terrain}, {name}: {p1} {f1} {p2} {f2}");
+                assert!(p1 <= 16e-3 && f1 <= 22e-3, "{terrain}, {name}: 30 vs 120 Hz {p1} {f1}");
+                if events {
+                    // With the flips' moments given: 30 and 60 Hz within 4 mm (pelvis) and
+                    // 5.2 mm (feet) of 120 Hz from the second 1/30 s on, within 5.5 mm from
+                    // the start.
+                    assert!(q1.max(q2) <= 4e-3 && g1.max(g2) <= 5.2e-3, "{terrain}, {name}: {q1} {g1} {q2} {g2}");
+                    assert!(p1.max(p2).max(f1).max(f2) <= 5.5e-3, "{terrain}, {name}: {p1} {f1} {p2} {f2}");
                 }
             }
         }

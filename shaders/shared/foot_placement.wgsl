@@ -584,6 +584,8 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
                 since = max(since, crossed(before, length(vec2<f32>(dl.x, dl.z)), release_distance, dt));
                 back = moved * (since / dt);
             }
+            // The lock's height as this frame carries it (less what it settled last frame).
+            st.legs[l].lock.y = contact_free.y - (up.x * dl.x + up.z * dl.z) / up.y - st.legs[l].lock.w;
             release_foot(l);
             // Released at the event: the offset the foot had then, fading since.
             st.legs[l].lock = vec4<f32>(st.legs[l].lock.xyz + back, since);
@@ -612,6 +614,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         contact = st.legs[l].lock.xyz;
         contact.y = contact_free.y - (up.x * (contact.x - contact_free.x) + up.z * (contact.z - contact_free.z)) / up.y;
         st.legs[l].lock.y = contact.y;
+        st.legs[l].lock.w = 0.0; // settled below the carried height by lift_foot
         r = turn_between(heading_free, st.legs[l].heading.xy);
     } else {
         fading = left;
@@ -693,6 +696,7 @@ fn lift_foot(root: Root, ch: CharacterInput, l: u32, a: FootAim, locked: bool, f
             + clamp(rest, 0.0, max(tolerance, 10.0 * tolerance - rest));
         aim.y -= settle;
         st.legs[l].lock.y -= settle;
+        st.legs[l].lock.w = settle;
     }
     return aim;
 }

@@ -540,6 +540,10 @@ fn lock_foot(
                 since = since.max(crossed(before, Vec2::new(d.x, d.z).length(), release_distance, dt));
                 back = back_by(since);
             }
+            // The lock's height as this frame carries it (less what it settled last frame),
+            // not last frame's height: the offset that fades is from where the locked
+            // foot is now, whatever the unlocked solve's height did over the frame.
+            ls.lock[1] = free_contact.y - (up.x * d.x + up.z * d.z) / up.y - ls.lock[3];
             release(ls, *free);
             // Released at the event: the offset the foot had then, fading since.
             ls.lock = (v3(ls.lock) + back).extend(since).to_array();
@@ -568,6 +572,7 @@ fn lock_foot(
         let mut c = v3(ls.lock);
         c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
         ls.lock[1] = c.y;
+        ls.lock[3] = 0.0; // settled below the carried height by `lift_foot`
         (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
     } else {
         fading = left;
@@ -665,6 +670,7 @@ fn lift_foot(
             + rest.clamp(0.0, tolerance.max(10.0 * tolerance - rest));
         target.y -= settle;
         ls.lock[1] -= settle;
+        ls.lock[3] = settle;
     }
     target
 }

@@ -238,7 +238,10 @@ pub struct LegState {
     pub plane_goal: [f32; 4],
     /// `xyz`: while the foot is locked, the locked contact point (world); while it is not,
     /// the contact offset from the unlocked solve kept at the last release (world; it fades
-    /// out over the release time). `w` = seconds since the last release.
+    /// out over the release time). `w`: while the foot is locked, how far it settled below
+    /// the height carried along the ground plane last frame (a release this frame starts
+    /// from the height the lock would have now); while it is not, seconds since the last
+    /// release.
     pub lock: [f32; 4],
     /// Last frame's FK contact point (world), `w` = the blended foot weight.
     pub fk: [f32; 4],
