@@ -279,6 +279,19 @@ fn absurd_rigs_and_heightfields_are_refused() {
     assert!(matches!(h, Err(IkError::InvalidHeightfield(_))));
     // Holes (NaN, inf) stay allowed.
     assert!(Heightfield::new(Vec2::ZERO, 1.0, 2, 2, vec![0.0, f32::INFINITY, 0.0, f32::NAN]).is_ok());
+    // The limit itself and every kind of hole pass, anything finite past ±1e9 anywhere in a
+    // large grid does not.
+    let limit = crowd_ik::constants::MAX_WORLD_COORDINATE;
+    let holes = [limit, -limit, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, 0.0, -0.0];
+    assert!(Heightfield::new(Vec2::ZERO, 1.0, 4, 2, holes.to_vec()).is_ok());
+    for bad in [f32::from_bits(limit.to_bits() + 1), -f32::from_bits(limit.to_bits() + 1), f32::MAX, -f32::MAX] {
+        for at in [0, 777, 1023] {
+            let mut heights = vec![0.5; 1024];
+            heights[at] = bad;
+            let h = Heightfield::new(Vec2::ZERO, 1.0, 32, 32, heights);
+            assert!(matches!(h, Err(IkError::InvalidHeightfield(_))), "{bad} at {at}: {h:?}");
+        }
+    }
 }
 
 /// A stateless rig handed states and a frame time is a mistake, as a placement rig without

@@ -81,8 +81,21 @@ impl Heightfield {
             return bad("too many samples".into());
         }
         let limit = crate::constants::MAX_WORLD_COORDINATE;
-        if let Some(i) = self.heights.iter().position(|h| h.is_finite() && h.abs() > limit) {
-            return bad(format!("height {} at sample {i} is past ±1e9 (holes are NaN or infinite)", self.heights[i]));
+        // Run on every job over the whole grid, so one branch-free pass first: a height is
+        // finite and past the limit when its magnitude's bits lie between the limit's and
+        // infinity's (NaN's lie above), one unsigned compare per height.
+        let (past, span) = (limit.to_bits() + 1, f32::INFINITY.to_bits() - (limit.to_bits() + 1));
+        let any = self
+            .heights
+            .iter()
+            .fold(0u32, |any, h| any | u32::from((h.to_bits() & 0x7fff_ffff).wrapping_sub(past) < span));
+        if any != 0 {
+            if let Some(i) = self.heights.iter().position(|h| h.is_finite() && h.abs() > limit) {
+                return bad(format!(
+                    "height {} at sample {i} is past ±1e9 (holes are NaN or infinite)",
+                    self.heights[i]
+                ));
+            }
         }
         Ok(())
     }
