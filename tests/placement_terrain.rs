@@ -167,7 +167,7 @@ struct Run {
     locked_frames: usize,
     snaps: usize,
     /// Plants (runs of ≥ 0.1 s where the FK ankle moves slower than 0.15 m/s and the FK
-    /// sole is within 3 cm of the ground): how many, how many locked from their first frame
+    /// sole is within 3 cm of the clip's floor, which is when the 0/1 weight is 1): how many, how many locked from their first frame
     /// and throughout, sliding (largest horizontal distance of the solved ankle from where it
     /// was in the plant's first frame: sum and max), largest move of a planted ankle in one
     /// frame.
@@ -341,7 +341,10 @@ fn run(motion: &dyn Motion, hf: &Heightfield, hz: f32, placement: FootPlacement)
             let slow = last_fk[l].is_some_and(|p| fk.distance(p) / dt < 0.15);
             last_fk[l] = Some(fk);
             let locked = res.status[l] & foot::LOCKED != 0;
-            if slow && res.status[l] & foot::HIT != 0 && res.sole_before[l] <= 0.03 {
+            // (The clip's floor, not the terrain: on a downslope a heel rising off the
+            // clip's floor, its weight gone to 0, can stay slow inside the hill, and a
+            // foot the weights lift is the animation's to move.)
+            if slow && res.status[l] & foot::HIT != 0 && w[l] >= 1.0 {
                 plants[l].push((locked, solved));
             } else {
                 r.end_plant(&plants[l], min_frames);
@@ -425,12 +428,10 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
 /// Cesium Man, a real glTF character (its own rig, found by shape, its soles read off its
 /// mesh; its own walk), over the four terrains at three frame rates with 0/1 weights: the
 /// mocap's promises on pelvis speed and soles below the ground everywhere, on locks from
-/// contact and sliding on flat ground and curbs, and the figures printed beside them. Two of
-/// the mocap's bounds do not hold for this character and are measured, not asserted: a
-/// planted ankle's largest move in one frame on stairs (10.1 mm at 60 Hz, 17.4 mm at 30 Hz;
-/// held to 0.36 m/s elsewhere), and on the hills locks from a plant's first frame (one plant
-/// in three locks late) and with them sliding (up to 7.4 mm in a plant; 1 mm mean for the
-/// mocap).
+/// contact and sliding everywhere, and the figures printed beside them. One of the mocap's
+/// bounds does not hold for this character and is measured, not asserted: a planted
+/// ankle's largest move in one frame on stairs (9.3 mm at 60 Hz, 15.3 mm at 30 Hz; held to
+/// 0.36 m/s elsewhere).
 #[test]
 fn a_gltf_character_keeps_the_promises_of_the_mocap() {
     let p = speed_placement();
@@ -443,10 +444,8 @@ fn a_gltf_character_keeps_the_promises_of_the_mocap() {
             let ctx = format!("{terrain}, {hz} Hz: {r:?}");
             r.assert_promises(&p, terrain, hz, &ctx);
             assert!(r.locked_frames > r.frames / 5, "feet lock: {ctx}");
-            if terrain == "flat" || terrain == "curbs" {
-                assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
-                assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");
-            }
+            assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
+            assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");
             if terrain != "stairs" {
                 // As a speed (0.36 m/s: 6 mm at 60 Hz): with the sole read off the mesh, a
                 // heel strike rolling flat lowers the ankle about the shoe's heel, 7.5 mm in
