@@ -172,6 +172,61 @@ pub fn crowd_frame(placement: bool) -> (crowd_ik::crowd::Heightfield, crowd_ik::
     (terrain, rig)
 }
 
+/// The setup of the instruction-count examples (`examples/frame_cost`, `examples/cpu_cost`):
+/// the arguments `stateless|placement CHARACTERS FRAMES` and the bench's crowd frame
+/// ([`crowd_frame`]) with its walkers at their first frame.
+pub struct CostRun {
+    /// Foot placement across frames (`placement`) or the stateless frame.
+    pub placement: bool,
+    /// Characters.
+    pub n: usize,
+    /// Frames to run after the first ones.
+    pub k: usize,
+    /// The terrain.
+    pub terrain: crowd_ik::crowd::Heightfield,
+    /// The same terrain as the solvers' ground.
+    pub ground: crowd_ik::crowd::Ground,
+    /// The biped rig, with foot placement or without.
+    pub rig: crowd_ik::crowd::FootRig,
+    /// The walkers.
+    pub walkers: crate::scene::WalkingCrowd,
+    /// The walkers' characters at the current frame.
+    pub chars: Vec<crowd_ik::crowd::CharacterInput>,
+    /// Their FK poses at the current frame.
+    pub poses: Vec<crowd_ik::crowd::JointPose>,
+}
+
+impl CostRun {
+    /// Reads `stateless|placement CHARACTERS FRAMES` from the command line (`program`
+    /// names the usage line) and builds the scene.
+    ///
+    /// # Errors
+    /// A usage message when the arguments are not those three.
+    pub fn from_args(program: &str) -> Result<Self, String> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES");
+        let [mode, n, k] = args.as_slice() else { return Err(usage()) };
+        let placement = match mode.as_str() {
+            "stateless" => false,
+            "placement" => true,
+            _ => return Err(format!("unknown mode {mode}; {}", usage())),
+        };
+        let (Ok(n), Ok(k)) = (n.parse(), k.parse()) else { return Err(usage()) };
+        let (terrain, rig) = crowd_frame(placement);
+        let ground = crowd_ik::crowd::Ground::Heightfield(terrain.clone());
+        let walkers = crate::scene::WalkingCrowd::new(n, 90.0, 1);
+        let (mut chars, mut poses) = (Vec::new(), Vec::new());
+        walkers.frame(&terrain, &mut chars, &mut poses);
+        Ok(CostRun { placement, n, k, terrain, ground, rig, walkers, chars, poses })
+    }
+
+    /// The walkers `dt` seconds on: their characters and poses for the next frame.
+    pub fn step(&mut self, dt: f32) {
+        self.walkers.step(dt);
+        self.walkers.frame(&self.terrain, &mut self.chars, &mut self.poses);
+    }
+}
+
 /// A quadruped as a joint tree: hips (root), three spine joints, and four legs of four
 /// joints (hip offset, knee, hock, hoof) off the hips and the chest. Parents and offsets
 /// in the parent's frame (model axes: +Y up, +Z forward); effectors on the four hooves.
