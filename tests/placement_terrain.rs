@@ -430,7 +430,7 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
 /// mocap's promises on pelvis speed and soles below the ground everywhere, on locks from
 /// contact and sliding everywhere, and the figures printed beside them. One of the mocap's
 /// bounds does not hold for this character and is measured, not asserted: a planted
-/// ankle's largest move in one frame on stairs (9.3 mm at 60 Hz, 15.3 mm at 30 Hz; held to
+/// ankle's largest move in one frame on stairs (9.1 mm at 60 Hz, 16.7 mm at 30 Hz; held to
 /// 0.36 m/s elsewhere).
 #[test]
 fn a_gltf_character_keeps_the_promises_of_the_mocap() {
@@ -830,9 +830,13 @@ fn crowd_soles(hf: &Heightfield, spread_m: f32, seed: u64) -> Option<(Soles, f32
 /// roll relative to the ground (within 5 mm) and its lowest point on it (within 1e-3 × leg).
 /// On the real terrain: no point of a locked sole more than 1e-3 × leg below the ground;
 /// feet held flat over ground a rigid sole can rest on at both ends have heel and ball
-/// within 2e-3 × leg (p99) and 5e-3 × leg (max) of it at 1.5 m relief (figures for 4 and
-/// 12 m, and for feet over a ridge, where a rigid sole cannot touch at both ends), and every
-/// locked sole's lowest point within 1e-3 × leg of it at every relief.
+/// within 2e-3 × leg (p99) and 5e-3 × leg (max) of it at 1.5 m relief, within 2e-3 × leg
+/// (p99) at 4 m (figures for the largest at 4 m, for 12 m, and for feet over a ridge, where
+/// a rigid sole cannot touch at both ends), and every locked sole's lowest point within
+/// 1e-3 × leg of it at every relief. A locked foot's sole is measured where the lock holds
+/// it and along its locked heading (with the FK foot's place and heading, where the
+/// animation drifts a centimetre or two and turns a few degrees while planted, 4 m: p99
+/// 3.2 mm).
 #[test]
 fn whole_soles_rest_on_creased_real_terrain() {
     let mut scenes: Vec<(String, Heightfield)> = vec![("flat".into(), flat())];
@@ -883,6 +887,10 @@ fn whole_soles_rest_on_creased_real_terrain() {
         } else {
             if s == 2 {
                 assert!(level99 <= 2e-3 * leg && level_max <= 5e-3 * leg, "{name}: level feet {level99} {level_max}");
+            }
+            if s == 3 {
+                // 4 m of relief: the p99 holds (1.4 mm), the largest is 9.3 mm.
+                assert!(level99 <= 2e-3 * leg, "{name}: level feet {level99} {level_max}");
             }
             assert!(highest <= 1e-3 * leg, "{name}: a locked sole's lowest point {highest} m above the ground");
         }

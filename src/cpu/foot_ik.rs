@@ -16,14 +16,15 @@ use glam::{Quat, Vec3};
 
 use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
-    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root,
+    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root, Sole,
 };
 use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or, reject};
 use crate::constants::{KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
+    foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS,
+    NONE,
 };
 use crate::error::ChainError;
 use crate::records::{option, v3, BendMode, LimbSettings, PoleMode};
@@ -99,7 +100,7 @@ pub(crate) fn foot_ik(
     }
     let root = Root::new(ch);
     let Some((state, time)) = frame else {
-        let ground = find_ground(rig, g, hits, ch, &root, pose_in, false, res);
+        let ground = find_ground(rig, g, hits, ch, &root, pose_in, None, res);
         let drop_ms = drop_pelvis(rig, &root, ground.drop, res);
         let rel = solve_legs(rig, &ch.foot_weights, &root, pose_in, &ground, drop_ms, res);
         write_pose(rig, table, pose_in, pose_out, &rel, drop_ms);
@@ -107,7 +108,8 @@ pub(crate) fn foot_ik(
         return;
     };
     let p = begin_placement(rig, ch, &root, state, time);
-    let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, true, res);
+    let locks = if p.snap { None } else { Some(&*state) };
+    let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, locks, res);
     let mut free = [FreeFoot::default(); MAX_LEGS];
     // The character where a root snap left it: its FK feet, hips and the pelvis goal.
     let held = Root { t: root.t + Vec3::Y * p.held, ..root };
@@ -133,7 +135,7 @@ fn find_ground(
     ch: &CharacterInput,
     root: &Root,
     pose_in: &[JointPose],
-    temporal: bool,
+    temporal: Option<&CharacterState>,
     res: &mut FootResult,
 ) -> FeetGround {
     let [_, step_up, step_down, _] = rig.params;
@@ -178,7 +180,16 @@ fn find_ground(
             // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
             let s = sole_ends(ref_ws, toe_ws - ref_ws, up, h, sole.1, sole.2);
-            let (gap, normal) = sole_ground(rig, g, gp, gn, s.heel, s.tip);
+            let held = temporal.and_then(|st| locked_sole(st, l, leg, &s, ref_ws, toe_ws));
+            let (gap, normal) = match held {
+                Some(at) => {
+                    // A locked foot's sole measured where the lock holds it (its place and
+                    // heading), the FK sole's own height apart.
+                    let n = sole_ground(rig, g, gp, gn, at.heel, at.tip).1;
+                    (above(rig, g, gp, gn, s.heel).min(above(rig, g, gp, gn, s.tip)), n)
+                }
+                None => sole_ground(rig, g, gp, gn, s.heel, s.tip),
+            };
             (res.sole_before[l], gn) =
                 (if s.tip != s.ball { gap.min(above(rig, g, gp, gn, s.ball)) } else { gap }, normal);
         } else {
@@ -191,7 +202,7 @@ fn find_ground(
         }
         out.point[l] = gp;
         out.normal[l] = gn;
-        if temporal {
+        if temporal.is_some() {
             continue;
         }
         // A lifted foot (weight ≤ 0) keeps its FK pose and asks nothing of the pelvis: no
@@ -223,6 +234,36 @@ fn find_ground(
         out.drop = out.drop.max(need * w.min(1.0));
     }
     out
+}
+
+/// Where a foot locked in `st` stands: its FK sole `s` (ends from the reference joint
+/// `ref_ws`, world) turned about the vertical through its contact point (the ankle, or the
+/// ball for a ball pivot) from the FK heading to the locked heading and carried to the
+/// locked point. `None` when the foot is not locked.
+fn locked_sole(st: &CharacterState, l: usize, leg: &SolverLeg, s: &Sole, ref_ws: Vec3, toe_ws: Vec3) -> Option<Sole> {
+    if st.flags & (1 << (crate::constants::STATE_LOCKED_SHIFT + l as u32)) == 0 {
+        return None;
+    }
+    let ls = &st.legs[l];
+    let contact = if leg.pivots_on_ball() { toe_ws } else { ref_ws };
+    let f = toe_ws - ref_ws;
+    let len2 = f.x * f.x + f.z * f.z;
+    let (hc, hs) = (ls.heading[0], ls.heading[1]);
+    // Cosine and sine of the turn from the FK heading to the locked one (none when either
+    // has no horizontal length).
+    let (c, sn) = if len2 > 1e-12 && hc * hc + hs * hs > 1e-12 {
+        let r = 1.0 / len2.sqrt();
+        let (fx, fz) = (f.x * r, f.z * r);
+        (fx * hc + fz * hs, fz * hc - fx * hs)
+    } else {
+        (1.0, 0.0)
+    };
+    let lock = Vec3::new(ls.lock[0], contact.y, ls.lock[2]);
+    let place = |p: Vec3| {
+        let d = p - contact;
+        lock + Vec3::new(c * d.x + sn * d.z, d.y, c * d.z - sn * d.x)
+    };
+    Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
 
 /// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.
