@@ -188,22 +188,19 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // height and the normal the foot aligns to (sole_ground).
         let up = dir_to_world(root, up_ms);
         let ends = sole_ends(ref_ws, toe_ws - ref_ws, up, h, leg.sole.xy, toe_dir);
-        var gap: f32;
+        // A locked foot's sole measured where the lock holds it (one sole_ground either
+        // way: lanes that differ run one call), and so its FK sole height over the ground
+        // there.
+        var at = ends;
         if (temporal && !pl_snap && (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {
-            // A locked foot's sole measured where the lock holds it, the FK sole's own
-            // height apart.
-            let at = locked_sole(l, ends, ref_ws, toe_ws);
-            gn = sole_ground(g.point, g.normal, at.heel, at.tip).normal;
-            gap = min(above(g.point, g.normal, ends.heel), above(g.point, g.normal, ends.tip));
-        } else {
-            let sole = sole_ground(g.point, g.normal, ends.heel, ends.tip);
-            gap = sole.gap;
-            gn = sole.normal;
+            at = locked_sole(l, ends, ref_ws, toe_ws);
         }
-        res.sole_before[l] = gap;
-        if (any(ends.tip != ends.ball)) {
-            res.sole_before[l] = min(gap, above(g.point, g.normal, ends.ball));
+        let sole = sole_ground(g.point, g.normal, at.heel, at.tip);
+        res.sole_before[l] = sole.gap;
+        if (any(at.tip != at.ball)) {
+            res.sole_before[l] = min(sole.gap, above(g.point, g.normal, at.ball));
         }
+        gn = sole.normal;
     } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
         res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);

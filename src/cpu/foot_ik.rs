@@ -180,16 +180,12 @@ fn find_ground(
             // sole height and the normal the foot aligns to (`sole_ground`).
             let up = root.dir_to_world(up_ms);
             let s = sole_ends(ref_ws, toe_ws - ref_ws, up, h, sole.1, sole.2);
+            // A locked foot's sole measured where the lock holds it (its place and heading;
+            // one `sole_ground` either way, as the kernel's lanes run one call), and so its
+            // FK sole height over the ground there.
             let held = temporal.and_then(|st| locked_sole(st, l, leg, &s, ref_ws, toe_ws));
-            let (gap, normal) = match held {
-                Some(at) => {
-                    // A locked foot's sole measured where the lock holds it (its place and
-                    // heading), the FK sole's own height apart.
-                    let n = sole_ground(rig, g, gp, gn, at.heel, at.tip).1;
-                    (above(rig, g, gp, gn, s.heel).min(above(rig, g, gp, gn, s.tip)), n)
-                }
-                None => sole_ground(rig, g, gp, gn, s.heel, s.tip),
-            };
+            let s = held.unwrap_or(s);
+            let (gap, normal) = sole_ground(rig, g, gp, gn, s.heel, s.tip);
             (res.sole_before[l], gn) =
                 (if s.tip != s.ball { gap.min(above(rig, g, gp, gn, s.ball)) } else { gap }, normal);
         } else {

@@ -155,7 +155,10 @@ pub struct FootResult {
     /// (A two-bone foot's sole is reported at its two contact points, the lower of heel and
     /// ball, each measured against the ground under it; a pseudo three-bone leg's at its
     /// tip. The solve itself keeps the whole sole from heel to ball on or above the ground,
-    /// measured between them too where a heightfield creases.)
+    /// measured between them too where a heightfield creases. With foot placement on a
+    /// heightfield, a foot locked the frame before is measured over the ground under its
+    /// lock, its FK sole turned to the locked heading: how high the animation holds the
+    /// foot above where it stands.)
     pub sole_before: [f32; 4],
     /// Per leg: height of the solved sole above the ground, measured as `sole_before`.
     pub sole_after: [f32; 4],
