@@ -931,7 +931,7 @@ fn sampled(
 /// gives its time (`CharacterInput::foot_event_times`, as an animation system's events
 /// would): without it, the flip is taken at the frame's middle (±8 ms at 60 Hz, ±17 ms at
 /// 30 Hz, of a 0.15 s blend). Measured (feet, pelvis), without event times: 60 vs 120 Hz at
-/// most 6.9 and 5.3 mm, 30 vs 120 Hz at most 21.6 and 15.4 mm. With them, flat and hills:
+/// most 6.9 and 5.3 mm, 30 vs 120 Hz at most 21.7 and 15.4 mm. With them, flat and hills:
 /// within 5.1 mm (feet) and 3.8 mm (pelvis) from the second 1/30 s on; the first frame
 /// after the state's reset leaves the pelvis 5.3 mm apart (its spring starts from rest
 /// toward a goal that 120 Hz sees bend within 1/30 s).
