@@ -124,35 +124,6 @@ fn find_ground(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool
     if (LEGS > 3u) { find_leg(c, base, ch, root, temporal, 3u); }
 }
 
-// Where a foot locked in the state stands (src/cpu/foot_ik.rs, locked_sole): its FK sole
-// turned about the vertical through its contact point from the FK heading to the locked
-// one and carried to the locked point.
-fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
-    var contact = ref_ws;
-    if (ball_pivot(l)) {
-        contact = toe_ws;
-    }
-    let f = toe_ws - ref_ws;
-    let len2 = f.x * f.x + f.z * f.z;
-    let hd = st.legs[l].heading.xy;
-    var turn = vec2<f32>(1.0, 0.0);
-    if (len2 > 1e-12 && hd.x * hd.x + hd.y * hd.y > 1e-12) {
-        let r = 1.0 / sqrt(len2);
-        let fx = f.x * r;
-        let fz = f.z * r;
-        turn = vec2<f32>(fx * hd.x + fz * hd.y, fz * hd.x - fx * hd.y);
-    }
-    let lock = vec3<f32>(st.legs[l].lock.x, contact.y, st.legs[l].lock.z);
-    return Sole(place_turned(s.heel, contact, lock, turn), place_turned(s.ball, contact, lock, turn),
-        place_turned(s.tip, contact, lock, turn));
-}
-
-// `p` turned by `turn` (cosine, sine) about the vertical through `pivot`, carried to `dest`.
-fn place_turned(p: vec3<f32>, pivot: vec3<f32>, dest: vec3<f32>, turn: vec2<f32>) -> vec3<f32> {
-    let d = p - pivot;
-    return dest + vec3<f32>(turn.x * d.x + turn.y * d.z, d.y, turn.x * d.z - turn.y * d.x);
-}
-
 // find_ground for leg l (which first reads the leg's FK joints for every stage).
 fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l: u32) {
     let step_up = rig_max_step_up();

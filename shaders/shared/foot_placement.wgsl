@@ -148,6 +148,29 @@ fn turn_heading(a: vec2<f32>, r: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * r.x + a.y * r.y, a.y * r.x - a.x * r.y);
 }
 
+// Where a foot locked in the state stands, for find_ground (src/cpu/foot_placement.rs,
+// locked_sole): its FK sole turned about the vertical through its contact point from the
+// FK heading to the locked one and carried to the locked point.
+fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
+    var contact = ref_ws;
+    if (ball_pivot(l)) {
+        contact = toe_ws;
+    }
+    let fk = heading(toe_ws - ref_ws);
+    let locked = st.legs[l].heading.xy;
+    // No turn where either heading has no horizontal length.
+    var r = vec2<f32>(1.0, 0.0);
+    if (any(fk != vec2<f32>(0.0)) && locked.x * locked.x + locked.y * locked.y > 1e-12) {
+        r = turn_between(fk, locked);
+    }
+    let lock = vec3<f32>(st.legs[l].lock.x, contact.y, st.legs[l].lock.z);
+    let dh = turn_heading((s.heel - contact).xz, r);
+    let db = turn_heading((s.ball - contact).xz, r);
+    let dt = turn_heading((s.tip - contact).xz, r);
+    return Sole(lock + vec3<f32>(dh.x, s.heel.y - contact.y, dh.y), lock + vec3<f32>(db.x, s.ball.y - contact.y, db.y),
+        lock + vec3<f32>(dt.x, s.tip.y - contact.y, dt.y));
+}
+
 // A heading offset of `angle` radians blended toward none by k in [0, 1]: cosine and sine
 // of angle * k (the angle fades, so a half-turn offset turns back smoothly, one way).
 fn fade_turn(angle: f32, k: f32) -> vec2<f32> {

@@ -16,15 +16,14 @@ use glam::{Quat, Vec3};
 
 use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
-    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root, Sole,
+    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root,
 };
-use super::foot_placement::{begin_placement, end_placement, place_feet, spring_pelvis, FreeFoot};
+use super::foot_placement::{begin_placement, end_placement, locked_sole, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or, reject};
 use crate::constants::{KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
-    foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverLeg, SolverRig, MAX_LEGS,
-    NONE,
+    foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
 };
 use crate::error::ChainError;
 use crate::records::{option, v3, BendMode, LimbSettings, PoleMode};
@@ -230,36 +229,6 @@ fn find_ground(
         out.drop = out.drop.max(need * w.min(1.0));
     }
     out
-}
-
-/// Where a foot locked in `st` stands: its FK sole `s` (ends from the reference joint
-/// `ref_ws`, world) turned about the vertical through its contact point (the ankle, or the
-/// ball for a ball pivot) from the FK heading to the locked heading and carried to the
-/// locked point. `None` when the foot is not locked.
-fn locked_sole(st: &CharacterState, l: usize, leg: &SolverLeg, s: &Sole, ref_ws: Vec3, toe_ws: Vec3) -> Option<Sole> {
-    if st.flags & (1 << (crate::constants::STATE_LOCKED_SHIFT + l as u32)) == 0 {
-        return None;
-    }
-    let ls = &st.legs[l];
-    let contact = if leg.pivots_on_ball() { toe_ws } else { ref_ws };
-    let f = toe_ws - ref_ws;
-    let len2 = f.x * f.x + f.z * f.z;
-    let (hc, hs) = (ls.heading[0], ls.heading[1]);
-    // Cosine and sine of the turn from the FK heading to the locked one (none when either
-    // has no horizontal length).
-    let (c, sn) = if len2 > 1e-12 && hc * hc + hs * hs > 1e-12 {
-        let r = 1.0 / len2.sqrt();
-        let (fx, fz) = (f.x * r, f.z * r);
-        (fx * hc + fz * hs, fz * hc - fx * hs)
-    } else {
-        (1.0, 0.0)
-    };
-    let lock = Vec3::new(ls.lock[0], contact.y, ls.lock[2]);
-    let place = |p: Vec3| {
-        let d = p - contact;
-        lock + Vec3::new(c * d.x + sn * d.z, d.y, c * d.z - sn * d.x)
-    };
-    Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
 
 /// Pelvis: the drop clamped to `[0, max]` (never above FK), as a model-space offset.

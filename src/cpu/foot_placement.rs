@@ -18,7 +18,7 @@ use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::foot_ground::{
     above, align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
-    sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
+    sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root, Sole,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
@@ -201,6 +201,36 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
 
 fn bit(shift: u32, l: usize) -> u32 {
     1 << (shift + l as u32)
+}
+
+/// Where a foot locked in `st` stands, for the frame's ground measure (`find_ground`): its
+/// FK sole `s` (ends from the reference joint `ref_ws`, world) turned about the vertical
+/// through its contact point (the ankle, or the ball for a ball pivot) from the FK heading
+/// to the locked heading, and carried to the locked point. `None` when it is not locked.
+pub(crate) fn locked_sole(
+    st: &CharacterState,
+    l: usize,
+    leg: &SolverLeg,
+    s: &Sole,
+    ref_ws: Vec3,
+    toe_ws: Vec3,
+) -> Option<Sole> {
+    if st.flags & bit(STATE_LOCKED_SHIFT, l) == 0 {
+        return None;
+    }
+    let ls = &st.legs[l];
+    let contact = if leg.pivots_on_ball() { toe_ws } else { ref_ws };
+    let (fk, locked) = (heading(toe_ws - ref_ws), [ls.heading[0], ls.heading[1]]);
+    // No turn where either heading has no horizontal length.
+    let held = locked[0] * locked[0] + locked[1] * locked[1] > 1e-12;
+    let r = if fk != [0.0, 0.0] && held { turn_between(fk, locked) } else { [1.0, 0.0] };
+    let lock = Vec3::new(ls.lock[0], contact.y, ls.lock[2]);
+    let place = |p: Vec3| {
+        let d = p - contact;
+        let [x, z] = turn_heading([d.x, d.z], r);
+        lock + Vec3::new(x, d.y, z)
+    };
+    Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
 
 /// This frame's temporal inputs for the stages after [`begin_placement`].
