@@ -435,3 +435,31 @@ fn f64_yaw_pitch_reference_agrees_with_the_solver_on_its_own_clamp() {
         assert!((p - f64::from(pitch[1])).abs() < 1e-5, "{p} vs {}", pitch[1]);
     }
 }
+
+/// The CPU twin flushing subnormals (as NVIDIA's GPUs do) on the GPU test's records: the
+/// same contract as GPU = CPU.
+#[test]
+fn flushing_subnormals_changes_nothing_for_look_at() {
+    let mut rng = Rng(2026);
+    for &size in &SIZES {
+        let (records, _) = raw_records(&mut rng, size, random_look_at, 4, &[25, 26]);
+        let records: Vec<LookAtChain> =
+            records.into_iter().enumerate().map(|(i, r)| if i % 7 == 0 { mirrored(&r) } else { r }).collect();
+        let mut cpu = vec![LookAtSolved::default(); size];
+        LookAtJob::new(&records, &mut cpu).run().unwrap();
+        let mut ftz = vec![LookAtSolved::default(); size];
+        let Some(()) = with_flush_to_zero(|| {
+            LookAtJob::new(&records, &mut ftz).run().unwrap();
+        }) else {
+            return;
+        };
+        let extent = |i: usize| {
+            let r = &records[i];
+            let n = r.joint_count().min(4);
+            chain_length((0..n).map(|k| Vec3::from_slice(&r.joints_ms[k][..3]))).max(1e-3)
+        };
+        assert_matches(&format!("look-at x{size}, subnormals flushed"), &cpu, &ftz, extent, |i| {
+            format!("{:?}", records[i])
+        });
+    }
+}

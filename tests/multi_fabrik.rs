@@ -379,3 +379,30 @@ fn gpu_matches_cpu_for_multi_effector_fabrik() {
         }
     }
 }
+
+/// The CPU twin flushing subnormals (as NVIDIA's GPUs do) on the GPU test's trees: the same
+/// error codes, and the same results within the contract but for the few ill-conditioned
+/// trees the GPU test allows.
+#[test]
+fn flushing_subnormals_changes_no_error_code_for_multi_effector_fabrik() {
+    let mut rng = Rng(2027);
+    for &size in &SIZES {
+        let (trees, _) = raw_records(&mut rng, size, random_tree, 32, &[64, 65, 66, 67]);
+        let mut cpu = vec![MultiFabrikSolved::default(); size];
+        MultiFabrikJob::new(&trees, &mut cpu).run().unwrap();
+        let mut ftz = vec![MultiFabrikSolved::default(); size];
+        let Some(()) = with_flush_to_zero(|| {
+            MultiFabrikJob::new(&trees, &mut ftz).run().unwrap();
+        }) else {
+            return;
+        };
+        let len = |i: usize| total_length(&trees[i]).max(1e-6);
+        let what = format!("multi-effector FABRIK x{size}, subnormals flushed");
+        for i in 0..size {
+            assert_eq!(cpu[i].status, ftz[i].status, "{what}: tree {i}: {:?}", trees[i]);
+        }
+        let bad = mismatches(&cpu, &ftz, len);
+        eprintln!("{what}: {} of {size} trees outside the contract", bad.len());
+        assert!(bad.len() * 1_000 < size.max(1_000), "{what}: {} trees outside the contract", bad.len());
+    }
+}

@@ -45,10 +45,11 @@ fn axes_rotation(a: Axes, q: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(axes_vector(a, q.xyz), q.w);
 }
 
-// target − joint, w = 1; w = 0 when the target is on the joint (cpu::aim::target_direction).
+// target − joint, w = 1; w = 0 when the target is on the joint or closer than 1e-12
+// (cpu::aim::target_direction).
 fn target_direction(joint: vec3<f32>, target_pos: vec3<f32>) -> vec4<f32> {
     let d = target_pos - joint;
-    let ok = length(d) > 1e-6 * max(length(target_pos) + length(joint), 1e-30);
+    let ok = length(d) > 1e-6 * max(length(target_pos) + length(joint), 1e-30) && dot(d, d) >= MIN_AXIS_LENGTH2;
     return vec4<f32>(d, select(0.0, 1.0, ok));
 }
 
@@ -70,7 +71,7 @@ fn aim_in_axes(p: vec3<f32>, shortest_arc: bool) -> vec4<f32> {
 }
 
 // `aim` followed by the roll that points the up axis toward up_dir; ok = false when
-// up_dir lies on the aimed axis (cpu::aim::roll_toward).
+// up_dir lies on the aimed axis or is shorter than 1e-12 (cpu::aim::roll_toward).
 struct Roll {
     q: vec4<f32>,
     ok: bool,
@@ -79,7 +80,7 @@ struct Roll {
 fn roll_toward(a: Axes, rotation_ms: vec4<f32>, aim: vec4<f32>, up_dir: vec3<f32>) -> Roll {
     let q = axes_coords(a, quat_rotate(quat_conj(quat_mul(rotation_ms, aim)), up_dir));
     let yz = sqrt(q.y * q.y + q.z * q.z);
-    if (!(yz > 1e-3 * length(q))) {
+    if (!(yz > 1e-3 * length(q) && dot(up_dir, up_dir) >= MIN_AXIS_LENGTH2)) {
         return Roll(aim, false);
     }
     return Roll(quat_mul(aim, quat_from_axis_cos_sin(a.f, q.y / yz, q.z / yz)), true);

@@ -27,6 +27,11 @@ fn finite_rotation(q: vec4<f32>) -> vec4<f32> {
     return Q_IDENTITY;
 }
 
+// x, or 0 when it is subnormal (cpu::math::flush_subnormal).
+fn flush_subnormal(x: f32) -> f32 {
+    return select(x, 0.0, abs(x) < 1.17549435e-38);
+}
+
 fn is_unit_quat(q: vec4<f32>) -> bool {
     return abs(dot(q, q) - 1.0) <= UNIT_QUAT_TOLERANCE;
 }

@@ -170,12 +170,16 @@ impl Axes {
     }
 }
 
-/// `target − joint`, or `None` when the target is on the joint (closer than 1e-6 of the
-/// larger of their distances from the origin).
+/// `target − joint`, or `None` when the target is on the joint: closer than 1e-6 of the
+/// larger of their distances from the origin, or than 1e-12 in all
+/// ([`MIN_AXIS_LENGTH2`](crate::constants::MIN_AXIS_LENGTH2): a shorter difference has
+/// subnormal squares, which GPUs may flush to zero).
 #[inline]
 pub(crate) fn target_direction(joint: Vec3, target: Vec3) -> Option<Vec3> {
     let d = target - joint;
-    (d.length() > 1e-6 * (target.length() + joint.length()).max(1e-30)).then_some(d)
+    (d.length() > 1e-6 * (target.length() + joint.length()).max(1e-30)
+        && d.length_squared() >= crate::constants::MIN_AXIS_LENGTH2)
+        .then_some(d)
 }
 
 /// The rotation, in axis coordinates, that turns `x` toward `p` (non-zero): yaw about `z`
@@ -198,12 +202,13 @@ pub(crate) fn aim_in_axes(p: Vec3, shortest_arc: bool) -> Quat {
 
 /// `aim` (local) followed by the roll about the new forward axis that points the up axis
 /// toward `up_dir` (model-space direction from the joint); `None` when `up_dir` is within
-/// 1e-3 rad (sine) of the aimed forward axis.
+/// 1e-3 rad (sine) of the aimed forward axis or shorter than 1e-12 (as in
+/// [`target_direction`]).
 #[inline]
 pub(crate) fn roll_toward(axes: Axes, rotation_ms: Quat, aim: Quat, up_dir: Vec3) -> Option<Quat> {
     let q = axes.coords((rotation_ms * aim).conjugate() * up_dir);
     let yz = (q.y * q.y + q.z * q.z).sqrt();
-    if !(yz > 1e-3 * q.length()) {
+    if !(yz > 1e-3 * q.length() && up_dir.length_squared() >= crate::constants::MIN_AXIS_LENGTH2) {
         return None;
     }
     Some(aim * quat_from_axis_cos_sin(axes.f, q.y / yz, q.z / yz))

@@ -14,7 +14,7 @@ use super::aim::{aim_in_axes, roll_toward, target_direction, Axes};
 use super::chain::{check_joints, solve_or_fk, write_fk};
 use super::limits::clamp_angle;
 use super::math::atan2;
-use super::math::{finite4, in_range, is_unit_quat, nlerp_identity, sin_cos};
+use super::math::{finite4, flush_subnormal, in_range, is_unit_quat, nlerp_identity, sin_cos};
 use crate::constants as c;
 use crate::error::ChainError;
 use crate::records::{info, option, p4, v3, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
@@ -82,7 +82,8 @@ fn check(ch: &LookAtChain) -> Result<(usize, [Axes; MAX_LOOK_AT_JOINTS]), ChainE
             return Err(ChainError::InvalidParameter);
         }
         *axes = Axes::new(v3(ch.forward[i]), v3(ch.up[i])).ok_or(ChainError::InvalidParameter)?;
-        let l = ch.limits[i];
+        // Subnormal bounds read as 0, as a GPU flushing them does.
+        let l = ch.limits[i].map(flush_subnormal);
         let ordered = -c::PI <= l[0] && l[0] <= l[1] && l[1] <= c::PI;
         let ordered = ordered && -0.5 * c::PI <= l[2] && l[2] <= l[3] && l[3] <= 0.5 * c::PI;
         if limited(i) && !ordered {
@@ -119,7 +120,7 @@ pub(crate) fn clamp_yaw_pitch(d: Vec3, l: [f32; 4]) -> (Vec3, bool) {
 fn solve(ch: &LookAtChain, out: &mut LookAtSolved) -> Result<(), ChainError> {
     let (n, axes) = check(ch)?;
     let weight = ch.target_ms[3];
-    if weight <= 0.0 {
+    if weight < crate::constants::MIN_LOOK_AT_WEIGHT {
         write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
         return Ok(());
     }

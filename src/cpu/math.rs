@@ -44,6 +44,17 @@ pub(crate) fn finite_rotation(q: [f32; 4]) -> [f32; 4] {
     }
 }
 
+/// `x`, or 0 when it is subnormal: what a GPU that flushes subnormals reads, so a check
+/// made on it decides alike on every path (`math.wgsl` is the twin).
+#[inline]
+pub(crate) fn flush_subnormal(x: f32) -> f32 {
+    if x.abs() < f32::MIN_POSITIVE {
+        0.0
+    } else {
+        x
+    }
+}
+
 /// `true` when `| |q|² − 1 | ≤ 1e-3`.
 #[inline]
 pub(crate) fn is_unit_quat(q: Quat) -> bool {

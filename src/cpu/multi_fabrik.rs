@@ -29,7 +29,9 @@ use glam::{Quat, Vec3};
 use super::chain::{check_joints, solve_or_fk, write_fk};
 use super::fabrik::{FabrikMode, MAX_FABRIK_ITERATIONS};
 use super::limb::MIN_CHAIN_LENGTH;
-use super::math::{atan2, finite4, in_range, nlerp_identity, normalize_or, quat_from_axis_angle, rotation_arc};
+use super::math::{
+    atan2, finite4, flush_subnormal, in_range, nlerp_identity, normalize_or, quat_from_axis_angle, rotation_arc,
+};
 use crate::constants as c;
 use crate::error::ChainError;
 use crate::records::{option, p4, v3, MultiFabrikChain, MultiFabrikSolved, Options, MAX_EFFECTORS, MAX_TREE_JOINTS};
@@ -125,8 +127,8 @@ fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
         || ch.effector_count() > MAX_EFFECTORS
         || ch.iterations() > MAX_FABRIK_ITERATIONS
         || ch.options() & !option::MULTI_FABRIK != 0
-        || !(ch.precision() >= 0.0)
-        || ch.reserved_params() != [0.0; 2];
+        || !(flush_subnormal(ch.precision()) >= 0.0)
+        || ch.reserved_params().map(flush_subnormal) != [0.0; 2];
     if bad_settings {
         return Err(ChainError::InvalidParameter);
     }

@@ -483,3 +483,33 @@ pub fn raw_records<C: bytemuck::Pod>(
         })
         .unzip()
 }
+
+/// Runs `f` with this thread's SSE unit flushing subnormal results and inputs to zero
+/// (MXCSR FTZ and DAZ), as GPUs may (NVIDIA's Vulkan driver does): the CPU twin under it
+/// shows on any x86-64 machine what such a GPU makes of records whose squares or products
+/// reach the subnormal range. `None` on other architectures.
+pub fn with_flush_to_zero<R>(f: impl FnOnce() -> R) -> Option<R> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        fn get() -> u32 {
+            let mut csr = 0u32;
+            // SAFETY: stmxcsr stores the 32-bit MXCSR to the given address.
+            unsafe { std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack)) };
+            csr
+        }
+        fn set(csr: u32) {
+            // SAFETY: ldmxcsr loads MXCSR; only the FTZ (bit 15) and DAZ (bit 6) modes change.
+            unsafe { std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack)) };
+        }
+        let old = get();
+        set(old | 0x8040);
+        let r = f();
+        set(old);
+        Some(r)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = f;
+        None
+    }
+}
