@@ -387,12 +387,11 @@ fn mirrored_records_solve_as_their_twins() {
 
 const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
 
-/// GPU = CPU for look-at records on N ∈ {1, 63, 64, 65, 100 003}, about 40 % of them with
-/// corrupted words or rescaled positions: positions within 1e-4 × the record's extent,
-/// rotations and corrections within 1e-3 rad, equal status words.
-#[test]
-fn gpu_matches_cpu_for_look_at() {
-    let Some(mut gpu) = solver() else { return };
+/// Look-at batches of N ∈ {1, 63, 64, 65, 100 003} records, about 40 % of them with
+/// corrupted words or rescaled positions and every seventh mirrored, solved by the CPU twin
+/// and by `other`: positions within 1e-4 × the record's extent, rotations and corrections
+/// within 1e-3 rad, equal status words.
+fn matches_the_cpu_twin(what: &str, mut other: impl FnMut(&[LookAtChain], &mut [LookAtSolved])) {
     let mut rng = Rng(2026);
     for &size in &SIZES {
         let (records, _) = raw_records(&mut rng, size, random_look_at, 4, &[25, 26]);
@@ -401,14 +400,33 @@ fn gpu_matches_cpu_for_look_at() {
         let mut cpu = vec![LookAtSolved::default(); size];
         LookAtJob::new(&records, &mut cpu).run().unwrap();
         let mut out = vec![LookAtSolved::default(); size];
-        gpu.solve(&records, &mut out).unwrap();
+        other(&records, &mut out);
         let extent = |i: usize| {
             let r = &records[i];
             let n = r.joint_count().min(4);
             chain_length((0..n).map(|k| Vec3::from_slice(&r.joints_ms[k][..3]))).max(1e-3)
         };
-        assert_matches(&format!("look-at x{size}"), &cpu, &out, extent, |i| format!("{:?}", records[i]));
+        assert_matches(&format!("{what} x{size}"), &cpu, &out, extent, |i| format!("{:?}", records[i]));
     }
+}
+
+/// GPU = CPU for look-at records (`matches_the_cpu_twin`).
+#[test]
+fn gpu_matches_cpu_for_look_at() {
+    let Some(mut gpu) = solver() else { return };
+    matches_the_cpu_twin("look-at", |records, out| gpu.solve(records, out).unwrap());
+}
+
+/// The CPU twin flushing subnormals, as NVIDIA's GPUs do, holds the GPU contract on the
+/// same records.
+#[test]
+fn flushing_subnormals_changes_nothing_for_look_at() {
+    if with_flush_to_zero(|| ()).is_none() {
+        return;
+    }
+    matches_the_cpu_twin("look-at, subnormals flushed", |records, out| {
+        with_flush_to_zero(|| LookAtJob::new(records, out).run().unwrap());
+    });
 }
 
 #[test]
@@ -433,33 +451,5 @@ fn f64_yaw_pitch_reference_agrees_with_the_solver_on_its_own_clamp() {
             assert!((y - f64::from(yaw[1])).abs() < 1e-5, "{y} vs {}", yaw[1]);
         }
         assert!((p - f64::from(pitch[1])).abs() < 1e-5, "{p} vs {}", pitch[1]);
-    }
-}
-
-/// The CPU twin flushing subnormals (as NVIDIA's GPUs do) on the GPU test's records: the
-/// same contract as GPU = CPU.
-#[test]
-fn flushing_subnormals_changes_nothing_for_look_at() {
-    let mut rng = Rng(2026);
-    for &size in &SIZES {
-        let (records, _) = raw_records(&mut rng, size, random_look_at, 4, &[25, 26]);
-        let records: Vec<LookAtChain> =
-            records.into_iter().enumerate().map(|(i, r)| if i % 7 == 0 { mirrored(&r) } else { r }).collect();
-        let mut cpu = vec![LookAtSolved::default(); size];
-        LookAtJob::new(&records, &mut cpu).run().unwrap();
-        let mut ftz = vec![LookAtSolved::default(); size];
-        let Some(()) = with_flush_to_zero(|| {
-            LookAtJob::new(&records, &mut ftz).run().unwrap();
-        }) else {
-            return;
-        };
-        let extent = |i: usize| {
-            let r = &records[i];
-            let n = r.joint_count().min(4);
-            chain_length((0..n).map(|k| Vec3::from_slice(&r.joints_ms[k][..3]))).max(1e-3)
-        };
-        assert_matches(&format!("look-at x{size}, subnormals flushed"), &cpu, &ftz, extent, |i| {
-            format!("{:?}", records[i])
-        });
     }
 }

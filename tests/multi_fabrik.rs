@@ -381,10 +381,10 @@ fn gpu_matches_cpu_for_multi_effector_fabrik() {
 }
 
 /// The CPU twin flushing subnormals (as NVIDIA's GPUs do) on the GPU test's trees: the same
-/// error codes, and the same results within the contract but for the few ill-conditioned
-/// trees the GPU test allows.
+/// status words, and the same results within the contract but for as few trees as the GPU
+/// test allows.
 #[test]
-fn flushing_subnormals_changes_no_error_code_for_multi_effector_fabrik() {
+fn flushing_subnormals_changes_no_status_word_for_multi_effector_fabrik() {
     let mut rng = Rng(2027);
     for &size in &SIZES {
         let (trees, _) = raw_records(&mut rng, size, random_tree, 32, &[64, 65, 66, 67]);
