@@ -3,6 +3,8 @@
 //! (the GPU twin of the same inputs is in `tests/gpu_placement.rs`,
 //! `hostile_inputs_match_the_cpu_twin`).
 
+mod common;
+
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::*;
 use crowd_ik::glam::{Quat, Vec2, Vec3};
@@ -324,5 +326,70 @@ fn negative_release_time_stays_finite() {
         let (out, res) = run(&rig, &ground, &[], &chars, &poses, &mut states, dt);
         assert!(finite(&out, &res), "dt {dt}");
         assert!(state_finite(&states[0]), "dt {dt}: {:?}", states[0]);
+    }
+}
+
+/// The CPU twin flushing subnormals to zero, as NVIDIA's GPUs do (`with_flush_to_zero`),
+/// decides alike on subnormal inputs: frame times, foot weights, event times, caller hit
+/// normals and state words, stateless and with foot placement. Status words and states are
+/// equal and the poses within 1e-6 of each other.
+#[test]
+fn flushing_subnormals_changes_no_decision() {
+    if common::with_flush_to_zero(|| ()).is_none() {
+        return;
+    }
+    let ground = flat(9);
+    let rig = placement_rig();
+    let start = settled(&rig, &ground);
+    let mut subnormal_state = start;
+    subnormal_state.legs[0].lift[1] = 1e-40;
+    subnormal_state.legs[1].plane_velocity[3] = -3e-39;
+    subnormal_state.legs[0].lock[3] = 1e-44;
+    let mut hits = [GroundHit::miss(); MAX_LEGS];
+    hits[0] = GroundHit::hit(Vec3::new(0.1, 0.0, 0.0), Vec3::new(1e-39, 1.0, 0.0));
+    hits[1] = GroundHit::hit(Vec3::new(-0.1, 1e-41, 0.0), Vec3::new(0.0, 1e-20, 0.0));
+    // (what, foot weights, event times, caller hits, state, frame time)
+    type Case<'a> = (&'a str, [f32; 4], [f32; 4], bool, CharacterState, f32);
+    let cases: [Case; 6] = [
+        ("frame time 1e-45", [0.0, 1.0, 0.0, 0.0], [-1.0; 4], false, start, 1e-45),
+        ("frame time 1.2e-38", [0.0, 1.0, 0.0, 0.0], [-1.0; 4], false, start, f32::MIN_POSITIVE),
+        ("subnormal weights", [1e-40, 1.0 - f32::EPSILON, 1e-45, 0.0], [-1.0; 4], false, start, 1.0 / 60.0),
+        ("subnormal event times", [0.0, 1.0, 0.0, 0.0], [1e-42, 3e-39, -1.0, -1.0], false, start, 1.0 / 60.0),
+        ("subnormal state words", [1.0, 1.0, 0.0, 0.0], [-1.0; 4], false, subnormal_state, 1.0 / 60.0),
+        ("caller hits with subnormal words", [1.0, 1.0, 0.0, 0.0], [-1.0; 4], true, start, 1.0 / 60.0),
+    ];
+    for (name, weights, events, with_hits, state, dt) in cases {
+        for rig in [biped_rig(), placement_rig()] {
+            let (mut chars, poses) = walker(0.3, weights);
+            chars[0] = chars[0].with_foot_event_times(events);
+            chars[0].root_ws[1] = 1e-39;
+            let (ground, hits) = if with_hits { (Ground::Hits, &hits[..]) } else { (ground.clone(), &[][..]) };
+            let solve = |states: &mut Vec<CharacterState>| {
+                if rig.placement.is_some() {
+                    run(&rig, &ground, hits, &chars, &poses, states, dt)
+                } else {
+                    let mut out = vec![JointPose::default(); poses.len()];
+                    let mut res = vec![FootResult::default()];
+                    let mut job = FootIkJob::new(&rig, &ground, &chars, &poses, &mut out, &mut res);
+                    job.hits = hits;
+                    job.run().unwrap();
+                    (out, res)
+                }
+            };
+            let mut states = vec![state];
+            let (out, res) = solve(&mut states);
+            let mut flushed = vec![state];
+            let (out_f, res_f) = common::with_flush_to_zero(|| solve(&mut flushed)).unwrap();
+            let what = format!("{name}, {}", if rig.placement.is_some() { "foot placement" } else { "stateless" });
+            assert!(finite(&out_f, &res_f), "{what}: non-finite output with subnormals flushed");
+            assert_eq!(res[0].status, res_f[0].status, "{what}");
+            assert_eq!(states[0].flags, flushed[0].flags, "{what}");
+            let apart = bytemuck::cast_slice::<_, f32>(&out)
+                .iter()
+                .zip(bytemuck::cast_slice::<_, f32>(&out_f))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(apart <= 1e-6, "{what}: poses {apart} apart");
+        }
     }
 }

@@ -20,7 +20,9 @@ use super::foot_ground::{
 };
 use super::foot_placement::{begin_placement, end_placement, locked_sole, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
-use super::math::{finite4, finite_point, finite_rotation, is_unit_quat, nlerp_identity, normalize_or, reject};
+use super::math::{
+    finite4, finite_point, finite_rotation, flush_subnormal, is_unit_quat, nlerp_identity, normalize_or, reject,
+};
 use crate::constants::{KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
 use crate::crowd::{
     foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
@@ -97,6 +99,13 @@ pub(crate) fn foot_ik(
         }
         return;
     }
+    // Subnormal foot weights and event times are 0, as a GPU that flushes subnormals reads
+    // them: a foot is then lifted (or its event at the frame's end) on every path.
+    let ch = &CharacterInput {
+        foot_weights: ch.foot_weights.map(flush_subnormal),
+        foot_event_times: ch.foot_event_times.map(flush_subnormal),
+        ..*ch
+    };
     let root = Root::new(ch);
     let Some((state, time)) = frame else {
         let ground = find_ground(rig, g, hits, ch, &root, pose_in, None, res);

@@ -53,14 +53,16 @@ pub struct CharacterInput {
     pub root_ws: [f32; 4],
     /// World rotation of the root.
     pub root_rotation: [f32; 4],
-    /// Weight per leg (rig order): 0 = keep FK (a lifted foot), 1 = full IK.
+    /// Weight per leg (rig order): 0 = keep FK (a lifted foot), 1 = full IK. A subnormal
+    /// weight is 0.
     pub foot_weights: [f32; 4],
     /// Per leg, when the weight took its value this frame, as seconds before the frame's
     /// end, where the caller knows it (an animation event's time inside the frame): foot
     /// placement starts the weight's blend, and a lock or release the weight causes, at that
     /// moment, so 30 and 120 Hz agree. A value outside `[0, dt]` (the default, −1; NaN) is not
-    /// known: a weight that stepped is taken as stepping at the frame's middle. Read by foot
-    /// placement only ([`CharacterInput::with_foot_event_times`]).
+    /// known: a weight that stepped is taken as stepping at the frame's middle; a subnormal
+    /// one is 0 (the frame's end). Read by foot placement only
+    /// ([`CharacterInput::with_foot_event_times`]).
     pub foot_event_times: [f32; 4],
 }
 
