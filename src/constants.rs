@@ -80,9 +80,6 @@ shared_constants! {
     OPT_MULTI_FABRIK: u32 = OPT_KEEP_ROOT_ROTATION;
     /// Most joints in a look-at record.
     MAX_LOOK_AT_JOINTS: u32 = 4;
-    /// A look-at record's weight under this is 0 (the FK pose, no status bits): a subnormal
-    /// weight is flushed to zero on GPUs and would solve on one twin only.
-    MIN_LOOK_AT_WEIGHT: f32 = 1e-6;
     /// Most joints in a multi-effector FABRIK tree.
     MAX_TREE_JOINTS: u32 = 32;
     /// A tree bone shorter than this fraction of the tree's total length is degenerate

@@ -37,7 +37,8 @@ fn walker(phase: f32, weights: [f32; 4]) -> (Vec<CharacterInput>, Vec<JointPose>
     (vec![CharacterInput::new(Vec3::ZERO, Quat::IDENTITY).with_foot_weights(weights)], pose)
 }
 
-/// Runs `frames` frames of one character from `state`, returning the last frame.
+/// One frame of `rig` from `states`: with foot placement `run_frame`, else the stateless
+/// frame (`states` and `dt` unused).
 fn run(
     rig: &FootRig,
     ground: &Ground,
@@ -51,7 +52,11 @@ fn run(
     let mut res = vec![FootResult::default(); chars.len()];
     let mut job = FootIkJob::new(rig, ground, chars, poses, &mut out, &mut res);
     job.hits = hits;
-    job.run_frame(states, dt).unwrap();
+    if rig.placement.is_some() {
+        job.run_frame(states, dt).unwrap();
+    } else {
+        job.run().unwrap();
+    }
     (out, res)
 }
 
@@ -203,16 +208,7 @@ fn tiny_hit_normals_are_no_ground() {
         hits[1] = GroundHit::hit(Vec3::new(-0.1, 0.0, 0.0), Vec3::Y);
         for rig in [biped_rig(), placement_rig()] {
             let mut states = vec![CharacterState::default()];
-            let (out, res) = if rig.placement.is_some() {
-                run(&rig, &Ground::Hits, &hits, &chars, &poses, &mut states, 1.0 / 60.0)
-            } else {
-                let mut out = vec![JointPose::default(); poses.len()];
-                let mut res = vec![FootResult::default()];
-                let mut job = FootIkJob::new(&rig, &Ground::Hits, &chars, &poses, &mut out, &mut res);
-                job.hits = &hits;
-                job.run().unwrap();
-                (out, res)
-            };
+            let (out, res) = run(&rig, &Ground::Hits, &hits, &chars, &poses, &mut states, 1.0 / 60.0);
             assert!(finite(&out, &res), "normal {normal}: non-finite output");
             assert!(state_finite(&states[0]));
             assert_eq!(res[0].status[0] & foot::HIT, 0, "normal {normal} counted as ground");
@@ -233,14 +229,7 @@ fn feet_at_the_edge_of_a_heightfield_are_finite() {
             let (chars, poses) = walker(0.1, [1.0, 1.0, 0.0, 0.0]);
             let mut states = vec![CharacterState::default()];
             for _ in 0..3 {
-                let (out, res) = if rig.placement.is_some() {
-                    run(&rig, &ground, &[], &chars, &poses, &mut states, 1.0 / 60.0)
-                } else {
-                    let mut out = vec![JointPose::default(); poses.len()];
-                    let mut res = vec![FootResult::default()];
-                    FootIkJob::new(&rig, &ground, &chars, &poses, &mut out, &mut res).run().unwrap();
-                    (out, res)
-                };
+                let (out, res) = run(&rig, &ground, &[], &chars, &poses, &mut states, 1.0 / 60.0);
                 assert!(finite(&out, &res), "field at ({x}, {z}): {:?}", res[0]);
                 assert!(state_finite(&states[0]));
             }
@@ -364,22 +353,11 @@ fn flushing_subnormals_changes_no_decision() {
             chars[0] = chars[0].with_foot_event_times(events);
             chars[0].root_ws[1] = 1e-39;
             let (ground, hits) = if with_hits { (Ground::Hits, &hits[..]) } else { (ground.clone(), &[][..]) };
-            let solve = |states: &mut Vec<CharacterState>| {
-                if rig.placement.is_some() {
-                    run(&rig, &ground, hits, &chars, &poses, states, dt)
-                } else {
-                    let mut out = vec![JointPose::default(); poses.len()];
-                    let mut res = vec![FootResult::default()];
-                    let mut job = FootIkJob::new(&rig, &ground, &chars, &poses, &mut out, &mut res);
-                    job.hits = hits;
-                    job.run().unwrap();
-                    (out, res)
-                }
-            };
+            let frame = |states: &mut [CharacterState]| run(&rig, &ground, hits, &chars, &poses, states, dt);
             let mut states = vec![state];
-            let (out, res) = solve(&mut states);
+            let (out, res) = frame(&mut states);
             let mut flushed = vec![state];
-            let (out_f, res_f) = common::with_flush_to_zero(|| solve(&mut flushed)).unwrap();
+            let (out_f, res_f) = common::with_flush_to_zero(|| frame(&mut flushed)).unwrap();
             let what = format!("{name}, {}", if rig.placement.is_some() { "foot placement" } else { "stateless" });
             assert!(finite(&out_f, &res_f), "{what}: non-finite output with subnormals flushed");
             assert_eq!(res[0].status, res_f[0].status, "{what}");

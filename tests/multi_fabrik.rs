@@ -319,17 +319,26 @@ fn random_tree(rng: &mut Rng) -> MultiFabrikChain {
 
 const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
 
+/// The GPU test's batches: N ∈ {1, 63, 64, 65, 100 003} random trees, about 40 % of them with
+/// corrupted words or rescaled positions, each with the CPU twin's solve.
+fn batches() -> impl Iterator<Item = (Vec<MultiFabrikChain>, Vec<MultiFabrikSolved>)> {
+    let mut rng = Rng(2027);
+    SIZES.iter().map(move |&size| {
+        let (trees, _) = raw_records(&mut rng, size, random_tree, 32, &[64, 65, 66, 67]);
+        let mut cpu = vec![MultiFabrikSolved::default(); size];
+        MultiFabrikJob::new(&trees, &mut cpu).run().unwrap();
+        (trees, cpu)
+    })
+}
+
 /// GPU = CPU for multi-effector trees on N ∈ {1, 63, 64, 65, 100 003}, about 40 % of them
 /// with corrupted words or rescaled positions: positions within 1e-4 × the tree's total
 /// length, rotations and corrections within 1e-3 rad, equal status words.
 #[test]
 fn gpu_matches_cpu_for_multi_effector_fabrik() {
     let Some(mut gpu) = solver() else { return };
-    let mut rng = Rng(2027);
-    for &size in &SIZES {
-        let (trees, _) = raw_records(&mut rng, size, random_tree, 32, &[64, 65, 66, 67]);
-        let mut cpu = vec![MultiFabrikSolved::default(); size];
-        MultiFabrikJob::new(&trees, &mut cpu).run().unwrap();
+    for (trees, cpu) in batches() {
+        let size = trees.len();
         let mut out = vec![MultiFabrikSolved::default(); size];
         gpu.solve(&trees, &mut out).unwrap();
         let len = |i: usize| total_length(&trees[i]).max(1e-6);
@@ -385,11 +394,8 @@ fn gpu_matches_cpu_for_multi_effector_fabrik() {
 /// test allows.
 #[test]
 fn flushing_subnormals_changes_no_status_word_for_multi_effector_fabrik() {
-    let mut rng = Rng(2027);
-    for &size in &SIZES {
-        let (trees, _) = raw_records(&mut rng, size, random_tree, 32, &[64, 65, 66, 67]);
-        let mut cpu = vec![MultiFabrikSolved::default(); size];
-        MultiFabrikJob::new(&trees, &mut cpu).run().unwrap();
+    for (trees, cpu) in batches() {
+        let size = trees.len();
         let mut ftz = vec![MultiFabrikSolved::default(); size];
         let Some(()) = with_flush_to_zero(|| {
             MultiFabrikJob::new(&trees, &mut ftz).run().unwrap();

@@ -80,8 +80,8 @@ fn solve_character(c: u32) {
     }
     // Subnormal foot weights and event times are 0 on every adapter (cpu::foot_ik::foot_ik).
     var ch = characters[c];
-    ch.foot_weights = vec4<f32>(flush_subnormal(ch.foot_weights.x), flush_subnormal(ch.foot_weights.y), flush_subnormal(ch.foot_weights.z), flush_subnormal(ch.foot_weights.w));
-    ch.foot_event_times = vec4<f32>(flush_subnormal(ch.foot_event_times.x), flush_subnormal(ch.foot_event_times.y), flush_subnormal(ch.foot_event_times.z), flush_subnormal(ch.foot_event_times.w));
+    ch.foot_weights = flush_subnormal4(ch.foot_weights);
+    ch.foot_event_times = flush_subnormal4(ch.foot_event_times);
     let root = Root(ch.root_ws.xyz, abs(ch.root_ws.w), ch.root_rotation, select(1.0, -1.0, ch.root_ws.w < 0.0));
     if (!temporal) {
         find_ground(c, base, ch, root, false);

@@ -108,7 +108,7 @@ fn check(c: LookAtChain, n: u32) -> u32 {
                 return ERR_INVALID_PARAMETER;
             }
             // Subnormal bounds read as 0 on every adapter (cpu::math::flush_subnormal).
-            let l = vec4<f32>(flush_subnormal(c.limits[k].x), flush_subnormal(c.limits[k].y), flush_subnormal(c.limits[k].z), flush_subnormal(c.limits[k].w));
+            let l = flush_subnormal4(c.limits[k]);
             let ordered = -PI <= l.x && l.x <= l.y && l.y <= PI && -0.5 * PI <= l.z && l.z <= l.w && l.w <= 0.5 * PI;
             if (limited(c, k) && !ordered) {
                 return ERR_INVALID_PARAMETER;
@@ -151,7 +151,7 @@ fn solve(i: u32) -> u32 {
         return err;
     }
     let weight = c.target_ms.w;
-    if (weight < MIN_LOOK_AT_WEIGHT) {
+    if (!(flush_subnormal(weight) > 0.0)) {
         write_fk(i, n, 0u);
         return 0u;
     }

@@ -95,7 +95,7 @@ fn setup(i: u32, n: u32, total: ptr<function, f32>) -> u32 {
         return ERR_OUT_OF_RANGE;
     }
     if (mode.w == 0u || mode.w > MAX_EFFECTORS || iterations(mode) > MAX_FABRIK_ITERATIONS || !only_options(mode, OPT_MULTI_FABRIK)
-        || !(flush_subnormal(params.x) >= 0.0) || flush_subnormal(params.z) != 0.0 || flush_subnormal(params.w) != 0.0) {
+        || !(flush_subnormal(params.x) >= 0.0) || any(flush_subnormal4(params).zw != vec2<f32>(0.0))) {
         return ERR_INVALID_PARAMETER;
     }
     for (var k = 0u; k < T; k++) {

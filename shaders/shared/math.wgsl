@@ -27,9 +27,14 @@ fn finite_rotation(q: vec4<f32>) -> vec4<f32> {
     return Q_IDENTITY;
 }
 
-// x, or 0 when it is subnormal (cpu::math::flush_subnormal).
+// x, or 0 when it is subnormal (cpu::math::flush_subnormal; 1.17549435e-38 = f32::MIN_POSITIVE).
 fn flush_subnormal(x: f32) -> f32 {
     return select(x, 0.0, abs(x) < 1.17549435e-38);
+}
+
+// flush_subnormal per component.
+fn flush_subnormal4(v: vec4<f32>) -> vec4<f32> {
+    return select(v, vec4<f32>(0.0), abs(v) < vec4<f32>(1.17549435e-38));
 }
 
 fn is_unit_quat(q: vec4<f32>) -> bool {

@@ -120,7 +120,7 @@ pub(crate) fn clamp_yaw_pitch(d: Vec3, l: [f32; 4]) -> (Vec3, bool) {
 fn solve(ch: &LookAtChain, out: &mut LookAtSolved) -> Result<(), ChainError> {
     let (n, axes) = check(ch)?;
     let weight = ch.target_ms[3];
-    if weight < crate::constants::MIN_LOOK_AT_WEIGHT {
+    if !(flush_subnormal(weight) > 0.0) {
         write_fk(&ch.joints_ms, &ch.rotations_ms, n, 0, 0, out);
         return Ok(());
     }

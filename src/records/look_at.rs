@@ -58,8 +58,7 @@ pub struct LookAtChain {
     /// (e.g. the chest under a neck); only limits use it.
     pub parent_ms: [f32; 4],
     /// Model-space point to look at; `.w` = the record's weight, multiplied onto every
-    /// joint's own. A weight under 1e-6 ([`MIN_LOOK_AT_WEIGHT`](crate::constants::MIN_LOOK_AT_WEIGHT))
-    /// leaves the FK pose, as 0 does.
+    /// joint's own. A subnormal weight leaves the FK pose, as 0 does.
     pub target_ms: [f32; 4],
     /// Model-space point the `up` axes turn toward (with [`option::UP_TARGET`](super::option::UP_TARGET)).
     pub up_target_ms: [f32; 4],
