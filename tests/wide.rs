@@ -425,6 +425,8 @@ fn every_path_runs_on_a_512_kib_thread_stack() {
                     .with_path(path)
                     .run()
                     .unwrap();
+                let look = workload::look_at(100, 4);
+                LookAtJob::new(&look, &mut vec![LookAtSolved::default(); look.len()]).with_path(path).run().unwrap();
                 let fabrik = workload::fabrik(100, 16, 4, 3);
                 let mut out = vec![FabrikSolved::default(); fabrik.len()];
                 FabrikJob::new(&fabrik, &mut out).with_path(path).run().unwrap();

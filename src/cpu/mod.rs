@@ -186,6 +186,10 @@ impl Chain for LookAtChain {
     fn solve(&self, (): (), out: &mut LookAtSolved) {
         look_at(self, out);
     }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], (): (), path: CpuPath, out: &mut [LookAtSolved]) {
+        wide::look_at_batch(chains, path, out);
+    }
     fn validate(&self) -> Result<(), ChainError> {
         validate_look_at(self)
     }

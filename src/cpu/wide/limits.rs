@@ -260,7 +260,7 @@ fn round(x: F) -> F {
 
 /// `cpu::math::atan2` over lanes.
 #[inline(always)]
-fn atan2(y: F, x: F) -> F {
+pub(crate) fn atan2(y: F, x: F) -> F {
     const TAN_PI_12: f32 = 0.267_949_2;
     const INV_SQRT3: f32 = 0.577_350_26;
     let (ax, ay) = (x.abs(), y.abs());
@@ -289,7 +289,7 @@ fn wrap(x: F) -> F {
 
 /// `cpu::limits::clamp_angle` over lanes.
 #[inline(always)]
-fn clamp_angle(a: F, lo: F, hi: F) -> F {
+pub(crate) fn clamp_angle(a: F, lo: F, hi: F) -> F {
     let inside = a.ge(lo) & a.le(hi);
     let to_lo = wrap(a - lo).abs().le(wrap(a - hi).abs());
     inside.sel(a, to_lo.sel(lo, hi))

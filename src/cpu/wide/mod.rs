@@ -42,12 +42,13 @@
 use super::ccd::ccd_with_mode;
 use super::constrained_fabrik::constrained_fabrik_with_mode;
 use super::fabrik::{fabrik_with_mode, FabrikMode};
+use super::look_at::look_at;
 use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
 use crate::records::{
-    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, Options, ThreeBoneChain, ThreeBoneSolved,
-    TwoBoneChain, TwoBoneSolved,
+    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, Options,
+    ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 
 /// Runs an intrinsic expression inside a register table (`regs.rs`) or `isa.rs`.
@@ -94,6 +95,8 @@ pub(crate) mod avx2 {
     pub(crate) mod lanes;
     #[path = "../limits.rs"]
     pub(crate) mod limits;
+    #[path = "../look_at.rs"]
+    pub(crate) mod look_at;
     pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
@@ -117,6 +120,8 @@ pub(crate) mod avx512 {
     pub(crate) mod lanes;
     #[path = "../limits.rs"]
     pub(crate) mod limits;
+    #[path = "../look_at.rs"]
+    pub(crate) mod look_at;
     pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
@@ -198,6 +203,26 @@ pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &m
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
+/// [`crate::cpu::LookAtJob`], the same bits as [`look_at`] on each record. A group in lanes
+/// shares its joint count, parents and option bits (`mode.xyz`); a batch that mixes them is
+/// solved in groups of each (one index sort per batch), so a record's result never depends
+/// on its neighbours.
+pub(crate) fn look_at_batch(chains: &[LookAtChain], path: CpuPath, out: &mut [LookAtSolved]) {
+    debug_assert_eq!(chains.len(), out.len());
+    let run: Run<LookAtChain, LookAtSolved> = match path {
+        CpuPath::Avx512 if avx512::isa::available() => avx512::isa::run::<avx512::look_at::LookAt>,
+        CpuPath::Avx2 if avx2::isa::available() => avx2::isa::run::<avx2::look_at::LookAt>,
+        _ => {
+            for (c, o) in chains.iter().zip(out) {
+                look_at(c, o);
+            }
+            return;
+        }
+    };
+    grouped(chains, out, |c| (c.mode[0], c.mode[1], c.mode[2]), run);
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
 /// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
 /// results as [`crate::cpu::fabrik`] on each chain, bit for bit);
 /// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
@@ -240,7 +265,7 @@ pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, ou
 }
 
 /// An instantiation's entry point over a batch (`isa::run`): `false` when the CPU lacks it.
-type Run<C> = fn(&[C], &mut [FabrikSolved]) -> bool;
+type Run<C, S = FabrikSolved> = fn(&[C], &mut [S]) -> bool;
 
 /// The batch path of an iterative solver: [`FabrikMode::Fixed`] on `path` in lanes (`runs`:
 /// the AVX-512 and AVX2 instantiations), grouped by `key` ([`grouped`]); any other mode or
@@ -271,7 +296,12 @@ fn iterative_batch<C: Copy>(
 /// Runs `run` over `chains` in groups of one `key` (joint count, iterations, sweep order): the whole
 /// batch at once when it has one key, else one index sort and the groups of each key.
 /// A chain's result never depends on its neighbours.
-fn grouped<C: Copy>(chains: &[C], out: &mut [FabrikSolved], key: impl Fn(&C) -> (u32, u32, u32), run: Run<C>) {
+fn grouped<C: Copy, S: Copy + Default>(
+    chains: &[C],
+    out: &mut [S],
+    key: impl Fn(&C) -> (u32, u32, u32),
+    run: Run<C, S>,
+) {
     if chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0))) {
         run(chains, out);
         return;
@@ -283,7 +313,7 @@ fn grouped<C: Copy>(chains: &[C], out: &mut [FabrikSolved], key: impl Fn(&C) -> 
     for same in order.chunk_by(|&a, &b| key(&chains[a]) == key(&chains[b])) {
         for idx in same.chunks(G) {
             let mut cs = [chains[idx[0]]; G];
-            let mut os = [FabrikSolved::default(); G];
+            let mut os = [S::default(); G];
             for (c, &i) in cs.iter_mut().zip(idx) {
                 *c = chains[i];
             }

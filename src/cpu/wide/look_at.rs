@@ -1,0 +1,311 @@
+//! Crowd look-at over [`L`] records at once: the SoA batch twin of `cpu::look_at` (and of
+//! `cpu::aim`'s axes, aim and roll), stage for stage.
+//!
+//! A group's records share their joint count, parents and option bits (a batch that mixes
+//! them is grouped by those first), so the walk down the joints is one path for every lane;
+//! which joints are limited may differ lane by lane (a select). The record's checks run in
+//! lanes too; a lane that fails one, or hits an error while solving (the target on a joint,
+//! the up target on an aimed axis), or has no weight, is solved again by the scalar solver,
+//! so error codes and FK fallbacks come from one place.
+
+use super::isa::{F, L, M, U};
+use super::lanes::{
+    assume_init, assume_init_slice_mut, each_lane, is_unit_quat, load_words_at, mirror_words, nlerp_identity, put,
+    quat_from_axis_cos_sin, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
+};
+use super::limits::{atan2, clamp_angle};
+use crate::constants::{MAX_COORDINATE, MIN_AXIS_LENGTH2, PI};
+use crate::cpu::look_at::look_at;
+use crate::cpu::wide::build;
+use crate::records::{info, option, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
+
+/// The look-at [`Kernel`].
+pub(crate) struct LookAt;
+
+/// Words of a record and of a solved record.
+const RECORD: usize = 112;
+const SOLVED: usize = 52;
+/// Where each field starts, in words.
+const JOINTS: usize = 0;
+const ROTATIONS: usize = 16;
+const FORWARD: usize = 32;
+const UP: usize = 48;
+const REST: usize = 64;
+const LIMITS: usize = 80;
+const PARENT: usize = 96;
+const TARGET: usize = 100;
+const UP_TARGET: usize = 104;
+const MODE: usize = 108;
+
+const _: () = assert!(size_of::<LookAtChain>() == 4 * RECORD && size_of::<LookAtSolved>() == 4 * SOLVED);
+
+impl Kernel for LookAt {
+    type Chain = LookAtChain;
+    type Solved = LookAtSolved;
+    #[inline(always)]
+    fn group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L]) {
+        let first = &c[0];
+        let lanes_ok = if group_shape_ok(first) { solve_group(c, out, first.mode) } else { M::splat(false) };
+        each_lane((!lanes_ok).bits(), |i| look_at(&c[i], &mut out[i]));
+    }
+}
+
+/// Whether a group shaped like `first` (joint count, parents, option bits) can run in lanes:
+/// 1 to 4 joints, known option bits, each parent before its child or outside the record.
+/// (The lanes check the rest of each record for themselves.)
+fn group_shape_ok(first: &LookAtChain) -> bool {
+    let n = first.joint_count();
+    (1..=MAX_LOOK_AT_JOINTS).contains(&n)
+        && first.options() & !option::LOOK_AT == 0
+        && (0..n).all(|i| {
+            let p = (first.mode[1] >> (8 * i)) & 0xff;
+            p == NO_PARENT || (p as usize) < i
+        })
+}
+
+/// A joint's aim axes over lanes (`cpu::aim::Axes`).
+#[derive(Clone, Copy)]
+struct Axes {
+    f: V3,
+    u: V3,
+    s: V3,
+}
+
+impl Axes {
+    /// `cpu::aim::Axes::new`: the axes and the lanes where they are valid.
+    #[inline(always)]
+    fn new(forward: V3, up: V3) -> (Axes, M) {
+        let (f2, u2) = (forward.length_squared(), up.length_squared());
+        let mut ok = f2.gt(1e-12) & u2.gt(1e-12);
+        let f = div(forward, f2.sqrt());
+        let u = div(up, u2.sqrt());
+        let c = f.dot(u);
+        ok = ok & c.abs().le(1e-3);
+        let u = (u - f * c).normalize();
+        (Axes { f, u, s: f.cross(u) }, ok)
+    }
+    /// A local vector in axis coordinates.
+    #[inline(always)]
+    fn coords(self, v: V3) -> V3 {
+        V3 { x: v.dot(self.f), y: v.dot(self.u), z: v.dot(self.s) }
+    }
+    /// Axis coordinates back to a local vector.
+    #[inline(always)]
+    fn vector(self, p: V3) -> V3 {
+        self.f * p.x + self.u * p.y + self.s * p.z
+    }
+    /// A rotation written in axis coordinates, as a local rotation.
+    #[inline(always)]
+    fn rotation(self, q: Q) -> Q {
+        Q::from_v3(self.vector(V3 { x: q.x, y: q.y, z: q.z }), q.w)
+    }
+}
+
+/// glam's `Vec3 / f32`: each component divided.
+#[inline(always)]
+fn div(v: V3, d: F) -> V3 {
+    V3 { x: v.x / d, y: v.y / d, z: v.z / d }
+}
+
+/// The unit axis `(x, y, z)` in every lane.
+#[inline(always)]
+fn axis(x: f32, y: f32, z: f32) -> V3 {
+    V3 { x: F::splat(x), y: F::splat(y), z: F::splat(z) }
+}
+
+/// Lanes whose word is finite.
+#[inline(always)]
+fn finite(x: F) -> M {
+    x.abs().le(f32::MAX)
+}
+
+/// Lanes whose four words from `w` are finite (`cpu::math::finite4`).
+#[inline(always)]
+fn finite4(words: &[F], w: usize) -> M {
+    finite(words[w]) & finite(words[w + 1]) & finite(words[w + 2]) & finite(words[w + 3])
+}
+
+/// Lanes whose point at word `w` is within ±`MAX_COORDINATE` (`cpu::math::in_range`).
+#[inline(always)]
+fn in_range(words: &[F], w: usize) -> M {
+    words[w].abs().le(MAX_COORDINATE) & words[w + 1].abs().le(MAX_COORDINATE) & words[w + 2].abs().le(MAX_COORDINATE)
+}
+
+/// `cpu::math::flush_subnormal` over lanes.
+#[inline(always)]
+fn flush_subnormal(x: F) -> F {
+    x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
+}
+
+/// `cpu::aim::target_direction` over lanes: `target − joint` and the lanes where the
+/// target is off the joint.
+#[inline(always)]
+fn target_direction(joint: V3, target: V3) -> (V3, M) {
+    let d = target - joint;
+    let ok =
+        d.length().gt(1e-6 * (target.length() + joint.length()).max(1e-30)) & d.length_squared().ge(MIN_AXIS_LENGTH2);
+    (d, ok)
+}
+
+/// `cpu::look_at::clamp_yaw_pitch` over lanes: the direction moved into the limits `l`
+/// and the lanes where it moved.
+#[inline(always)]
+fn clamp_yaw_pitch(d: V3, l: [F; 4]) -> (V3, M) {
+    let h = (d.x * d.x + d.z * d.z).sqrt();
+    let yaw = atan2(-d.z, d.x);
+    let pitch = atan2(d.y, h);
+    let yc = clamp_angle(yaw, l[0], l[1]);
+    let pc = pitch.max(l[2]).min(l[3]);
+    let hit = yc.ne_(yaw) | pc.ne_(pitch);
+    if !hit.any() {
+        return (d, hit);
+    }
+    let (sy, cy) = sin_cos(yc);
+    let (sp, cp) = sin_cos(pc);
+    (hit.sel(V3 { x: cp * cy, y: sp, z: -cp * sy }, d), hit)
+}
+
+/// `cpu::aim::aim_in_axes` over lanes (`shortest_arc` is the group's).
+#[inline(always)]
+fn aim_in_axes(p: V3, shortest_arc: bool) -> Q {
+    let p_len = p.length();
+    if shortest_arc {
+        return rotation_arc(axis(1.0, 0.0, 0.0), div(p, p_len));
+    }
+    let xy = (p.x * p.x + p.y * p.y).sqrt();
+    let tilted = xy.gt(1e-7 * p_len);
+    let (cy, sy) = (tilted.sel(p.x / xy, F::splat(1.0)), tilted.sel(p.y / xy, F::splat(0.0)));
+    let yaw = quat_from_axis_cos_sin(axis(0.0, 0.0, 1.0), cy, sy);
+    let pitch = quat_from_axis_cos_sin(axis(0.0, 1.0, 0.0), xy / p_len, -p.z / p_len);
+    yaw.mul(pitch)
+}
+
+/// `cpu::aim::roll_toward` over lanes: the rolled aim and the lanes where the up target is
+/// off the aimed axis.
+#[inline(always)]
+fn roll_toward(axes: Axes, rotation_ms: Q, aim: Q, up_dir: V3) -> (Q, M) {
+    let q = axes.coords(rotation_ms.mul(aim).conjugate().rotate(up_dir));
+    let yz = (q.y * q.y + q.z * q.z).sqrt();
+    let ok = yz.gt(1e-3 * q.length()) & up_dir.length_squared().ge(MIN_AXIS_LENGTH2);
+    (aim.mul(quat_from_axis_cos_sin(axes.f, q.y / yz, q.z / yz)), ok)
+}
+
+/// Solves a group of records shaped like `mode` into `out`: the lanes it stands for (the
+/// rest are left to the scalar solver).
+#[inline(always)]
+fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]) -> M {
+    let n = mode[0] as usize;
+    let up_target = mode[2] & option::UP_TARGET != 0;
+    let shortest_arc = mode[2] & option::SHORTEST_ARC != 0;
+    let mirrored = mode[2] & option::MIRRORED != 0;
+    let mut buf = words::<RECORD>();
+    load_words_at(c, 0, &mut buf);
+    if mirrored {
+        // Solved as the unmirrored twin (`LookAtChain::unmirrored`), reflected back below.
+        // SAFETY: all the record's words were loaded just above.
+        let w = unsafe { assume_init_slice_mut(&mut buf) };
+        let points = [JOINTS, JOINTS + 4, JOINTS + 8, JOINTS + 12, TARGET, UP_TARGET];
+        let rotations = [ROTATIONS, ROTATIONS + 4, ROTATIONS + 8, ROTATIONS + 12, PARENT];
+        mirror_words(w, M::splat(true), points, rotations);
+    }
+    // SAFETY: as above.
+    let w = unsafe { assume_init(&buf) };
+
+    // --- check(): every rule of `cpu::look_at::check` this group's shape leaves open. ---
+    let limited_bits = |i: usize| !w[MODE + 3].word_clear(1 << i);
+    let mut ok = w[MODE].word_eq(mode[0]) & w[MODE + 1].word_eq(mode[1]) & w[MODE + 2].word_eq(mode[2]);
+    ok = ok & w[MODE + 3].word_clear(!((1u32 << n) - 1));
+    ok = ok & finite4(w, TARGET) & finite4(w, PARENT) & in_range(w, TARGET);
+    ok = ok & is_unit_quat(Q::at(w, PARENT));
+    if up_target {
+        ok = ok & finite4(w, UP_TARGET) & in_range(w, UP_TARGET);
+    }
+    let mut axes = [Axes { f: axis(1.0, 0.0, 0.0), u: axis(0.0, 1.0, 0.0), s: axis(0.0, 0.0, 1.0) }; 4];
+    for (i, a) in axes.iter_mut().enumerate().take(n) {
+        let (j, r, f, u) = (JOINTS + 4 * i, ROTATIONS + 4 * i, FORWARD + 4 * i, UP + 4 * i);
+        ok = ok & finite4(w, j) & finite4(w, r) & is_unit_quat(Q::at(w, r)) & in_range(w, j);
+        ok = ok & finite4(w, f) & finite4(w, u) & in_range(w, f) & in_range(w, u);
+        let (axes_i, valid) = Axes::new(V3::at(w, f), V3::at(w, u));
+        *a = axes_i;
+        ok = ok & valid;
+        let lim = LIMITS + 4 * i;
+        let l: [F; 4] = build(|k| flush_subnormal(w[lim + k]));
+        let ordered = l[0].ge(-PI) & l[0].le(l[1]) & l[1].le(PI);
+        let ordered = ordered & l[2].ge(-0.5 * PI) & l[2].le(l[3]) & l[3].le(0.5 * PI);
+        let limit_ok = finite4(w, REST + 4 * i) & finite4(w, lim) & is_unit_quat(Q::at(w, REST + 4 * i)) & ordered;
+        ok = ok & (!limited_bits(i) | limit_ok);
+    }
+    let weight = w[TARGET + 3];
+    ok = ok & flush_subnormal(weight).gt(0.0);
+
+    // --- solve() ---
+    let target = V3::at(w, TARGET);
+    let up_point = V3::at(w, UP_TARGET);
+    let parent_ms = Q::at(w, PARENT);
+    let zero = F::splat(0.0);
+    let origin = V3 { x: zero, y: zero, z: zero };
+    let mut pos = [origin; 4];
+    let mut rot = [Q::identity(); 4];
+    let mut delta = [Q::identity(); 4];
+    let mut flags = U::zero();
+    let (mut full, mut held) = (M::splat(false), M::splat(false));
+    let mut solved = words::<SOLVED>();
+    for i in 0..n {
+        let fk = Q::at(w, ROTATIONS + 4 * i);
+        let p = ((mode[1] >> (8 * i)) & 0xff) as usize;
+        let (parent_delta, parent_rot, here, r) = if p == NO_PARENT as usize {
+            (Q::identity(), parent_ms, V3::at(w, JOINTS + 4 * i), fk)
+        } else {
+            let bone = V3::at(w, JOINTS + 4 * i) - V3::at(w, JOINTS + 4 * p);
+            (delta[p], rot[p], pos[p] + delta[p].rotate(bone), delta[p].mul(fk).normalize())
+        };
+        let (mut dir, on_joint) = target_direction(here, target);
+        ok = ok & on_joint;
+        let a = axes[i];
+        let mut clamped = M::splat(false);
+        let limited = limited_bits(i);
+        if limited.any() {
+            let rest = parent_rot.mul(Q::at(w, REST + 4 * i));
+            let l: [F; 4] = build(|k| w[LIMITS + 4 * i + k]);
+            let (d, hit) = clamp_yaw_pitch(a.coords(rest.conjugate().rotate(dir)), l);
+            clamped = limited & hit;
+            if clamped.any() {
+                dir = clamped.sel(rest.rotate(a.vector(d)), dir);
+                flags.set(clamped, info::LIMITED);
+            }
+        }
+        let mut aim = a.rotation(aim_in_axes(a.coords(r.conjugate().rotate(dir)), shortest_arc));
+        if up_target {
+            let (rolled, off_axis) = roll_toward(a, r, aim, up_point - here);
+            ok = ok & off_axis;
+            aim = rolled;
+        }
+        let wi = w[FORWARD + 4 * i + 3] * weight;
+        let correction = wi.le(0.0).sel(Q::identity(), nlerp_identity(aim, wi));
+        let whole = wi.ge(1.0);
+        full = full | whole;
+        held = held | (whole & clamped);
+        rot[i] = r.mul(correction).normalize();
+        delta[i] = parent_delta.mul(fk.mul(correction).mul(fk.conjugate())).normalize();
+        pos[i] = here;
+        here.put_point(&mut solved, 4 * i, F::splat(1.0));
+        rot[i].put(&mut solved, 16 + 4 * i);
+        correction.put(&mut solved, 32 + 4 * i);
+    }
+    for i in n..MAX_LOOK_AT_JOINTS {
+        for region in [0, 16, 32] {
+            put(&mut solved, region + 4 * i, &[zero; 4]);
+        }
+    }
+    let reached = weight.ge(1.0) & full & !held;
+    let count = F::splat(f32::from_bits(n as u32)); // a u32 word: joints written
+    put(&mut solved, 48, &[reached.as_u32_word(), zero, flags.as_word(), count]);
+    if mirrored {
+        // SAFETY: every word was written above.
+        let s = unsafe { assume_init_slice_mut(&mut solved) };
+        mirror_words(s, M::splat(true), (0..n).map(|i| 4 * i), (0..n).map(|i| 16 + 4 * i));
+    }
+    // SAFETY: every word was written above.
+    store_words(unsafe { assume_init(&solved) }, out);
+    ok
+}
