@@ -119,12 +119,6 @@ fn finite(x: F) -> M {
     x.abs().le(f32::MAX)
 }
 
-/// Lanes whose four words from `w` are finite (`cpu::math::finite4`).
-#[inline(always)]
-fn finite4(words: &[F], w: usize) -> M {
-    finite(words[w]) & finite(words[w + 1]) & finite(words[w + 2]) & finite(words[w + 3])
-}
-
 /// Lanes whose point at word `w` is within ±`MAX_COORDINATE` (`cpu::math::in_range`).
 #[inline(always)]
 fn in_range(words: &[F], w: usize) -> M {
@@ -137,13 +131,12 @@ fn flush_subnormal(x: F) -> F {
     x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
 }
 
-/// `cpu::aim::target_direction` over lanes: `target − joint` and the lanes where the
-/// target is off the joint.
+/// `cpu::aim::target_direction` over lanes (`target_len` = `|target|`): `target − joint`
+/// and the lanes where the target is off the joint.
 #[inline(always)]
-fn target_direction(joint: V3, target: V3) -> (V3, M) {
+fn target_direction(joint: V3, target: V3, target_len: F) -> (V3, M) {
     let d = target - joint;
-    let ok =
-        d.length().gt(1e-6 * (target.length() + joint.length()).max(1e-30)) & d.length_squared().ge(MIN_AXIS_LENGTH2);
+    let ok = d.length().gt(1e-6 * (target_len + joint.length()).max(1e-30)) & d.length_squared().ge(MIN_AXIS_LENGTH2);
     (d, ok)
 }
 
@@ -215,16 +208,18 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
     let limited_bits = |i: usize| !w[MODE + 3].word_clear(1 << i);
     let mut ok = w[MODE].word_eq(mode[0]) & w[MODE + 1].word_eq(mode[1]) & w[MODE + 2].word_eq(mode[2]);
     ok = ok & w[MODE + 3].word_clear(!((1u32 << n) - 1));
-    ok = ok & finite4(w, TARGET) & finite4(w, PARENT) & in_range(w, TARGET);
-    ok = ok & is_unit_quat(Q::at(w, PARENT));
+    // A point within range is finite, and so is a unit quaternion or a limit within its
+    // bounds (a NaN fails every comparison): only the words neither covers are tested for
+    // being finite.
+    ok = ok & in_range(w, TARGET) & finite(w[TARGET + 3]) & is_unit_quat(Q::at(w, PARENT));
     if up_target {
-        ok = ok & finite4(w, UP_TARGET) & in_range(w, UP_TARGET);
+        ok = ok & in_range(w, UP_TARGET) & finite(w[UP_TARGET + 3]);
     }
     let mut axes = [Axes { f: axis(1.0, 0.0, 0.0), u: axis(0.0, 1.0, 0.0), s: axis(0.0, 0.0, 1.0) }; 4];
     for (i, a) in axes.iter_mut().enumerate().take(n) {
         let (j, r, f, u) = (JOINTS + 4 * i, ROTATIONS + 4 * i, FORWARD + 4 * i, UP + 4 * i);
-        ok = ok & finite4(w, j) & finite4(w, r) & is_unit_quat(Q::at(w, r)) & in_range(w, j);
-        ok = ok & finite4(w, f) & finite4(w, u) & in_range(w, f) & in_range(w, u);
+        ok = ok & in_range(w, j) & finite(w[j + 3]) & is_unit_quat(Q::at(w, r));
+        ok = ok & in_range(w, f) & finite(w[f + 3]) & in_range(w, u) & finite(w[u + 3]);
         let (axes_i, valid) = Axes::new(V3::at(w, f), V3::at(w, u));
         *a = axes_i;
         ok = ok & valid;
@@ -232,7 +227,7 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
         let l: [F; 4] = build(|k| flush_subnormal(w[lim + k]));
         let ordered = l[0].ge(-PI) & l[0].le(l[1]) & l[1].le(PI);
         let ordered = ordered & l[2].ge(-0.5 * PI) & l[2].le(l[3]) & l[3].le(0.5 * PI);
-        let limit_ok = finite4(w, REST + 4 * i) & finite4(w, lim) & is_unit_quat(Q::at(w, REST + 4 * i)) & ordered;
+        let limit_ok = is_unit_quat(Q::at(w, REST + 4 * i)) & ordered;
         ok = ok & (!limited_bits(i) | limit_ok);
     }
     let weight = w[TARGET + 3];
@@ -240,6 +235,7 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
 
     // --- solve() ---
     let target = V3::at(w, TARGET);
+    let target_len = target.length();
     let up_point = V3::at(w, UP_TARGET);
     let parent_ms = Q::at(w, PARENT);
     let zero = F::splat(0.0);
@@ -259,7 +255,7 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
             let bone = V3::at(w, JOINTS + 4 * i) - V3::at(w, JOINTS + 4 * p);
             (delta[p], rot[p], pos[p] + delta[p].rotate(bone), delta[p].mul(fk).normalize())
         };
-        let (mut dir, on_joint) = target_direction(here, target);
+        let (mut dir, on_joint) = target_direction(here, target, target_len);
         ok = ok & on_joint;
         let a = axes[i];
         let mut clamped = M::splat(false);
@@ -286,7 +282,10 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
         full = full | whole;
         held = held | (whole & clamped);
         rot[i] = r.mul(correction).normalize();
-        delta[i] = parent_delta.mul(fk.mul(correction).mul(fk.conjugate())).normalize();
+        // A joint's total delta carries its children (none: not needed).
+        if (i + 1..n).any(|k| (mode[1] >> (8 * k)) & 0xff == i as u32) {
+            delta[i] = parent_delta.mul(fk.mul(correction).mul(fk.conjugate())).normalize();
+        }
         pos[i] = here;
         here.put_point(&mut solved, 4 * i, F::splat(1.0));
         rot[i].put(&mut solved, 16 + 4 * i);
