@@ -303,7 +303,7 @@ pub type DlsJob<'a> = BatchJob<'a, DlsChain>;
 /// Batch multi-effector FABRIK.
 pub type MultiFabrikJob<'a> = BatchJob<'a, MultiFabrikChain>;
 /// Batch crowd look-at (on AVX-512/AVX2 CPUs in SIMD lanes, bit for bit the scalar
-/// [`look_at`]; a batch that mixes record shapes is grouped by shape first).
+/// [`look_at()`]; a batch that mixes record shapes is grouped by shape first).
 pub type LookAtJob<'a> = BatchJob<'a, LookAtChain>;
 
 /// Chains per rayon task: big enough to amortise scheduling, small enough to balance.

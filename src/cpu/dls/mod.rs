@@ -23,7 +23,7 @@
 //! precision, and keeps the closest end.
 //!
 //! The descent is written once and compiled in `f32` with the kernels' own sine, cosine
-//! and arc tangent (the solver: the GPU's arithmetic) and in `f64` ([`reference`]).
+//! and arc tangent (the solver: the GPU's arithmetic) and in `f64` ([`reference()`]).
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
