@@ -13,6 +13,7 @@ use std::f32::consts::{FRAC_PI_2, PI};
 
 use common::*;
 use crowd_ik::cpu::{three_bone, two_bone, CpuPath, TwoBoneCorrectionsJob};
+use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::workload;
 
@@ -425,6 +426,16 @@ fn every_path_runs_on_a_512_kib_thread_stack() {
                     .with_path(path)
                     .run()
                     .unwrap();
+                // A 32-joint tree (the multi-effector path's largest lane arrays).
+                let joints: Vec<Vec3> = (0..32).map(|j| Vec3::new(0.1 * j as f32, 1.0, 0.0)).collect();
+                let parents: Vec<usize> = (0..32).map(|j: usize| j.saturating_sub(1)).collect();
+                let tree = MultiFabrikChain::new(&joints, &[Quat::IDENTITY; 32], &parents, 4)
+                    .with_effector(31, Vec3::new(2.0, 2.0, 0.5), 1.0)
+                    .with_effector(15, Vec3::new(1.0, 1.5, 0.2), 1.0);
+                let trees = vec![tree; 100];
+                let mut out = vec![MultiFabrikSolved::default(); trees.len()];
+                MultiFabrikJob::new(&trees, &mut out).with_path(path).run().unwrap();
+                assert!(out.iter().all(|o| o.error().is_none()));
                 let look = workload::look_at(100, 4);
                 LookAtJob::new(&look, &mut vec![LookAtSolved::default(); look.len()]).with_path(path).run().unwrap();
                 let fabrik = workload::fabrik(100, 16, 4, 3);

@@ -173,6 +173,10 @@ impl Chain for MultiFabrikChain {
     fn solve(&self, mode: FabrikMode, out: &mut MultiFabrikSolved) {
         multi_fabrik_with_mode(self, mode, out);
     }
+    #[cfg(target_arch = "x86_64")]
+    fn solve_batch(chains: &[Self], mode: FabrikMode, path: CpuPath, out: &mut [MultiFabrikSolved]) {
+        wide::multi_fabrik_batch(chains, mode, path, out);
+    }
     fn validate(&self) -> Result<(), ChainError> {
         validate_multi_fabrik(self)
     }

@@ -36,11 +36,11 @@ use crate::constants as c;
 use crate::error::ChainError;
 use crate::records::{option, p4, v3, MultiFabrikChain, MultiFabrikSolved, Options, MAX_EFFECTORS, MAX_TREE_JOINTS};
 
-const NONE: usize = c::NONE as usize;
+pub(crate) const NONE: usize = c::NONE as usize;
 
 /// Where a sub-base's twist fit fades out: the fitted sums' magnitude relative to the
 /// bones' weighted squared lengths (see [`fitted_twist`]).
-const TWIST_FADE: f32 = 3e-3;
+pub(crate) const TWIST_FADE: f32 = 3e-3;
 
 /// The least-squares twist about `axis` from its sums `(cos, sin)` (proportional to the
 /// cosine and sine of the angle), faded out where the sums are too small to define it:
@@ -80,25 +80,26 @@ pub fn validate_multi_fabrik(chain: &MultiFabrikChain) -> Result<(), ChainError>
     setup(chain).map(|_| ())
 }
 
-/// What the checks establish about the tree.
-struct Tree {
-    n: usize,
-    parent: [usize; MAX_TREE_JOINTS],
+/// What the checks establish about the tree (the SIMD path takes its shape from it too).
+pub(crate) struct Tree {
+    pub n: usize,
+    pub parent: [usize; MAX_TREE_JOINTS],
     /// FK offset of each joint from its parent (zero for the root).
-    bone: [Vec3; MAX_TREE_JOINTS],
-    len: [f32; MAX_TREE_JOINTS],
+    pub bone: [Vec3; MAX_TREE_JOINTS],
+    pub len: [f32; MAX_TREE_JOINTS],
     /// Total effector weight at and below each joint (0: on no path to an effector).
-    below: [f32; MAX_TREE_JOINTS],
+    pub below: [f32; MAX_TREE_JOINTS],
     /// The effector on each joint, `NONE` if none.
-    effector: [usize; MAX_TREE_JOINTS],
+    pub effector: [usize; MAX_TREE_JOINTS],
     /// Children on a path to an effector, per joint (2 or more: a sub-base).
-    active: [u32; MAX_TREE_JOINTS],
-    first_child: [usize; MAX_TREE_JOINTS],
-    next_sibling: [usize; MAX_TREE_JOINTS],
-    total: f32,
+    pub active: [u32; MAX_TREE_JOINTS],
+    pub first_child: [usize; MAX_TREE_JOINTS],
+    pub next_sibling: [usize; MAX_TREE_JOINTS],
+    pub total: f32,
 }
 
-fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
+/// The record's checks (see [`validate_multi_fabrik`]) and its tree.
+pub(crate) fn setup(ch: &MultiFabrikChain) -> Result<Tree, ChainError> {
     let n = ch.joint_count();
     if !(2..=MAX_TREE_JOINTS).contains(&n) {
         return Err(ChainError::JointCount);

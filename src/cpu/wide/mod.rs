@@ -43,12 +43,13 @@ use super::ccd::ccd_with_mode;
 use super::constrained_fabrik::constrained_fabrik_with_mode;
 use super::fabrik::{fabrik_with_mode, FabrikMode};
 use super::look_at::look_at;
+use super::multi_fabrik::multi_fabrik_with_mode;
 use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
 use crate::records::{
-    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, Options,
-    ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, MultiFabrikChain,
+    MultiFabrikSolved, Options, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 
 /// Runs an intrinsic expression inside a register table (`regs.rs`) or `isa.rs`.
@@ -97,6 +98,8 @@ pub(crate) mod avx2 {
     pub(crate) mod limits;
     #[path = "../look_at.rs"]
     pub(crate) mod look_at;
+    #[path = "../multi_fabrik.rs"]
+    pub(crate) mod multi_fabrik;
     pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
@@ -122,6 +125,8 @@ pub(crate) mod avx512 {
     pub(crate) mod limits;
     #[path = "../look_at.rs"]
     pub(crate) mod look_at;
+    #[path = "../multi_fabrik.rs"]
+    pub(crate) mod multi_fabrik;
     pub(crate) mod regs;
     #[path = "../three_bone.rs"]
     pub(crate) mod three_bone;
@@ -223,6 +228,35 @@ pub(crate) fn look_at_batch(chains: &[LookAtChain], path: CpuPath, out: &mut [Lo
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
+/// [`crate::cpu::MultiFabrikJob`]. [`FabrikMode::Fixed`] runs in lanes, the same bits as
+/// [`multi_fabrik_with_mode`] on each tree; a group shares its trees' shape (joint count,
+/// iterations, options, parents, effector joints), and a batch that mixes shapes is solved in
+/// groups of each (one index sort per batch). Any other mode runs tree by tree.
+pub(crate) fn multi_fabrik_batch(
+    chains: &[MultiFabrikChain],
+    mode: FabrikMode,
+    path: CpuPath,
+    out: &mut [MultiFabrikSolved],
+) {
+    debug_assert_eq!(chains.len(), out.len());
+    let run: Run<MultiFabrikChain, MultiFabrikSolved> = match path {
+        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
+            avx512::isa::run::<avx512::multi_fabrik::MultiFabrik>
+        }
+        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => {
+            avx2::isa::run::<avx2::multi_fabrik::MultiFabrik>
+        }
+        _ => {
+            for (c, o) in chains.iter().zip(out) {
+                multi_fabrik_with_mode(c, mode, o);
+            }
+            return;
+        }
+    };
+    grouped(chains, out, |c| (c.mode, c.parents, c.effectors), run);
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
 /// [`crate::cpu::FabrikJob`]. [`FabrikMode::Fixed`] runs in lanes (same contract and
 /// results as [`crate::cpu::fabrik`] on each chain, bit for bit);
 /// [`FabrikMode::Converge`] stops each chain at its own iteration, so it runs chain by chain.
@@ -296,12 +330,7 @@ fn iterative_batch<C: Copy>(
 /// Runs `run` over `chains` in groups of one `key` (joint count, iterations, sweep order): the whole
 /// batch at once when it has one key, else one index sort and the groups of each key.
 /// A chain's result never depends on its neighbours.
-fn grouped<C: Copy, S: Copy + Default>(
-    chains: &[C],
-    out: &mut [S],
-    key: impl Fn(&C) -> (u32, u32, u32),
-    run: Run<C, S>,
-) {
+fn grouped<C: Copy, S: Copy + Default, K: Ord>(chains: &[C], out: &mut [S], key: impl Fn(&C) -> K, run: Run<C, S>) {
     if chains.first().is_none_or(|c0| chains.iter().all(|c| key(c) == key(c0))) {
         run(chains, out);
         return;
