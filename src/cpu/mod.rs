@@ -304,7 +304,8 @@ pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
 pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
 /// Batch damped least squares (joint limits, orientation targets).
 pub type DlsJob<'a> = BatchJob<'a, DlsChain>;
-/// Batch multi-effector FABRIK.
+/// Batch multi-effector FABRIK (`FabrikMode::Fixed` on AVX-512/AVX2 CPUs in SIMD lanes, bit
+/// for bit the scalar solver; a batch that mixes tree shapes is grouped by shape first).
 pub type MultiFabrikJob<'a> = BatchJob<'a, MultiFabrikChain>;
 /// Batch crowd look-at (on AVX-512/AVX2 CPUs in SIMD lanes, bit for bit the scalar
 /// [`look_at()`]; a batch that mixes record shapes is grouped by shape first).

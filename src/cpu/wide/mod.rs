@@ -14,7 +14,8 @@
 //! One source, two instruction sets: `isa.rs` (the lane types `F`/`M`/`U`, selects,
 //! transposes, and `run`, the entry point), `lanes.rs` (vectors, quaternions, helpers,
 //! record loads/stores, the group loop), `limits.rs` (joint limits over lanes) and the
-//! kernels `two_bone.rs`, `three_bone.rs`, `fabrik.rs`, `constrained_fabrik.rs`, `look_at.rs` and
+//! kernels `two_bone.rs`, `three_bone.rs`, `fabrik.rs`, `constrained_fabrik.rs`, `look_at.rs`,
+//! `multi_fabrik.rs` and
 //! `ccd.rs` are compiled twice, once in [`avx2`] and once in [`avx512`]. What differs
 //! between the two is a register table, `avx2/regs.rs` and `avx512/regs.rs`: one
 //! intrinsic per entry (add, compare, blend, mask and, 128-bit inserts...), the register
