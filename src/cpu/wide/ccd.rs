@@ -27,6 +27,9 @@ impl Kernel for Ccd {
     fn group(c: &[CcdChain; L], out: &mut [FabrikSolved; L]) {
         limited_group::<Self>(c, out);
     }
+    fn scalar(c: &CcdChain, out: &mut FabrikSolved) {
+        <Self as Limited>::scalar(c, out);
+    }
 }
 
 impl Limited for Ccd {

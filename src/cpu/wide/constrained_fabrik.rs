@@ -26,6 +26,9 @@ impl Kernel for ConstrainedFabrik {
     fn group(c: &[ConstrainedFabrikChain; L], out: &mut [FabrikSolved; L]) {
         limited_group::<Self>(c, out);
     }
+    fn scalar(c: &ConstrainedFabrikChain, out: &mut FabrikSolved) {
+        <Self as Limited>::scalar(c, out);
+    }
 }
 
 impl Limited for ConstrainedFabrik {

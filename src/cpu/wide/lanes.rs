@@ -523,6 +523,9 @@ pub(crate) trait Kernel {
     /// Solves `c` into `out`. Must be `#[inline(always)]`: it is compiled into the
     /// `target_feature` entry point of `isa::run`, its only caller.
     fn group(c: &[Self::Chain; L], out: &mut [Self::Solved; L]);
+    /// The scalar solver the group stands for (bit for bit the same result), for the few
+    /// chains left over after the last whole group ([`each_group`]).
+    fn scalar(c: &Self::Chain, out: &mut Self::Solved);
     /// Solves two groups (`c` into `out`, `c2` into `out2`), bit for bit as two
     /// [`Kernel::group`] calls. A kernel whose lanes wait on a long chain of dependent
     /// operations (FABRIK: a square root and a division per joint, each joint waiting on
@@ -545,9 +548,12 @@ fn prefetch<T>(p: *const T, bytes: usize) {
     }
 }
 
-/// Runs `K` over `chains` in groups of [`L`]. The last group is padded with copies of its
-/// first chain (their results are dropped), so every chain's result is independent of
-/// where it sits in the batch.
+/// Runs `K` over `chains` in groups of [`L`]. The chains left over after the last whole
+/// group run in a group padded with copies of its first chain (their results are dropped),
+/// or, when they fill no more than an eighth of a group (a batch of one chain, the tail of a
+/// large batch), on the scalar solver: a group costs what 3 to 7 scalar solves cost, so a
+/// group of one chain would cost several times that chain alone. Both give the same bits,
+/// so every chain's result is independent of where it sits in the batch.
 #[inline(always)]
 pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) {
     debug_assert_eq!(chains.len(), out.len());
@@ -584,7 +590,11 @@ pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) 
         K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
     }
     let (rest, rest_out) = (cs.remainder(), os.into_remainder());
-    if let Some(&first) = rest.first() {
+    if 8 * rest.len() <= L {
+        for (c, o) in rest.iter().zip(rest_out) {
+            K::scalar(c, o);
+        }
+    } else if let Some(&first) = rest.first() {
         let mut c = [first; L];
         c[..rest.len()].copy_from_slice(rest);
         let mut o = [rest_out[0]; L];

@@ -48,6 +48,9 @@ impl Kernel for LookAt {
         let lanes_ok = if group_shape_ok(first) { solve_group(c, out, first.mode) } else { M::splat(false) };
         each_lane((!lanes_ok).bits(), |i| look_at(&c[i], &mut out[i]));
     }
+    fn scalar(c: &LookAtChain, out: &mut LookAtSolved) {
+        look_at(c, out);
+    }
 }
 
 /// Whether a group shaped like `first` (joint count, parents, option bits) can run in lanes:

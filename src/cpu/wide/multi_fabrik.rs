@@ -45,6 +45,9 @@ impl Kernel for MultiFabrik {
         };
         each_lane(!lanes & (u32::MAX >> (32 - L)), |i| multi_fabrik(&c[i], &mut out[i]));
     }
+    fn scalar(c: &MultiFabrikChain, out: &mut MultiFabrikSolved) {
+        multi_fabrik(c, out);
+    }
 }
 
 /// A group of trees of at most `N` joints (`P` = `5N + 4` words of a prepared record: each

@@ -22,6 +22,9 @@ impl Kernel for ThreeBone {
     fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
         group(c, out);
     }
+    fn scalar(c: &ThreeBoneChain, out: &mut ThreeBoneSolved) {
+        three_bone(c, out);
+    }
 }
 
 /// `cpu::math::nlerp` over lanes: `a` to `b` (on `a`'s hemisphere) by `t`, normalised.

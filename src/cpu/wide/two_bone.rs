@@ -290,6 +290,9 @@ impl Kernel for TwoBone {
         store_words(unsafe { assume_init(&solved) }, out);
         each_lane((!lanes_ok).bits(), |i| two_bone(&c[i], &mut out[i]));
     }
+    fn scalar(c: &TwoBoneChain, out: &mut TwoBoneSolved) {
+        two_bone(c, out);
+    }
 }
 
 /// The corrections-only two-bone [`Kernel`] (`TwoBoneCorrectionsJob`): the same solve,
@@ -308,6 +311,9 @@ impl Kernel for TwoBoneCorrectionsKernel {
         // and the status, `TwoBoneCorrections`' layout.
         store_words(unsafe { assume_init_slice(&solved[24..40]) }, out);
         each_lane((!lanes_ok).bits(), |i| two_bone_corrections(&c[i], &mut out[i]));
+    }
+    fn scalar(c: &TwoBoneChain, out: &mut TwoBoneCorrections) {
+        two_bone_corrections(c, out);
     }
 }
 
