@@ -433,8 +433,8 @@ fn flushing_subnormals_changes_nothing_for_look_at() {
 /// record for record and **bit for bit**: random records of every shape (1 to 4 joints,
 /// every parent pattern, limits on some joints, up targets, shortest arcs), about 40 % with
 /// corrupted words or rescaled positions, every seventh mirrored, some with subnormal
-/// weights; in one batch (mixed shapes, grouped by shape), one by one, and in a batch of
-/// one shape on all threads.
+/// weights; in one batch (mixed shapes, grouped by shape), one by one, one rig's records
+/// (shared axes: worked out once per group), and in a batch of one shape on all threads.
 #[test]
 fn every_cpu_path_is_the_scalar_solver_bit_for_bit() {
     let mut rng = Rng(31);
@@ -465,6 +465,23 @@ fn every_cpu_path_is_the_scalar_solver_bit_for_bit() {
             let mut alone = [LookAtSolved::default()];
             LookAtJob::new(&records[i..=i], &mut alone).with_path(path).run().unwrap();
             assert_eq!(bytemuck::bytes_of(&alone[0]), bytemuck::bytes_of(&scalar[i]), "{path}: record {i} alone");
+        }
+        // One rig's records (the benchmark's: every record the same axes, limits and shape),
+        // some with another weight, a corrupted word or a target on a joint.
+        let mut rig = crowd_ik_tools::workload::look_at(4000, 9);
+        for (k, r) in rig.iter_mut().enumerate() {
+            match k % 11 {
+                0 => r.target_ms[3] = 0.5,
+                1 => r.forward[2][3] = 0.3,
+                2 if k % 3 == 0 => r.forward[1][0] = f32::NAN,
+                3 => r.target_ms[..3].copy_from_slice(&r.joints_ms[3][..3]),
+                _ => {}
+            }
+        }
+        let mut out = vec![LookAtSolved::default(); rig.len()];
+        LookAtJob::new(&rig, &mut out).with_path(path).run().unwrap();
+        for (r, o) in rig.iter().zip(&out) {
+            assert_eq!(bytemuck::bytes_of(o), bytemuck::bytes_of(&solve(r)), "{path}: {r:?}");
         }
         let same: Vec<LookAtChain> = records.iter().filter(|r| r.mode[..3] == records[1].mode[..3]).copied().collect();
         let mut out = vec![LookAtSolved::default(); same.len()];
