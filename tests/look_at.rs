@@ -449,23 +449,8 @@ fn every_cpu_path_is_the_scalar_solver_bit_for_bit() {
         })
         .collect();
     let scalar: Vec<LookAtSolved> = records.iter().map(solve).collect();
-    let paths: Vec<CpuPath> = CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect();
-    eprintln!("paths on this CPU: {paths:?}");
-    for path in paths {
-        let mut out = vec![LookAtSolved::default(); records.len()];
-        LookAtJob::new(&records, &mut out).with_path(path).run().unwrap();
-        for (i, (a, b)) in out.iter().zip(&scalar).enumerate() {
-            assert!(
-                bytemuck::bytes_of(a) == bytemuck::bytes_of(b),
-                "{path}: record {i} is not bit for bit the scalar result:\n{a:?}\n{b:?}\n{:?}",
-                records[i]
-            );
-        }
-        for i in (0..records.len()).step_by(97) {
-            let mut alone = [LookAtSolved::default()];
-            LookAtJob::new(&records[i..=i], &mut alone).with_path(path).run().unwrap();
-            assert_eq!(bytemuck::bytes_of(&alone[0]), bytemuck::bytes_of(&scalar[i]), "{path}: record {i} alone");
-        }
+    assert_every_path_is_scalar("look-at record", &records, (), &scalar, 97);
+    for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
         // One rig's records (the benchmark's: every record the same axes, limits and shape),
         // some with another weight, a corrupted word or a target on a joint.
         let mut rig = crowd_ik_tools::workload::look_at(4000, 9);

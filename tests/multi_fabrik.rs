@@ -338,23 +338,8 @@ fn every_cpu_path_is_the_scalar_solver_bit_for_bit() {
         trees.push(c);
     }
     let scalar: Vec<MultiFabrikSolved> = trees.iter().map(solve).collect();
-    let paths: Vec<CpuPath> = CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect();
-    eprintln!("paths on this CPU: {paths:?}");
-    for path in paths {
-        let mut out = vec![MultiFabrikSolved::default(); trees.len()];
-        MultiFabrikJob::new(&trees, &mut out).with_path(path).run().unwrap();
-        for (i, (a, b)) in out.iter().zip(&scalar).enumerate() {
-            assert!(
-                bytemuck::bytes_of(a) == bytemuck::bytes_of(b),
-                "{path}: tree {i} is not bit for bit the scalar result:\n{a:?}\n{b:?}\n{:?}",
-                trees[i]
-            );
-        }
-        for i in (0..trees.len()).step_by(53) {
-            let mut alone = [MultiFabrikSolved::default()];
-            MultiFabrikJob::new(&trees[i..=i], &mut alone).with_path(path).run().unwrap();
-            assert_eq!(bytemuck::bytes_of(&alone[0]), bytemuck::bytes_of(&scalar[i]), "{path}: tree {i} alone");
-        }
+    assert_every_path_is_scalar("tree", &trees, FabrikMode::Fixed, &scalar, 53);
+    for path in CpuPath::ALL.into_iter().filter(|p| p.is_available()) {
         let quads = &trees[3000..];
         let mut out = vec![MultiFabrikSolved::default(); quads.len()];
         MultiFabrikJob::new(quads, &mut out).with_path(path).run_par().unwrap();

@@ -513,3 +513,31 @@ pub fn with_flush_to_zero<R>(f: impl FnOnce() -> R) -> Option<R> {
         None
     }
 }
+
+/// Every CPU path this machine has (printed) against the scalar results `scalar` of
+/// `records`, record for record and **bit for bit**: the whole batch (grouped however the
+/// path groups it), then every `step`-th record alone.
+pub fn assert_every_path_is_scalar<C>(what: &str, records: &[C], options: C::Options, scalar: &[C::Solved], step: usize)
+where
+    C: crowd_ik::cpu::Chain + std::fmt::Debug,
+    C::Solved: std::fmt::Debug,
+{
+    let paths: Vec<CpuPath> = CpuPath::ALL.into_iter().filter(|p| p.is_available()).collect();
+    eprintln!("{what}: paths on this CPU: {paths:?}");
+    for path in paths {
+        let mut out = vec![C::Solved::default(); records.len()];
+        BatchJob::new(records, &mut out).with_options(options).with_path(path).run().unwrap();
+        for (i, (a, b)) in out.iter().zip(scalar).enumerate() {
+            assert!(
+                bytemuck::bytes_of(a) == bytemuck::bytes_of(b),
+                "{path}: {what} {i} is not bit for bit the scalar result:\n{a:?}\n{b:?}\n{:?}",
+                records[i]
+            );
+        }
+        for i in (0..records.len()).step_by(step) {
+            let mut alone = [C::Solved::default()];
+            BatchJob::new(&records[i..=i], &mut alone).with_options(options).with_path(path).run().unwrap();
+            assert!(bytemuck::bytes_of(&alone[0]) == bytemuck::bytes_of(&scalar[i]), "{path}: {what} {i} alone");
+        }
+    }
+}
