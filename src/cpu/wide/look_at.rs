@@ -15,11 +15,9 @@ use super::lanes::{
 };
 use super::limits::{atan2, clamp_angle};
 use crate::constants::{MAX_COORDINATE, MIN_AXIS_LENGTH2, PI};
-use crate::cpu::aim::Axes as ScalarAxes;
 use crate::cpu::look_at::look_at;
 use crate::cpu::wide::build;
 use crate::records::{info, option, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
-use glam::Vec3;
 
 /// The look-at [`Kernel`].
 pub(crate) struct LookAt;
@@ -192,7 +190,6 @@ fn roll_toward(axes: Axes, rotation_ms: Q, aim: Q, up_dir: V3) -> (Q, M) {
 /// rest are left to the scalar solver).
 #[inline(always)]
 fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]) -> M {
-    let first = &c[0];
     let n = mode[0] as usize;
     let up_target = mode[2] & option::UP_TARGET != 0;
     let shortest_arc = mode[2] & option::SHORTEST_ARC != 0;
@@ -226,20 +223,7 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
         let (j, r, f, u) = (JOINTS + 4 * i, ROTATIONS + 4 * i, FORWARD + 4 * i, UP + 4 * i);
         ok = ok & in_range(w, j) & finite(w[j + 3]) & is_unit_quat(Q::at(w, r));
         ok = ok & in_range(w, f) & finite(w[f + 3]) & in_range(w, u) & finite(w[u + 3]);
-        // One rig's records share their axes: where every lane's are the first record's, bit
-        // for bit, the scalar code works them out once (the same bits as the lanes would).
-        let same = (0..3).fold(M::splat(true), |m, k| {
-            m & w[f + k].word_eq(first.forward[i][k].to_bits()) & w[u + k].word_eq(first.up[i][k].to_bits())
-        });
-        let (axes_i, valid) = if same.all() {
-            let v = |x: Vec3| V3 { x: F::splat(x.x), y: F::splat(x.y), z: F::splat(x.z) };
-            match ScalarAxes::new(Vec3::from_slice(&first.forward[i][..3]), Vec3::from_slice(&first.up[i][..3])) {
-                Some(s) => (Axes { f: v(s.f), u: v(s.u), s: v(s.s) }, M::splat(true)),
-                None => (*a, M::splat(false)),
-            }
-        } else {
-            Axes::new(V3::at(w, f), V3::at(w, u))
-        };
+        let (axes_i, valid) = Axes::new(V3::at(w, f), V3::at(w, u));
         *a = axes_i;
         ok = ok & valid;
         let lim = LIMITS + 4 * i;
