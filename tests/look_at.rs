@@ -434,7 +434,7 @@ fn flushing_subnormals_changes_nothing_for_look_at() {
 /// every parent pattern, limits on some joints, up targets, shortest arcs), about 40 % with
 /// corrupted words or rescaled positions, every seventh mirrored, some with subnormal
 /// weights; in one batch (mixed shapes, grouped by shape), one by one, one rig's records
-/// (shared axes: worked out once per group), and in a batch of one shape on all threads.
+/// (the benchmark's, with a few changed), and in a batch of one shape on all threads.
 #[test]
 fn every_cpu_path_is_the_scalar_solver_bit_for_bit() {
     let mut rng = Rng(31);
