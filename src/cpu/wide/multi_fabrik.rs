@@ -5,17 +5,19 @@
 //! A group's trees share their shape: joint count, parents, effector joints, iterations and
 //! option bits (a batch that mixes shapes is grouped by them first), so the walks over the
 //! tree (children lists, sub-bases, the joints on paths to effectors) are one path for
-//! every lane. Each lane's checks and its bones, lengths and effector weights come from the
-//! scalar code (`setup`, once per tree), packed into a per-lane record and transposed like
-//! the tree's own words; the iterations and the finishing run in lanes. Invalid or
-//! untouched (weight ≤ 0) trees, and trees of another shape, go to the scalar solver.
+//! every lane. The shape comes from the scalar checks (`setup`) of one tree per group; each
+//! lane's own checks, bones, lengths and effector weights, the iterations and the finishing
+//! run in lanes. Invalid or untouched (weight ≤ 0) trees, and trees of another shape, go to
+//! the scalar solver.
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    assume_init_slice, each_lane, load_words_at, nlerp_identity, normalize_or, put, quat_from_axis_angle, rotation_arc,
-    store_words, words, Kernel, Q, V3,
+    assume_init_slice, each_lane, is_unit_quat, load_words_at, nlerp_identity, normalize_or, put, quat_from_axis_angle,
+    rotation_arc, store_words, words, Kernel, Q, V3,
 };
 use super::limits::atan2;
+use crate::constants::{MAX_COORDINATE, MAX_EFFECTOR_WEIGHT, MIN_EFFECTOR_WEIGHT, MIN_TREE_BONE};
+use crate::cpu::limb::MIN_CHAIN_LENGTH;
 use crate::cpu::multi_fabrik::{multi_fabrik, setup, Tree, NONE, TWIST_FADE};
 use crate::cpu::wide::build;
 use crate::records::{option, MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
@@ -38,9 +40,9 @@ impl Kernel for MultiFabrik {
     #[inline(always)]
     fn group(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved; L]) {
         let lanes = match c[0].joint_count() {
-            2..=8 => group_of::<8, { 5 * 8 + 4 }>(c, out),
-            9..=16 => group_of::<16, { 5 * 16 + 4 }>(c, out),
-            17..=MAX_TREE_JOINTS => group_of::<MAX_TREE_JOINTS, { 5 * MAX_TREE_JOINTS + 4 }>(c, out),
+            2..=8 => group_of::<8>(c, out),
+            9..=16 => group_of::<16>(c, out),
+            17..=MAX_TREE_JOINTS => group_of::<MAX_TREE_JOINTS>(c, out),
             _ => 0,
         };
         each_lane(!lanes & (u32::MAX >> (32 - L)), |i| multi_fabrik(&c[i], &mut out[i]));
@@ -50,40 +52,20 @@ impl Kernel for MultiFabrik {
     }
 }
 
-/// A group of trees of at most `N` joints (`P` = `5N + 4` words of a prepared record: each
-/// joint's bone and length, each joint's effector weight below it, the total length):
-/// each lane prepared by the scalar checks, the prepared lanes solved together. Returns the
-/// lanes solved here.
+/// A group of trees of at most `N` joints: the shape from the scalar checks of the first
+/// tree that passes them, each lane's checks, bones and effector weights in lanes, the
+/// lanes that pass solved together. Returns the lanes solved here.
 #[inline(always)]
-fn group_of<const N: usize, const P: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved; L]) -> u32 {
-    const { assert!(P == 5 * N + 4 && N <= MAX_TREE_JOINTS && N.is_multiple_of(4)) };
+fn group_of<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved; L]) -> u32 {
+    const { assert!(N <= MAX_TREE_JOINTS && N.is_multiple_of(4)) };
     let first = &c[0];
-    let mut prep = [[0.0_f32; P]; L];
-    let mut lanes = 0u32;
-    let mut shape: Option<Tree> = None;
-    for (lane, ci) in c.iter().enumerate() {
-        let same = ci.mode == first.mode && ci.parents == first.parents && ci.effectors == first.effectors;
-        if !same {
-            continue;
-        }
-        let Ok(t) = setup(ci) else { continue };
-        if !(ci.weight() > 0.0) || t.n > N {
-            continue;
-        }
-        let w = &mut prep[lane];
-        for j in 0..t.n {
-            w[4 * j..4 * j + 3].copy_from_slice(&t.bone[j].to_array());
-            w[4 * j + 3] = t.len[j];
-            w[4 * N + j] = t.below[j];
-        }
-        w[5 * N] = t.total;
-        lanes |= 1 << lane;
-        shape.get_or_insert(t);
+    let same =
+        |ci: &MultiFabrikChain| ci.mode == first.mode && ci.parents == first.parents && ci.effectors == first.effectors;
+    let Some(t) = c.iter().filter(|ci| same(ci)).find_map(|ci| setup(ci).ok()) else { return 0 };
+    if t.n > N {
+        return 0;
     }
-    if let Some(t) = shape {
-        solve::<N, P>(c, &prep, out, &t);
-    }
-    lanes
+    solve::<N>(c, out, &t).bits()
 }
 
 /// glam's `Vec3 / f32`: each component divided.
@@ -110,45 +92,64 @@ fn children(t: &Tree, j: usize) -> impl Iterator<Item = usize> + '_ {
 /// Solves the group's prepared lanes (the shape `t` is every prepared lane's) into `out`;
 /// the other lanes get garbage that the scalar solver overwrites.
 #[inline(always)]
-fn solve<const N: usize, const P: usize>(
-    c: &[MultiFabrikChain; L],
-    prep: &[[f32; P]; L],
-    out: &mut [MultiFabrikSolved; L],
-    t: &Tree,
-) {
+fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved; L], t: &Tree) -> M {
     let n = t.n;
     let first = &c[0];
     let nw = 4 * n;
     let mut jw = words::<{ 4 * MAX_TREE_JOINTS }>();
     let mut rw = words::<{ 4 * MAX_TREE_JOINTS }>();
-    let mut tw = words::<{ 4 * MAX_EFFECTORS }>();
-    let mut params = words::<4>();
-    let mut pw = words::<P>();
+    let mut tail = words::<{ 4 * MAX_EFFECTORS + 20 }>();
     load_words_at(c, 0, &mut jw[..nw]);
     load_words_at(c, ROTATIONS, &mut rw[..nw]);
-    load_words_at(c, TARGETS, &mut tw);
-    load_words_at(c, PARAMS, &mut params);
-    load_words_at(prep, 0, &mut pw);
-    // SAFETY: the words of the joints (rounded up to whole blocks), the targets, the
-    // parameters and the prepared records were all loaded above.
-    let (jw, rw, tw, params, pw) = unsafe {
-        (
-            assume_init_slice(&jw[..nw]),
-            assume_init_slice(&rw[..nw]),
-            assume_init_slice(&tw),
-            assume_init_slice(&params),
-            assume_init_slice(&pw),
-        )
-    };
+    load_words_at(c, TARGETS, &mut tail);
+    // SAFETY: the words of the joints, and every word from the targets on, were loaded above.
+    let (jw, rw, tail) =
+        unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
     let zero = F::splat(0.0);
     let origin = V3 { x: zero, y: zero, z: zero };
-    let bone: [V3; N] = build(|j| V3::at(pw, 4 * j));
-    let len: [F; N] = build(|j| pw[4 * j + 3]);
-    let below: [F; N] = build(|j| pw[4 * N + j]);
-    let total = pw[5 * N];
-    let target: [V3; MAX_EFFECTORS] = build(|e| V3::at(tw, 4 * e));
-    let target_w: [F; MAX_EFFECTORS] = build(|e| tw[4 * e + 3]);
+    let target: [V3; MAX_EFFECTORS] = build(|e| V3::at(tail, 4 * e));
+    let target_w: [F; MAX_EFFECTORS] = build(|e| tail[4 * e + 3]);
+    let params: [F; 4] = build(|k| tail[PARAMS - TARGETS + k]);
     let (precision, weight) = (params[0], params[1]);
+
+    // --- setup(): the checks the shape leaves open, lane by lane, then the bones and the
+    // effector weight below each joint (the scalar code's operations in its order). A point
+    // within range is finite, and so is a unit quaternion or a weight within its bounds. ---
+    let mut ok = M::splat(true);
+    // The shape's words: parents and effector joints (words 16..28 from the targets on), the
+    // mode (32..36; the parameters sit between).
+    let shape = first.parents.as_flattened().iter().chain(&first.effectors).enumerate();
+    for (k, &word) in shape.chain(first.mode.iter().enumerate().map(|(k, w)| (k + 16, w))) {
+        ok = ok & tail[4 * MAX_EFFECTORS + k].word_eq(word);
+    }
+    for j in 0..n {
+        ok = ok & in_range(jw, 4 * j) & finite(jw[4 * j + 3]) & is_unit_quat(Q::at(rw, 4 * j));
+    }
+    for (e, w) in target_w.iter().enumerate().take(first.effector_count()) {
+        ok = ok & in_range(tail, 4 * e) & w.ge(MIN_EFFECTOR_WEIGHT) & w.le(MAX_EFFECTOR_WEIGHT);
+    }
+    ok = ok & finite(precision) & flush_subnormal(precision).ge(0.0) & finite(weight) & weight.gt(0.0);
+    ok = ok & !flush_subnormal(params[2]).ne_(0.0) & !flush_subnormal(params[3]).ne_(0.0);
+    let mut bone = [origin; N];
+    let mut len = [zero; N];
+    let mut total = zero;
+    for j in 1..n {
+        bone[j] = V3::at(jw, 4 * j) - V3::at(jw, 4 * t.parent[j]);
+        len[j] = bone[j].length();
+        total = total + len[j];
+    }
+    for &l in &len[1..n] {
+        ok = ok & l.gt(MIN_TREE_BONE * total) & total.ge(MIN_CHAIN_LENGTH);
+    }
+    let mut below = [zero; N];
+    for j in (0..n).rev() {
+        if t.effector[j] != NONE {
+            below[j] = below[j] + target_w[t.effector[j]];
+        }
+        if j > 0 {
+            below[t.parent[j]] = below[t.parent[j]] + below[j];
+        }
+    }
     let on_path = |j: usize| t.below[j] > 0.0;
     let keep_root = first.mode[2] & option::KEEP_ROOT_ROTATION != 0;
     let eps2 = 1e-12 * total * total;
@@ -264,4 +265,23 @@ fn solve<const N: usize, const P: usize>(
     put(&mut solved, 12 * MAX_TREE_JOINTS, &[reached.as_u32_word(), zero, zero, count]);
     // SAFETY: every word was written above.
     store_words(unsafe { assume_init_slice(&solved) }, out);
+    ok
+}
+
+/// Lanes whose word is finite.
+#[inline(always)]
+fn finite(x: F) -> M {
+    x.abs().le(f32::MAX)
+}
+
+/// Lanes whose point at word `w` is within ±`MAX_COORDINATE` (`cpu::math::in_range`).
+#[inline(always)]
+fn in_range(words: &[F], w: usize) -> M {
+    words[w].abs().le(MAX_COORDINATE) & words[w + 1].abs().le(MAX_COORDINATE) & words[w + 2].abs().le(MAX_COORDINATE)
+}
+
+/// `cpu::math::flush_subnormal` over lanes.
+#[inline(always)]
+fn flush_subnormal(x: F) -> F {
+    x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
 }
