@@ -89,8 +89,8 @@ fn children(t: &Tree, j: usize) -> impl Iterator<Item = usize> + '_ {
     std::iter::successors(real(t.first_child[j]), move |&c| real(t.next_sibling[c]))
 }
 
-/// Solves the group's prepared lanes (the shape `t` is every prepared lane's) into `out`;
-/// the other lanes get garbage that the scalar solver overwrites.
+/// Checks and solves a group of trees of the shape `t` into `out`: returns the lanes that
+/// pass the checks (the others get garbage, which the scalar solver overwrites).
 #[inline(always)]
 fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved; L], t: &Tree) -> M {
     let n = t.n;
