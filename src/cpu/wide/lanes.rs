@@ -407,6 +407,26 @@ pub(crate) fn all_in_range(words: &[F]) -> M {
     ok
 }
 
+/// Lanes whose word is finite.
+#[inline(always)]
+pub(crate) fn finite(x: F) -> M {
+    x.abs().le(f32::MAX)
+}
+
+/// Lanes whose point at word `w` is within ±`crate::constants::MAX_COORDINATE` (`cpu::math::in_range`).
+#[inline(always)]
+pub(crate) fn in_range(words: &[F], w: usize) -> M {
+    words[w].abs().le(crate::constants::MAX_COORDINATE)
+        & words[w + 1].abs().le(crate::constants::MAX_COORDINATE)
+        & words[w + 2].abs().le(crate::constants::MAX_COORDINATE)
+}
+
+/// `cpu::math::flush_subnormal` over lanes.
+#[inline(always)]
+pub(crate) fn flush_subnormal(x: F) -> F {
+    x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
+}
+
 /// Words of a record being built in lanes, each written once before it is stored.
 pub(crate) type Words<const W: usize> = [MaybeUninit<F>; W];
 

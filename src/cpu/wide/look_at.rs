@@ -10,11 +10,12 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    assume_init, assume_init_slice_mut, each_lane, is_unit_quat, load_words_at, mirror_words, nlerp_identity, put,
-    quat_from_axis_cos_sin, rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
+    assume_init, assume_init_slice_mut, each_lane, finite, flush_subnormal, in_range, is_unit_quat, load_words_at,
+    mirror_words, nlerp_identity, put, quat_from_axis_cos_sin, rotation_arc, sin_cos, store_words, words, Kernel, Q,
+    V3,
 };
 use super::limits::{atan2, clamp_angle};
-use crate::constants::{MAX_COORDINATE, MIN_AXIS_LENGTH2, PI};
+use crate::constants::{MIN_AXIS_LENGTH2, PI};
 use crate::cpu::look_at::look_at;
 use crate::cpu::wide::build;
 use crate::records::{info, option, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
@@ -114,24 +115,6 @@ fn div(v: V3, d: F) -> V3 {
 #[inline(always)]
 fn axis(x: f32, y: f32, z: f32) -> V3 {
     V3 { x: F::splat(x), y: F::splat(y), z: F::splat(z) }
-}
-
-/// Lanes whose word is finite.
-#[inline(always)]
-fn finite(x: F) -> M {
-    x.abs().le(f32::MAX)
-}
-
-/// Lanes whose point at word `w` is within ±`MAX_COORDINATE` (`cpu::math::in_range`).
-#[inline(always)]
-fn in_range(words: &[F], w: usize) -> M {
-    words[w].abs().le(MAX_COORDINATE) & words[w + 1].abs().le(MAX_COORDINATE) & words[w + 2].abs().le(MAX_COORDINATE)
-}
-
-/// `cpu::math::flush_subnormal` over lanes.
-#[inline(always)]
-fn flush_subnormal(x: F) -> F {
-    x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
 }
 
 /// `cpu::aim::target_direction` over lanes (`target_len` = `|target|`): `target − joint`

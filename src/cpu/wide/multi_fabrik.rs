@@ -12,11 +12,11 @@
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    assume_init_slice, each_lane, is_unit_quat, load_words_at, nlerp_identity, normalize_or, put, quat_from_axis_angle,
-    rotation_arc, store_words, words, Kernel, Q, V3,
+    assume_init_slice, each_lane, finite, flush_subnormal, in_range, is_unit_quat, load_words_at, nlerp_identity,
+    normalize_or, put, quat_from_axis_angle, rotation_arc, store_words, words, Kernel, Q, V3,
 };
 use super::limits::atan2;
-use crate::constants::{MAX_COORDINATE, MAX_EFFECTOR_WEIGHT, MIN_EFFECTOR_WEIGHT, MIN_TREE_BONE};
+use crate::constants::{MAX_EFFECTOR_WEIGHT, MIN_EFFECTOR_WEIGHT, MIN_TREE_BONE};
 use crate::cpu::limb::MIN_CHAIN_LENGTH;
 use crate::cpu::multi_fabrik::{multi_fabrik, setup, Tree, NONE, TWIST_FADE};
 use crate::cpu::wide::build;
@@ -266,22 +266,4 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
     // SAFETY: every word was written above.
     store_words(unsafe { assume_init_slice(&solved) }, out);
     ok
-}
-
-/// Lanes whose word is finite.
-#[inline(always)]
-fn finite(x: F) -> M {
-    x.abs().le(f32::MAX)
-}
-
-/// Lanes whose point at word `w` is within ±`MAX_COORDINATE` (`cpu::math::in_range`).
-#[inline(always)]
-fn in_range(words: &[F], w: usize) -> M {
-    words[w].abs().le(MAX_COORDINATE) & words[w + 1].abs().le(MAX_COORDINATE) & words[w + 2].abs().le(MAX_COORDINATE)
-}
-
-/// `cpu::math::flush_subnormal` over lanes.
-#[inline(always)]
-fn flush_subnormal(x: F) -> F {
-    x.abs().lt(f32::MIN_POSITIVE).sel(F::splat(0.0), x)
 }
