@@ -105,12 +105,6 @@ impl Limited for Ccd {
     }
 }
 
-/// Component-wise `v / s` (glam's `Vec3 / f32`).
-#[inline(always)]
-fn div(v: V3, s: F) -> V3 {
-    V3 { x: v.x / s, y: v.y / s, z: v.z / s }
-}
-
 /// What every visit of one group's sweeps shares (`cpu::ccd::Sweep` over lanes).
 struct Sweep {
     target: V3,
@@ -140,7 +134,7 @@ fn visit(pivot: V3, tip: V3, current: Q, parent: Q, limit: &LaneLimit, s: &Sweep
     let to_target = s.target - pivot;
     let (l_tip, l_target) = (to_tip.length_squared(), to_target.length_squared());
     let moves = M::splat(!s.project) & l_tip.gt(s.eps2) & l_target.gt(s.eps2);
-    let r = cap_turn(rotation_arc(div(to_tip, l_tip.sqrt()), div(to_target, l_target.sqrt())), s);
+    let r = cap_turn(rotation_arc(to_tip / l_tip.sqrt(), to_target / l_target.sqrt()), s);
     let mut new = moves.sel(r.mul(current).normalize(), current);
     if limit.limited.any() {
         new = limit.limited.sel(limit_rotation(parent, new, limit), new);

@@ -33,12 +33,6 @@ impl Kernel for Fabrik {
     }
 }
 
-/// Component-wise `v / s` (glam's `Vec3 / f32`).
-#[inline(always)]
-fn div(v: V3, s: F) -> V3 {
-    V3 { x: v.x / s, y: v.y / s, z: v.z / s }
-}
-
 #[inline(always)]
 fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
     let n = c[0].joint_count();
@@ -205,7 +199,7 @@ fn setup<const N: usize>(g: &Lanes<N>, n: usize, iterations: u32) -> Setup<N> {
     for i in 0..n - 1 {
         let bone = fk[i + 1] - fk[i];
         len[i] = bone.length();
-        dir_fk[i] = div(bone, len[i]);
+        dir_fk[i] = bone / len[i];
         total = total + len[i];
     }
     let mut failed = M::splat(false);
@@ -258,7 +252,7 @@ fn solve<const N: usize, const G: usize>(
         let mut p = p[k];
         let mut info = U::zero();
         if (s[k].solve & straight).any() {
-            let d = div(target - base, s[k].c_len);
+            let d = (target - base) / s[k].c_len;
             let mut q = base;
             for i in 0..n - 1 {
                 let next = q + d * s[k].len[i];

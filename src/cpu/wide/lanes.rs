@@ -9,7 +9,7 @@
 //! needs sits in one module.
 
 use std::mem::MaybeUninit;
-use std::ops::{Add, Mul, Neg, Sub};
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::isa::{load_block, select_f, select_m, store_block, BLOCK, F, L, M, U};
 use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
@@ -129,6 +129,14 @@ impl Mul<F> for V3 {
     #[inline(always)]
     fn mul(self, s: F) -> V3 {
         V3 { x: self.x * s, y: self.y * s, z: self.z * s }
+    }
+}
+/// glam's `Vec3 / f32`: each component divided (not multiplied by a reciprocal).
+impl Div<F> for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn div(self, s: F) -> V3 {
+        V3 { x: self.x / s, y: self.y / s, z: self.z / s }
     }
 }
 impl Neg for V3 {

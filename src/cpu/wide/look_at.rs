@@ -81,8 +81,8 @@ impl Axes {
     fn new(forward: V3, up: V3) -> (Axes, M) {
         let (f2, u2) = (forward.length_squared(), up.length_squared());
         let mut ok = f2.gt(1e-12) & u2.gt(1e-12);
-        let f = div(forward, f2.sqrt());
-        let u = div(up, u2.sqrt());
+        let f = forward / f2.sqrt();
+        let u = up / u2.sqrt();
         let c = f.dot(u);
         ok = ok & c.abs().le(1e-3);
         let u = (u - f * c).normalize();
@@ -103,12 +103,6 @@ impl Axes {
     fn rotation(self, q: Q) -> Q {
         Q::from_v3(self.vector(V3 { x: q.x, y: q.y, z: q.z }), q.w)
     }
-}
-
-/// glam's `Vec3 / f32`: each component divided.
-#[inline(always)]
-fn div(v: V3, d: F) -> V3 {
-    V3 { x: v.x / d, y: v.y / d, z: v.z / d }
 }
 
 /// The unit axis `(x, y, z)` in every lane.
@@ -149,7 +143,7 @@ fn clamp_yaw_pitch(d: V3, l: [F; 4]) -> (V3, M) {
 fn aim_in_axes(p: V3, shortest_arc: bool) -> Q {
     let p_len = p.length();
     if shortest_arc {
-        return rotation_arc(axis(1.0, 0.0, 0.0), div(p, p_len));
+        return rotation_arc(axis(1.0, 0.0, 0.0), p / p_len);
     }
     let xy = (p.x * p.x + p.y * p.y).sqrt();
     let tilted = xy.gt(1e-7 * p_len);

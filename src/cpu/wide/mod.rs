@@ -214,18 +214,12 @@ pub(crate) fn three_bone_batch(chains: &[ThreeBoneChain], path: CpuPath, out: &m
 /// solved in groups of each (one index sort per batch), so a record's result never depends
 /// on its neighbours.
 pub(crate) fn look_at_batch(chains: &[LookAtChain], path: CpuPath, out: &mut [LookAtSolved]) {
-    debug_assert_eq!(chains.len(), out.len());
-    let run: Run<LookAtChain, LookAtSolved> = match path {
-        CpuPath::Avx512 if avx512::isa::available() => avx512::isa::run::<avx512::look_at::LookAt>,
-        CpuPath::Avx2 if avx2::isa::available() => avx2::isa::run::<avx2::look_at::LookAt>,
-        _ => {
-            for (c, o) in chains.iter().zip(out) {
-                look_at(c, o);
-            }
-            return;
-        }
-    };
-    grouped(chains, out, |c| (c.mode[0], c.mode[1], c.mode[2]), run);
+    let runs = (
+        avx512::isa::run::<avx512::look_at::LookAt> as Run<_, _>,
+        avx2::isa::run::<avx2::look_at::LookAt> as Run<_, _>,
+    );
+    let key = |c: &LookAtChain| (c.mode[0], c.mode[1], c.mode[2]);
+    iterative_batch(chains, FabrikMode::Fixed, path, out, runs, |c, _, o| look_at(c, o), key);
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -239,22 +233,11 @@ pub(crate) fn multi_fabrik_batch(
     path: CpuPath,
     out: &mut [MultiFabrikSolved],
 ) {
-    debug_assert_eq!(chains.len(), out.len());
-    let run: Run<MultiFabrikChain, MultiFabrikSolved> = match path {
-        CpuPath::Avx512 if mode == FabrikMode::Fixed && avx512::isa::available() => {
-            avx512::isa::run::<avx512::multi_fabrik::MultiFabrik>
-        }
-        CpuPath::Avx2 if mode == FabrikMode::Fixed && avx2::isa::available() => {
-            avx2::isa::run::<avx2::multi_fabrik::MultiFabrik>
-        }
-        _ => {
-            for (c, o) in chains.iter().zip(out) {
-                multi_fabrik_with_mode(c, mode, o);
-            }
-            return;
-        }
-    };
-    grouped(chains, out, |c| (c.mode, c.parents, c.effectors), run);
+    let runs = (
+        avx512::isa::run::<avx512::multi_fabrik::MultiFabrik> as Run<_, _>,
+        avx2::isa::run::<avx2::multi_fabrik::MultiFabrik> as Run<_, _>,
+    );
+    iterative_batch(chains, mode, path, out, runs, multi_fabrik_with_mode, |c| (c.mode, c.parents, c.effectors));
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -302,17 +285,18 @@ pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, ou
 /// An instantiation's entry point over a batch (`isa::run`): `false` when the CPU lacks it.
 type Run<C, S = FabrikSolved> = fn(&[C], &mut [S]) -> bool;
 
-/// The batch path of an iterative solver: [`FabrikMode::Fixed`] on `path` in lanes (`runs`:
-/// the AVX-512 and AVX2 instantiations), grouped by `key` ([`grouped`]); any other mode or
-/// path chain by chain with `scalar`.
-fn iterative_batch<C: Copy>(
+/// The batch path of a solver whose lanes need one shape per group (an iterative solver's
+/// joint and iteration counts, a look-at record's joints and parents, a tree's shape):
+/// [`FabrikMode::Fixed`] on `path` in lanes (`runs`: the AVX-512 and AVX2 instantiations),
+/// grouped by `key` ([`grouped`]); any other mode or path chain by chain with `scalar`.
+fn iterative_batch<C: Copy, S: Copy + Default, K: Ord>(
     chains: &[C],
     mode: FabrikMode,
     path: CpuPath,
-    out: &mut [FabrikSolved],
-    runs: (Run<C>, Run<C>),
-    scalar: fn(&C, FabrikMode, &mut FabrikSolved),
-    key: impl Fn(&C) -> (u32, u32, u32),
+    out: &mut [S],
+    runs: (Run<C, S>, Run<C, S>),
+    scalar: fn(&C, FabrikMode, &mut S),
+    key: impl Fn(&C) -> K,
 ) {
     debug_assert_eq!(chains.len(), out.len());
     let run = match path {

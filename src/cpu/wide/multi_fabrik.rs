@@ -68,12 +68,6 @@ fn group_of<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSol
     solve::<N>(c, out, &t).bits()
 }
 
-/// glam's `Vec3 / f32`: each component divided.
-#[inline(always)]
-fn div(v: V3, d: F) -> V3 {
-    V3 { x: v.x / d, y: v.y / d, z: v.z / d }
-}
-
 /// `cpu::multi_fabrik::fitted_twist` over lanes.
 #[inline(always)]
 fn fitted_twist(axis: V3, cos: F, sin: F, scale: F) -> Q {
@@ -171,12 +165,12 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
                 sum = sum + target[e] * target_w[e];
                 ws = ws + target_w[e];
             }
-            q[j] = div(sum, ws);
+            q[j] = sum / ws;
             let par = t.parent[j];
             let ask = if t.active[par] > 1 {
                 q[j] - d[par].rotate(bone[j])
             } else {
-                let now = normalize_or(p[par] - p[j], div(-bone[j], len[j]), eps2);
+                let now = normalize_or(p[par] - p[j], -bone[j] / len[j], eps2);
                 q[j] + normalize_or(p[par] - q[j], now, eps2) * len[j]
             };
             acc[par] = acc[par] + ask * below[j];
@@ -188,7 +182,7 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
             let (mut a, mut b, mut active, mut first_active) = (origin, origin, 0, NONE);
             for ch in children(t, j).filter(|&ch| on_path(ch)) {
                 let now = d_par.rotate(bone[ch]);
-                let want = normalize_or(q[ch] - p[j], div(now, len[ch]), eps2) * len[ch];
+                let want = normalize_or(q[ch] - p[j], now / len[ch], eps2) * len[ch];
                 a = a + now * below[ch];
                 b = b + want * below[ch];
                 active += 1;
@@ -203,7 +197,7 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
                     // The bones cancel out: steer by the first one.
                     let f = first_active;
                     let a1 = d_par.rotate(bone[f]);
-                    let b1 = normalize_or(q[f] - p[j], div(a1, len[f]), eps2) * len[f];
+                    let b1 = normalize_or(q[f] - p[j], a1 / len[f], eps2) * len[f];
                     a = cancel.sel(a1, a);
                     b = cancel.sel(b1, b);
                 }
@@ -214,7 +208,7 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
                     let (mut cos, mut sin, mut scale) = (zero, zero, zero);
                     for ch in children(t, j).filter(|&ch| on_path(ch)) {
                         let now = dj.rotate(bone[ch]);
-                        let want = normalize_or(q[ch] - p[j], div(now, len[ch]), eps2) * len[ch];
+                        let want = normalize_or(q[ch] - p[j], now / len[ch], eps2) * len[ch];
                         let (u, v) = (now - axis * now.dot(axis), want - axis * want.dot(axis));
                         cos = cos + u.dot(v) * below[ch];
                         sin = sin + u.cross(v).dot(axis) * below[ch];
