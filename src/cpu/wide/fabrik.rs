@@ -27,6 +27,7 @@ impl Kernel for Fabrik {
     fn scalar(c: &FabrikChain, out: &mut FabrikSolved) {
         fabrik_with_mode(c, FabrikMode::Fixed, out);
     }
+    const PAIRED: bool = true;
     #[inline(always)]
     fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; L], out2: &mut [FabrikSolved; L]) {
         group2(c, c2, out, out2);

@@ -554,11 +554,14 @@ pub(crate) trait Kernel {
     /// The scalar solver the group stands for (bit for bit the same result), for the few
     /// chains left over after the last whole group ([`each_group`]).
     fn scalar(c: &Self::Chain, out: &mut Self::Solved);
+    /// Whether the batch runs two groups at a time through [`Kernel::group2`] (else one
+    /// at a time through [`Kernel::group`]).
+    const PAIRED: bool = false;
     /// Solves two groups (`c` into `out`, `c2` into `out2`), bit for bit as two
-    /// [`Kernel::group`] calls. A kernel whose lanes wait on a long chain of dependent
-    /// operations (FABRIK: a square root and a division per joint, each joint waiting on
-    /// the last) interleaves the two groups so the core overlaps their chains. Must be
-    /// `#[inline(always)]` like `group`.
+    /// [`Kernel::group`] calls; used when [`Kernel::PAIRED`]. A kernel whose lanes wait on
+    /// a long chain of dependent operations (FABRIK: a square root and a division per
+    /// joint, each joint waiting on the last) interleaves the two groups so the core
+    /// overlaps their chains. Must be `#[inline(always)]` like `group`.
     #[inline(always)]
     fn group2(c: &[Self::Chain; L], c2: &[Self::Chain; L], out: &mut [Self::Solved; L], out2: &mut [Self::Solved; L]) {
         Self::group(c, out);
@@ -566,13 +569,15 @@ pub(crate) trait Kernel {
     }
 }
 
-/// Prefetches `bytes` from `p` into L1 (a hint: no effect on results, never faults).
+/// Prefetches `bytes` from `p` into L2 (a hint: no effect on results, never faults). Into
+/// L2 rather than L1: a group asks for tens of lines at once, more than L1's miss buffers
+/// hold, and on a 2-core AMD EPYC VM bursts of `prefetcht0` cost more than they saved.
 #[inline(always)]
 fn prefetch<T>(p: *const T, bytes: usize) {
     let base = p.cast::<i8>();
     for offset in (0..bytes).step_by(64) {
         // SAFETY: a prefetch never faults (SSE, always on x86-64).
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.wrapping_add(offset)) };
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(base.wrapping_add(offset)) };
     }
 }
 
@@ -586,31 +591,37 @@ fn prefetch<T>(p: *const T, bytes: usize) {
 pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) {
     debug_assert_eq!(chains.len(), out.len());
     // Large batches stream from memory, and a store that misses the cache waits for the
-    // line to be read first: ask for the output lines two groups ahead (1 M two-bone
-    // chains: 102 → 82 ns each), and for the input records (nothing for two-bone, whose
-    // 192-byte records the hardware prefetcher keeps up with; 16 384 look-at records of
-    // 448 bytes: 110–126 → 101–104 ns each).
+    // line to be read first: ask for the input records and the output lines two groups
+    // ahead (into L2, see `prefetch`), a group's worth before each group (a kernel that
+    // pairs its groups: a pair's worth before each pair). 1 M two-bone chains on AVX2:
+    // 98 → 74 ns each with this against a pair's worth into L1 (BENCHMARKS.md).
     const AHEAD: usize = 2;
     let out_base = out.as_ptr();
     let out_len = out.len();
-    // Two groups at a time (`Kernel::group2`), then a last full group, then the padded rest.
-    let mut pairs = chains.chunks_exact(2 * L);
-    let mut pair_outs = out.chunks_exact_mut(2 * L);
+    let step = if K::PAIRED { 2 * L } else { L };
+    // Whole steps (a group, or a pair through `Kernel::group2`), then a last full group,
+    // then the padded rest.
+    let mut pairs = chains.chunks_exact(step);
+    let mut pair_outs = out.chunks_exact_mut(step);
     for (g, (c, o)) in (&mut pairs).zip(&mut pair_outs).enumerate() {
-        let next = (2 * g + AHEAD) * L;
-        if next + 2 * L <= out_len {
+        let next = g * step + AHEAD * L;
+        if next + step <= out_len {
             // SAFETY: in bounds (checked above); only used as a prefetch address.
-            prefetch(unsafe { out_base.add(next) }, 2 * L * size_of::<K::Solved>());
+            prefetch(unsafe { out_base.add(next) }, step * size_of::<K::Solved>());
             // SAFETY: as above (`chains` and `out` have one length).
-            prefetch(unsafe { chains.as_ptr().add(next) }, 2 * L * size_of::<K::Chain>());
+            prefetch(unsafe { chains.as_ptr().add(next) }, step * size_of::<K::Chain>());
         }
-        let ((c, c2), (o, o2)) = (c.split_at(L), o.split_at_mut(L));
-        K::group2(
-            c.try_into().expect("chunk of L"),
-            c2.try_into().expect("chunk of L"),
-            o.try_into().expect("chunk of L"),
-            o2.try_into().expect("chunk of L"),
-        );
+        if K::PAIRED {
+            let ((c, c2), (o, o2)) = (c.split_at(L), o.split_at_mut(L));
+            K::group2(
+                c.try_into().expect("chunk of L"),
+                c2.try_into().expect("chunk of L"),
+                o.try_into().expect("chunk of L"),
+                o2.try_into().expect("chunk of L"),
+            );
+        } else {
+            K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
+        }
     }
     let mut cs = pairs.remainder().chunks_exact(L);
     let mut os = pair_outs.into_remainder().chunks_exact_mut(L);
