@@ -11,44 +11,14 @@ use crowd_ik::cpu::{dls, dls_with_mode, validate_dls, FabrikMode};
 use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik::records::MAX_DLS_STARTS;
+use crowd_ik_tools::workload;
 
 const SIZES: [usize; 5] = [1, 63, 64, 65, 100_003];
 
-/// An arm of four joints: a shoulder with a swing cone (86°) and a twist range (±86°), an
-/// elbow hinge bending one way (0..143°), a wrist with an elliptical cone (69° × 29°) and a
-/// twist range (±57°), and the hand's end; a random FK pose under a random parent rotation,
-/// and a target where a random pose inside the limits puts the hand's end, with that pose's
-/// hand rotation as the orientation target (weight `0.2`, precision 1e-4 × length).
+/// A 7-degree-of-freedom arm with a hand position and orientation target inside its limits
+/// (`crowd_ik_tools::workload::dls_arm`, the bench's arms), from a seed drawn from `rng`.
 fn random_arm(rng: &mut Rng, iterations: u32) -> DlsChain {
-    let q = rng.quat();
-    let (upper, fore, hand) = (rng.range(0.2, 0.35), rng.range(0.2, 0.3), rng.range(0.07, 0.1));
-    let bend = rng.range(10f32, 90.0).to_radians();
-    let s = Vec3::new(rng.range(-1.0, 1.0), 1.4, rng.range(-1.0, 1.0));
-    let fore_fk = Vec3::new(bend.cos(), 0.0, bend.sin());
-    let j1 = s + q * Vec3::X * upper;
-    let j2 = j1 + q * fore_fk * fore;
-    let j = [s, j1, j2, j2 + q * fore_fk * hand];
-    let r = [q; 4];
-    // Hinge about -Y in the elbow's frame: bending toward +Z is the valid way.
-    let limits = ChainLimits::default()
-        .with_rest_from_pose(q, &r)
-        .with_cone(0, Quat::IDENTITY, Vec3::Y, [1.5, 1.5], Some([-1.5, 1.5]))
-        .with_hinge(1, Quat::IDENTITY, -Vec3::Y, 0.0, 2.5)
-        .with_cone(2, Quat::IDENTITY, Vec3::Y, [1.2, 0.5], Some([-1.0, 1.0]));
-    // A pose inside the limits.
-    let t = rng.range(0.0, std::f32::consts::TAU);
-    let swing = Quat::from_scaled_axis((Vec3::Y * t.cos() + Vec3::Z * t.sin()) * 1.5 * rng.range(0.0, 1.0).sqrt());
-    let r0 = q * swing * Quat::from_axis_angle(Vec3::X, rng.range(-1.5, 1.5));
-    let r1 = r0 * Quat::from_axis_angle(-Vec3::Y, rng.range(0.0, 2.5));
-    let (u, v) = (Vec3::Y, fore_fk.cross(Vec3::Y));
-    let t = rng.range(0.0, std::f32::consts::TAU);
-    let k = rng.range(0.0, 1.0).sqrt();
-    let wrist = Quat::from_scaled_axis(u * (1.2 * k * t.cos()) + v * (0.5 * k * t.sin()));
-    let r2 = r1 * wrist * Quat::from_axis_angle(fore_fk, rng.range(-1.0, 1.0));
-    let target = s + r0 * Vec3::X * upper + r1 * fore_fk * fore + r2 * fore_fk * hand;
-    let len = upper + fore + hand;
-    let chain = FabrikChain::new(&j, &r, target, iterations).with_precision(1e-4 * len);
-    DlsChain::new(chain, limits).with_orientation_target(r2, 0.2)
+    workload::dls_arm(&mut workload::Rng::new(rng.next_u64()), iterations)
 }
 
 fn limited(c: &DlsChain) -> ConstrainedFabrikChain {

@@ -1,7 +1,7 @@
 //! CPU against GPU against the peer, side by side, on the same inputs.
 //!
 //! `cargo run --release --example bench -- [--quick] [--sizes 1k,4k,16k,64k,256k,1m,4m]
-//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
+//!     [--workloads two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement]
 //!     (limited, aligned, ccd and dls take `reach` after the kind: targets the limits let the chains reach)
 //!     [--cpu-path auto|scalar|avx2|avx512] [--cpu-only] [--json bench.json]`
 //! `cargo run --release --example bench -- --gpu-suite [--tiny] [--budget-s 200] [--json gpu-suite.json]`
@@ -33,12 +33,14 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,tree20x8,lookat,mixed,crowd,placement,
                        gltf,gltf-placement
                        (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK
                        (alignedJxK: with option::ALIGN_HINGES) and
                        ccdJxK: CCD, both with joint limits on every joint; tree20xK:
-                       multi-effector FABRIK on a 20-joint quadruped with 4 hooves; lookat:
+                       multi-effector FABRIK on a 20-joint quadruped with 4 hooves; arm: damped
+                       least squares on 7-degree-of-freedom arms with hand position and
+                       orientation targets, and k's Jacobian solver beside it; lookat:
                        neck, head and eyes with limits and an up target; crowd/placement: the
                        box-rig walkers over hills, gltf/gltf-placement: the same with Cesium
                        Man, a glTF character (tests/data/gltf); default all)
@@ -100,7 +102,8 @@ impl Row {
     fn json(&self) -> String {
         let opt = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or("null".into(), |v| format!("{v:.4}"));
         let peer = self.peer.as_ref().map_or("null".into(), |(name, ms, diff)| {
-            format!("{{\"name\": \"{name}\", \"ms\": {ms:.4}, \"max_diff\": {diff:e}}}")
+            let diff = if diff.is_finite() { format!("{diff:e}") } else { "null".into() };
+            format!("{{\"name\": \"{name}\", \"ms\": {ms:.4}, \"max_diff\": {diff}}}")
         });
         format!(
             "{{\"workload\": \"{}\", \"chains\": {}, \"cpu_one_thread_ms\": {:.4}, \"cpu_all_threads_ms\": {:.4}, \"gpu_device_ms\": {}, \"gpu_end_to_end_ms\": {}, \"gpu_resident_submit_us\": {}, \"gpu_resident_wall_ms\": {}, \"peer\": {}}}",
@@ -311,6 +314,96 @@ fn peer_fabrik(chains: &[FabrikChain]) -> Res<(f64, f64, f32)> {
     Ok((one, all, diff))
 }
 
+/// The arm of a [`workload::dls_arm`] record as a `k` serial chain (f64): the shoulder and
+/// the wrist as three revolute joints each (k's joints have one degree of freedom and no cone
+/// limits, so these are unlimited), the elbow a revolute joint with the record's hinge range,
+/// and the hand a fixed link; all joints at 0 give the record's FK pose. Also the hand's
+/// target pose.
+fn k_arm(c: &DlsChain) -> (k::SerialChain<f64>, k::Isometry3<f64>) {
+    use crowd_ik::glam::{DQuat, DVec3};
+    use k::nalgebra as na;
+    let j = |i: usize| c.chain.joint(i).as_dvec3();
+    let q = crowd_ik::glam::Quat::from_array(c.chain.rotations_ms[0]).as_dquat();
+    let local = |v: DVec3| q.conjugate() * v;
+    let v3 = |v: DVec3| na::Vector3::new(v.x, v.y, v.z);
+    let quat = |r: DQuat| na::UnitQuaternion::from_quaternion(na::Quaternion::new(r.w, r.x, r.y, r.z));
+    let fore = local(j(2) - j(1)).normalize();
+    let node = |at: DVec3, axis: Option<DVec3>, range: Option<[f32; 2]>| {
+        let joint = match axis {
+            Some(a) => k::JointType::Rotational { axis: na::Unit::new_normalize(v3(a)) },
+            None => k::JointType::Fixed,
+        };
+        k::NodeBuilder::new()
+            .translation(na::Translation3::from(v3(at)))
+            .joint_type(joint)
+            .limits(range.map(|[lo, hi]| k::joint::Range::new(f64::from(lo), f64::from(hi))))
+            .into_node()
+    };
+    let root = k::NodeBuilder::new()
+        .translation(na::Translation3::from(v3(j(0))))
+        .rotation(quat(q))
+        .joint_type(k::JointType::Rotational { axis: na::Vector3::y_axis() })
+        .into_node();
+    let nodes = [
+        root,
+        node(DVec3::ZERO, Some(DVec3::Z), None),
+        node(DVec3::ZERO, Some(DVec3::X), None),
+        node(local(j(1) - j(0)), Some(-DVec3::Y), Some(workload::arm_limits::ELBOW)),
+        node(local(j(2) - j(1)), Some(DVec3::Y), None),
+        node(DVec3::ZERO, Some(fore.cross(DVec3::Y)), None),
+        node(DVec3::ZERO, Some(fore), None),
+        node(local(j(3) - j(2)), None, None),
+    ];
+    for pair in nodes.windows(2) {
+        pair[1].set_parent(&pair[0]);
+    }
+    let t = crowd_ik::glam::Vec3::from_slice(&c.chain.target_ms[..3]).as_dvec3();
+    let r = crowd_ik::glam::Quat::from_array(c.goal.orientation_ms).as_dquat();
+    (k::SerialChain::from_end(&nodes[7]), k::Isometry3::from_parts(na::Translation3::from(v3(t)), quat(r)))
+}
+
+/// `k`'s `JacobianIkSolver` (f64, an SVD pseudo-inverse step, joint ranges clamped) beside
+/// damped least squares on the same arms, one thread each: k with as many iterations as our
+/// starts × iterations allow, stopping at our precision (1e-4 × length, 1e-3 rad). Returns our
+/// time and share within the precision, then k's.
+fn peer_k_arms(arms: &[DlsChain]) -> Res<(f64, f32, f64, f32)> {
+    let within = |c: &DlsChain, p: crowd_ik::glam::DVec3, r: crowd_ik::glam::DQuat| {
+        let len: f64 = (0..3).map(|i| c.chain.joint(i).as_dvec3().distance(c.chain.joint(i + 1).as_dvec3())).sum();
+        let t = crowd_ik::glam::Vec3::from_slice(&c.chain.target_ms[..3]).as_dvec3();
+        let goal = crowd_ik::glam::Quat::from_array(c.goal.orientation_ms).as_dquat();
+        p.distance(t) <= 1e-4 * len && r.normalize().angle_between(goal.normalize()) <= 1e-3
+    };
+    let mut ours = vec![FabrikSolved::default(); arms.len()];
+    let ours_ms = best(|| Ok(cpu_job(arms, &mut ours).run().map(|_| ())?))?;
+    let ours_within =
+        arms.iter().zip(&ours).filter(|(c, s)| within(c, s.position(3).as_dvec3(), s.rotation(3).as_dquat())).count();
+    let models: Vec<_> = arms.iter().map(k_arm).collect();
+    let starts = arms.iter().map(|c| c.goal.starts[0]).max().unwrap_or(1) as usize;
+    let theirs_ms = best(|| {
+        for ((arm, target), c) in models.iter().zip(arms) {
+            arm.set_joint_positions_clamped(&[0.0; 7]);
+            let precision = f64::from(c.chain.params[0]);
+            let solver = k::JacobianIkSolver::new(precision, 1e-3, 0.5, starts * c.chain.iterations() as usize);
+            // An arm k does not bring within the precision is put back at its start (k's
+            // contract): counted below as not reached.
+            let _ = k::InverseKinematicsSolver::solve(&solver, arm, target);
+        }
+        Ok(())
+    })?;
+    let theirs_within = arms
+        .iter()
+        .zip(&models)
+        .filter(|(c, (arm, _))| {
+            let end = arm.end_transform();
+            let (p, r) = (end.translation.vector, end.rotation);
+            let p = crowd_ik::glam::DVec3::new(p.x, p.y, p.z);
+            within(c, p, crowd_ik::glam::DQuat::from_xyzw(r.i, r.j, r.k, r.w))
+        })
+        .count();
+    let share = |k: usize| k as f32 / arms.len() as f32;
+    Ok((ours_ms, share(ours_within), theirs_ms, share(theirs_within)))
+}
+
 fn main() -> Res<()> {
     crowd_ik_tools::quiet_headless_gpu();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -337,7 +430,7 @@ fn main() -> Res<()> {
             }
         });
     let all =
-        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
+        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -390,6 +483,7 @@ fn main() -> Res<()> {
                     }
                 },
                 "lookat" => chains("look-at 4", gpu.as_mut(), &workload::look_at(n, 5))?,
+                "arm" => chains("dls arm", gpu.as_mut(), &workload::dls_arms(n, 32, 6))?,
                 f if f.starts_with("tree20x") => {
                     let it = f["tree20x".len()..].parse()?;
                     chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?
@@ -495,6 +589,29 @@ fn main() -> Res<()> {
         ..Row::default()
     });
 
+    if workloads.iter().any(|w| w == "arm") {
+        let arms = workload::dls_arms(peer_n.min(2_000), 32, 6);
+        let (ours_ms, ours, theirs_ms, theirs) = peer_k_arms(&arms)?;
+        println!("\npeer: k 0.32 (Jacobian IK) on the same {} arms (hand position and orientation)", arms.len());
+        println!(
+            "  damped least squares, 1 thread: {:.2} µs/arm, {:.1} % within 1e-4 × length and 1e-3 rad; k JacobianIkSolver (f64): {:.2} µs/arm, {:.1} %",
+            ours_ms * 1e3 / arms.len() as f64,
+            100.0 * ours,
+            theirs_ms * 1e3 / arms.len() as f64,
+            100.0 * theirs
+        );
+        rows.push(Row {
+            workload: "peer dls arm".into(),
+            n: arms.len(),
+            cpu1: ours_ms,
+            peer: Some((
+                format!("k JacobianIkSolver (within the precision: ours {ours:.4}, k {theirs:.4})"),
+                theirs_ms,
+                f32::NAN,
+            )),
+            ..Row::default()
+        });
+    }
     let json = format!(
         "{{\"adapter\": \"{}\", \"device_type\": \"{}\", \"backend\": \"{}\", \"cpu_threads\": {threads}, \"cpu_path\": \"{cpu_path}\", \"rows\": [\n  {}\n]}}\n",
         adapter.0,

@@ -38,6 +38,10 @@ impl Rng {
             }
         }
     }
+    /// A random rotation (a random axis, an angle in `[−3.1, 3.1)`).
+    pub fn quat(&mut self) -> Quat {
+        Quat::from_axis_angle(self.unit(), self.range(-3.1, 3.1))
+    }
 }
 
 fn leg(rng: &mut Rng) -> ([Vec3; 3], [Quat; 3], Vec3) {
@@ -312,4 +316,68 @@ pub fn look_at(n: usize, seed: u64) -> Vec<crowd_ik::LookAtChain> {
                 .with_up_target(Some(head + Vec3::Y * 10.0))
         })
         .collect()
+}
+
+/// The limits of the arms of [`dls_arm`], in the frame of the arm's FK rotation `q` (the
+/// upper arm along +X): the shoulder's swing cone about +Y/+Z and its twist about +X, the
+/// elbow's hinge (about −Y, bending toward +Z) and the wrist's elliptical cone (about +Y
+/// and the forearm × +Y) and twist about the forearm. Radians.
+pub mod arm_limits {
+    /// The shoulder's swing cone half-angle (both axes).
+    pub const SHOULDER_SWING: f32 = 1.5;
+    /// The shoulder's twist range, ±.
+    pub const SHOULDER_TWIST: f32 = 1.5;
+    /// The elbow hinge's range, from the FK pose.
+    pub const ELBOW: [f32; 2] = [0.0, 2.5];
+    /// The wrist cone's half-angles about +Y and about the forearm × +Y.
+    pub const WRIST_SWING: [f32; 2] = [1.2, 0.5];
+    /// The wrist's twist range, ±.
+    pub const WRIST_TWIST: f32 = 1.0;
+}
+
+/// A 7-degree-of-freedom arm as a damped-least-squares record: a shoulder with a swing cone
+/// (86°) and a twist range (±86°), an elbow hinge bending one way (0..143°), a wrist with an
+/// elliptical cone (69° × 29°) and a twist range (±57°), and the hand's end (four joints);
+/// a random FK pose (the elbow bent 10–90°) under a random rotation, with a target where a
+/// random pose inside the limits puts the hand's end, that pose's hand rotation as the
+/// orientation target (weight 0.2 m per radian), precision 1e-4 × length, `iterations` per
+/// start. Every target is reachable within the limits.
+pub fn dls_arm(rng: &mut Rng, iterations: u32) -> crowd_ik::DlsChain {
+    use arm_limits::{ELBOW, SHOULDER_SWING, SHOULDER_TWIST, WRIST_SWING, WRIST_TWIST};
+    let q = rng.quat();
+    let (upper, fore, hand) = (rng.range(0.2, 0.35), rng.range(0.2, 0.3), rng.range(0.07, 0.1));
+    let bend = rng.range(10f32, 90.0).to_radians();
+    let s = Vec3::new(rng.range(-1.0, 1.0), 1.4, rng.range(-1.0, 1.0));
+    let fore_fk = Vec3::new(bend.cos(), 0.0, bend.sin());
+    let j1 = s + q * Vec3::X * upper;
+    let j2 = j1 + q * fore_fk * fore;
+    let j = [s, j1, j2, j2 + q * fore_fk * hand];
+    let r = [q; 4];
+    let limits = crowd_ik::ChainLimits::default()
+        .with_rest_from_pose(q, &r)
+        .with_cone(0, Quat::IDENTITY, Vec3::Y, [SHOULDER_SWING; 2], Some([-SHOULDER_TWIST, SHOULDER_TWIST]))
+        .with_hinge(1, Quat::IDENTITY, -Vec3::Y, ELBOW[0], ELBOW[1])
+        .with_cone(2, Quat::IDENTITY, Vec3::Y, WRIST_SWING, Some([-WRIST_TWIST, WRIST_TWIST]));
+    // A pose inside the limits.
+    let t = rng.range(0.0, std::f32::consts::TAU);
+    let swing =
+        Quat::from_scaled_axis((Vec3::Y * t.cos() + Vec3::Z * t.sin()) * SHOULDER_SWING * rng.range(0.0, 1.0).sqrt());
+    let r0 = q * swing * Quat::from_axis_angle(Vec3::X, rng.range(-SHOULDER_TWIST, SHOULDER_TWIST));
+    let r1 = r0 * Quat::from_axis_angle(-Vec3::Y, rng.range(ELBOW[0], ELBOW[1]));
+    let (u, v) = (Vec3::Y, fore_fk.cross(Vec3::Y));
+    let t = rng.range(0.0, std::f32::consts::TAU);
+    let k = rng.range(0.0, 1.0).sqrt();
+    let wrist = Quat::from_scaled_axis(u * (WRIST_SWING[0] * k * t.cos()) + v * (WRIST_SWING[1] * k * t.sin()));
+    let r2 = r1 * wrist * Quat::from_axis_angle(fore_fk, rng.range(-WRIST_TWIST, WRIST_TWIST));
+    let target = s + r0 * Vec3::X * upper + r1 * fore_fk * fore + r2 * fore_fk * hand;
+    let len = upper + fore + hand;
+    let chain = FabrikChain::new(&j, &r, target, iterations).with_precision(1e-4 * len);
+    crowd_ik::DlsChain::new(chain, limits).with_orientation_target(r2, 0.2)
+}
+
+/// `n` arms of [`dls_arm`] from `seed`.
+#[must_use]
+pub fn dls_arms(n: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::DlsChain> {
+    let mut rng = Rng::new(seed);
+    (0..n).map(|_| dls_arm(&mut rng, iterations)).collect()
 }
