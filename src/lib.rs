@@ -70,9 +70,9 @@ pub mod records;
 
 pub use error::{ChainError, IkError};
 pub use records::{
-    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, Corrections, DlsChain, FabrikChain, FabrikSolved,
-    LimbBuilder, LimbSettings, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, SolvedChain,
-    ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved, MAX_FABRIK_JOINTS,
+    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, Corrections, DlsChain, FabrikChain, FabrikCorrections,
+    FabrikSolved, LimbBuilder, LimbSettings, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode,
+    SolvedChain, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 #[cfg(feature = "gpu")]
@@ -104,9 +104,9 @@ pub mod prelude {
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option, Options};
     pub use crate::{
-        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved,
-        IkError, LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode, ThreeBoneChain,
-        ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved,
+        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikCorrections,
+        FabrikSolved, IkError, LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode,
+        ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved,
     };
 }
 

@@ -12,7 +12,7 @@ mod common;
 use std::f32::consts::{FRAC_PI_2, PI};
 
 use common::*;
-use crowd_ik::cpu::{three_bone, two_bone, CpuPath, TwoBoneCorrectionsJob};
+use crowd_ik::cpu::{three_bone, two_bone, CpuPath, FabrikCorrectionsJob, FabrikMode, TwoBoneCorrectionsJob};
 use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
 use crowd_ik_tools::workload;
@@ -112,6 +112,56 @@ fn corrections_only_two_bone_is_the_full_solves_corrections_bit_for_bit() {
     }
     let mut short = vec![TwoBoneCorrections::default(); 3];
     assert!(TwoBoneCorrectionsJob::new(&chains[..4], &mut short).run().is_err(), "a length mismatch is an error");
+}
+
+/// The FABRIK corrections-only job (`FabrikCorrectionsJob`) writes, on every path, at every
+/// batch length around the lane counts and in both modes, exactly the `corrections` and
+/// `status` of the full scalar solve (slots past the joint count zero; mixed joint and
+/// iteration counts, mirrored, invalid and zero-weight chains among them), and its summary is
+/// the full job's.
+#[test]
+fn corrections_only_fabrik_is_the_full_solves_corrections_bit_for_bit() {
+    let mut rng = Rng(29);
+    let mut chains: Vec<FabrikChain> = (0..3_000).map(|k| random_fabrik(&mut rng, [0, 1, 8, 16][k % 4])).collect();
+    chains.extend(workload::fabrik(2_000, 8, 16, 3));
+    for (k, c) in chains.iter_mut().enumerate().step_by(5) {
+        *c = c.with_mirrored(k % 2 == 0);
+    }
+    let mut paths = simd_paths();
+    paths.push(CpuPath::Scalar);
+    for mode in [FabrikMode::Fixed, FabrikMode::Converge] {
+        let full: Vec<FabrikSolved> = chains
+            .iter()
+            .map(|c| {
+                let mut s = FabrikSolved::default();
+                crowd_ik::cpu::fabrik_with_mode(c, mode, &mut s);
+                s
+            })
+            .collect();
+        let mut full_job = vec![FabrikSolved::default(); chains.len()];
+        let full_summary = FabrikJob::new(&chains, &mut full_job).with_options(mode).run().unwrap();
+        for &path in &paths {
+            for n in (0..=72).chain([chains.len()]) {
+                let mut out = vec![FabrikCorrections::default(); n];
+                let summary =
+                    FabrikCorrectionsJob::new(&chains[..n], &mut out).with_options(mode).with_path(path).run().unwrap();
+                for (i, (o, f)) in out.iter().zip(&full).enumerate() {
+                    assert!(
+                        bytemuck::bytes_of(o) == bytemuck::bytes_of(&FabrikCorrections::of(f)),
+                        "{path} {mode:?}: chain {i} of {n}: {o:?} vs {f:?}"
+                    );
+                }
+                if n == chains.len() {
+                    assert_eq!(summary, full_summary, "{path}");
+                    let mut par = vec![FabrikCorrections::default(); n];
+                    FabrikCorrectionsJob::new(&chains, &mut par).with_options(mode).with_path(path).run_par().unwrap();
+                    assert!(par == out, "{path}: run_par differs from run");
+                }
+            }
+        }
+    }
+    let mut short = vec![FabrikCorrections::default(); 3];
+    assert!(FabrikCorrectionsJob::new(&chains[..4], &mut short).run().is_err(), "a length mismatch is an error");
 }
 
 #[test]

@@ -575,19 +575,27 @@ fn main() -> Res<()> {
     let (one, all, diff) = peer_fabrik(&fab)?;
     let mut ours = vec![FabrikSolved::default(); peer_n];
     let ours_one = best(|| Ok(cpu_job(&fab, &mut ours).with_options(FabrikMode::Fixed).run().map(|_| ())?))?;
+    let mut corrections = vec![FabrikCorrections::default(); peer_n];
+    let path = *CPU_PATH.get().unwrap_or(&CpuPath::Auto);
+    let corrections_one = best(|| {
+        Ok(crowd_ik::cpu::FabrikCorrectionsJob::new(&fab, &mut corrections).with_path(path).run().map(|_| ())?)
+    })?;
     println!(
-        "  FABRIK 8x16, 1 thread: crowd-ik {:.0} ns/chain (16 fixed iterations + rotations) vs rebirth-ik solve_chain {:.0} ns/chain (early exit); all threads: solve_chains_par {:.0} ns/chain; max tip difference {diff:.2e}",
+        "  FABRIK 8x16, 1 thread: crowd-ik {:.0} ns/chain (16 fixed iterations + rotations), {:.0} ns/chain writing local corrections alone, vs rebirth-ik solve_chain {:.0} ns/chain (early exit); all threads: solve_chains_par {:.0} ns/chain; max tip difference {diff:.2e}",
         ours_one * 1e6 / peer_n as f64,
+        corrections_one * 1e6 / peer_n as f64,
         one * 1e6 / peer_n as f64,
         all * 1e6 / peer_n as f64
     );
-    rows.push(Row {
-        workload: "peer fabrik 8x16".into(),
-        n: peer_n,
-        cpu1: ours_one,
-        peer: Some(("rebirth-ik solve_chain".into(), one, diff)),
-        ..Row::default()
-    });
+    for (workload, ms) in [("peer fabrik 8x16", ours_one), ("peer fabrik 8x16, corrections only", corrections_one)] {
+        rows.push(Row {
+            workload: workload.into(),
+            n: peer_n,
+            cpu1: ms,
+            peer: Some(("rebirth-ik solve_chain".into(), one, diff)),
+            ..Row::default()
+        });
+    }
 
     if workloads.iter().any(|w| w == "arm") {
         let arms = workload::dls_arms(peer_n.min(2_000), 32, 6);

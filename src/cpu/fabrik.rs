@@ -6,7 +6,7 @@ use super::chain::{check_joints, finish_chain, solve_or_fk, write_fk};
 use super::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use super::math::{finite4, in_range, normalize_or, rotation_arc};
 use crate::error::ChainError;
-use crate::records::{info, option, v3, FabrikChain, FabrikSolved, Options, MAX_FABRIK_JOINTS};
+use crate::records::{info, option, v3, FabrikChain, FabrikCorrections, FabrikSolved, Options, MAX_FABRIK_JOINTS};
 
 /// Most iterations a chain may ask for.
 pub const MAX_FABRIK_ITERATIONS: u32 = crate::constants::MAX_FABRIK_ITERATIONS;
@@ -45,6 +45,14 @@ pub fn fabrik_with_mode(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikS
     let twin = chain.has_option(option::MIRRORED).then(|| chain.unmirrored());
     let n = chain.joint_count().min(MAX_FABRIK_JOINTS);
     solve_or_fk(chain, twin, (&chain.joints_ms, &chain.rotations_ms), n, out, |c, o| solve(c, mode, o));
+}
+
+/// [`fabrik_with_mode`] writing only the local corrections and the status (the same bits
+/// as the full record's): see [`FabrikCorrectionsJob`](super::FabrikCorrectionsJob).
+pub fn fabrik_corrections(chain: &FabrikChain, mode: FabrikMode, out: &mut FabrikCorrections) {
+    let mut full = FabrikSolved::default();
+    fabrik_with_mode(chain, mode, &mut full);
+    *out = FabrikCorrections::of(&full);
 }
 
 /// Checks one chain the way [`fabrik`] does, without keeping the result.

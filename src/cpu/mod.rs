@@ -32,6 +32,7 @@ use rayon::prelude::*;
 
 pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
+use crate::records::FabrikCorrections;
 use crate::records::{
     CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
     MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections,
@@ -41,7 +42,7 @@ pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};
 pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};
 pub use dls::{dls, dls_with_mode, validate_dls};
-pub use fabrik::{fabrik, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
+pub use fabrik::{fabrik, fabrik_corrections, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
 pub use look_at::{look_at, validate_look_at};
 pub use multi_fabrik::{multi_fabrik, multi_fabrik_with_mode, validate_multi_fabrik};
@@ -314,25 +315,89 @@ pub type LookAtJob<'a> = BatchJob<'a, LookAtChain>;
 /// Chains per rayon task: big enough to amortise scheduling, small enough to balance.
 const PAR_CHUNK: usize = 1024;
 
-/// Two-bone limbs solved for their local corrections alone: writes a
-/// [`TwoBoneCorrections`] (64 bytes: the three corrections and the status) per chain
-/// instead of a [`TwoBoneSolved`] (160 bytes with model-space positions and rotations), and
-/// on the SIMD paths computes nothing else. For callers that put IK onto their own local
-/// pose (`local = local * correction`); the same bits as the full job's `corrections` and
-/// `status` on every [`CpuPath`].
-pub struct TwoBoneCorrectionsJob<'a> {
+/// A kind of chain that can be solved for its local corrections alone
+/// ([`CorrectionsJob`]): two-bone limbs and FABRIK chains.
+pub trait CorrectionsChain: Chain {
+    /// The corrections-only output record ([`crate::records::Corrections`]).
+    type Corrections: bytemuck::Pod + Send;
+    /// Solves a slice of chains into `out` (same length) on `path` (resolved): the same bits
+    /// as the full solve's corrections and status, chain by chain.
+    fn solve_corrections(chains: &[Self], options: Self::Options, path: CpuPath, out: &mut [Self::Corrections]);
+    /// Reads `(reached, error code)` back from a corrections record.
+    fn corrections_outcome(out: &Self::Corrections) -> (bool, u32);
+}
+
+impl CorrectionsChain for TwoBoneChain {
+    type Corrections = TwoBoneCorrections;
+    fn solve_corrections(chains: &[Self], (): (), path: CpuPath, out: &mut [TwoBoneCorrections]) {
+        #[cfg(target_arch = "x86_64")]
+        wide::two_bone_corrections_batch(chains, path, out);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = path;
+            for (c, o) in chains.iter().zip(out) {
+                two_bone_corrections(c, o);
+            }
+        }
+    }
+    fn corrections_outcome(o: &TwoBoneCorrections) -> (bool, u32) {
+        (o.reached(), o.status[1])
+    }
+}
+
+impl CorrectionsChain for FabrikChain {
+    type Corrections = FabrikCorrections;
+    fn solve_corrections(chains: &[Self], mode: FabrikMode, path: CpuPath, out: &mut [FabrikCorrections]) {
+        #[cfg(target_arch = "x86_64")]
+        wide::fabrik_corrections_batch(chains, mode, path, out);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = path;
+            for (c, o) in chains.iter().zip(out) {
+                fabrik_corrections(c, mode, o);
+            }
+        }
+    }
+    fn corrections_outcome(o: &FabrikCorrections) -> (bool, u32) {
+        (o.reached(), o.status[1])
+    }
+}
+
+/// Chains solved for their local corrections alone: writes a
+/// [`crate::records::Corrections`] per chain (the corrections and the status: 64 bytes for
+/// a two-bone limb instead of [`TwoBoneSolved`]'s 160, 272 for a FABRIK chain instead of
+/// [`FabrikSolved`]'s 784), and on the SIMD paths computes nothing else. For callers that
+/// put IK onto their own local pose (`local = local * correction`); the same bits as the
+/// full job's `corrections` and `status` on every [`CpuPath`].
+pub struct CorrectionsJob<'a, C: CorrectionsChain> {
     /// Input chains.
-    pub chains: &'a [TwoBoneChain],
+    pub chains: &'a [C],
     /// One output slot per chain.
-    pub out: &'a mut [TwoBoneCorrections],
+    pub out: &'a mut [C::Corrections],
+    /// Per-batch options (FABRIK's [`FabrikMode`]).
+    pub options: C::Options,
     /// The instruction set to run on (default [`CpuPath::Auto`]).
     pub path: CpuPath,
 }
 
-impl<'a> TwoBoneCorrectionsJob<'a> {
-    /// A job over `chains` writing to `out`.
-    pub fn new(chains: &'a [TwoBoneChain], out: &'a mut [TwoBoneCorrections]) -> Self {
-        Self { chains, out, path: CpuPath::Auto }
+/// Two-bone limbs solved for their local corrections alone ([`CorrectionsJob`]):
+/// [`TwoBoneCorrections`], 64 bytes per chain.
+pub type TwoBoneCorrectionsJob<'a> = CorrectionsJob<'a, TwoBoneChain>;
+/// FABRIK chains solved for their local corrections alone ([`CorrectionsJob`]):
+/// [`FabrikCorrections`], 272 bytes per chain.
+pub type FabrikCorrectionsJob<'a> = CorrectionsJob<'a, FabrikChain>;
+
+impl<'a, C: CorrectionsChain> CorrectionsJob<'a, C> {
+    /// A job over `chains` writing to `out`, with default options.
+    pub fn new(chains: &'a [C], out: &'a mut [C::Corrections]) -> Self {
+        Self { chains, out, options: C::Options::default(), path: CpuPath::Auto }
+    }
+
+    /// The same job with `options`.
+    #[must_use]
+    pub fn with_options(mut self, options: C::Options) -> Self {
+        self.options = options;
+        self
     }
 
     /// The same job on `path`.
@@ -346,17 +411,18 @@ impl<'a> TwoBoneCorrectionsJob<'a> {
     /// [`CpuPath`] this CPU cannot run.
     pub fn run(&mut self) -> Result<BatchSummary, IkError> {
         let path = self.check()?;
-        solve_corrections(self.chains, path, self.out);
+        C::solve_corrections(self.chains, self.options, path, self.out);
         Ok(self.summary())
     }
 
     /// Solves every chain on all cores (rayon); the same results as [`Self::run`].
     pub fn run_par(&mut self) -> Result<BatchSummary, IkError> {
         let path = self.check()?;
+        let options = self.options;
         self.chains
             .par_chunks(PAR_CHUNK)
             .zip(self.out.par_chunks_mut(PAR_CHUNK))
-            .for_each(|(cs, outs)| solve_corrections(cs, path, outs));
+            .for_each(|(cs, outs)| C::solve_corrections(cs, options, path, outs));
         Ok(self.summary())
     }
 
@@ -368,20 +434,7 @@ impl<'a> TwoBoneCorrectionsJob<'a> {
     }
 
     fn summary(&self) -> BatchSummary {
-        BatchSummary::from_outcomes(self.out.iter().map(|o| (o.reached(), o.status[1])))
-    }
-}
-
-/// The corrections-only batch on `path` (resolved).
-fn solve_corrections(chains: &[TwoBoneChain], path: CpuPath, out: &mut [TwoBoneCorrections]) {
-    #[cfg(target_arch = "x86_64")]
-    wide::two_bone_corrections_batch(chains, path, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = path;
-        for (c, o) in chains.iter().zip(out) {
-            two_bone_corrections(c, o);
-        }
+        BatchSummary::from_outcomes(self.out.iter().map(C::corrections_outcome))
     }
 }
 

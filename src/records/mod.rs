@@ -229,7 +229,9 @@ pub(crate) use limits::kinds_valid;
 pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
 pub use look_at::{LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
 pub use multi_fabrik::{MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
-pub use solved::{Corrections, FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneCorrections, TwoBoneSolved};
+pub use solved::{
+    Corrections, FabrikCorrections, FabrikSolved, SolvedChain, ThreeBoneSolved, TwoBoneCorrections, TwoBoneSolved,
+};
 
 /// A two-bone limb (hip–knee–ankle, shoulder–elbow–wrist) and its IK settings. 192 bytes.
 /// Keep in sync with `TwoBoneChain` in `shaders/shared/records.wgsl`.

@@ -97,7 +97,7 @@ impl<const N: usize> SolvedChain<N> {
 }
 
 /// The local corrections of an `N`-joint chain and its status, alone: the output of a job
-/// that asks for nothing else ([`crate::cpu::TwoBoneCorrectionsJob`]), for callers that
+/// that asks for nothing else ([`crate::cpu::CorrectionsJob`]), for callers that
 /// apply IK as local rotation deltas onto their own pose (`local = local * correction`, as
 /// ozz-animation's IK jobs do) and need neither model-space positions nor rotations. The
 /// same bits as the `corrections` and `status` of the full [`SolvedChain`].
@@ -119,6 +119,11 @@ unsafe impl<const N: usize> Pod for Corrections<N> {}
 /// [`TwoBoneSolved`].
 pub type TwoBoneCorrections = Corrections<3>;
 assert_layout!(TwoBoneCorrections, 64, corrections == 0, status == 48);
+
+/// A FABRIK chain's local corrections and status: 272 bytes, against 784 for
+/// [`FabrikSolved`]; slots past the chain's joint count are zero.
+pub type FabrikCorrections = Corrections<MAX_FABRIK_JOINTS>;
+assert_layout!(FabrikCorrections, 272, corrections == 0, status == 256);
 
 impl<const N: usize> Default for Corrections<N> {
     fn default() -> Self {

@@ -5,51 +5,94 @@
 use super::isa::{F, L, M, U};
 use super::lanes::{
     all_in_range, assume_init_slice, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat, load_words_at,
-    mirror_words, normalize_or, rotation_arc, store_fabrik_solved, words, Kernel, Q, V3,
+    mirror_words, normalize_or, rotation_arc, store_fabrik_corrections, store_fabrik_solved, words, Kernel, Q, V3,
 };
-use crate::cpu::fabrik::{fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
+use crate::cpu::fabrik::{fabrik_corrections, fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
 use crate::cpu::wide::build;
-use crate::records::{info, option, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::records::{info, option, FabrikChain, FabrikCorrections, FabrikSolved, MAX_FABRIK_JOINTS};
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 const J: usize = MAX_FABRIK_JOINTS;
 
-/// The FABRIK [`Kernel`].
-pub(crate) struct Fabrik;
+/// What a FABRIK group writes per chain: the full [`FabrikSolved`] record, or the
+/// corrections and status alone ([`FabrikCorrections`]).
+pub(crate) trait FabrikOut: bytemuck::Pod {
+    /// Whether the record holds model-space positions and rotations (reflected back for
+    /// mirrored lanes); corrections are local and need no reflecting.
+    const MODEL_SPACE: bool;
+    /// Stores the solved words of `n` joints packed for capacity `cap`.
+    ///
+    /// # Safety
+    /// As for [`store_fabrik_solved`].
+    unsafe fn store(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [Self; L]);
+    /// The scalar solver, for the lanes it redoes.
+    fn scalar(c: &FabrikChain, out: &mut Self);
+}
 
-impl Kernel for Fabrik {
-    type Chain = FabrikChain;
-    type Solved = FabrikSolved;
+impl FabrikOut for FabrikSolved {
+    const MODEL_SPACE: bool = true;
     #[inline(always)]
-    fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
+    unsafe fn store(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [Self; L]) {
+        // SAFETY: the caller's promise.
+        unsafe { store_fabrik_solved(solved, cap, n, out) }
+    }
+    fn scalar(c: &FabrikChain, out: &mut Self) {
+        fabrik_with_mode(c, FabrikMode::Fixed, out);
+    }
+}
+
+impl FabrikOut for FabrikCorrections {
+    const MODEL_SPACE: bool = false;
+    #[inline(always)]
+    unsafe fn store(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [Self; L]) {
+        // SAFETY: the caller's promise.
+        unsafe { store_fabrik_corrections(solved, cap, n, out) }
+    }
+    fn scalar(c: &FabrikChain, out: &mut Self) {
+        fabrik_corrections(c, FabrikMode::Fixed, out);
+    }
+}
+
+/// The FABRIK [`Kernel`], writing `O` per chain (`FabrikJob`: the full record;
+/// `FabrikCorrectionsJob`: the corrections alone, so the compiler drops the positions and
+/// rotations nothing stores).
+pub(crate) struct Fabrik<O = FabrikSolved>(PhantomData<O>);
+
+impl<O: FabrikOut> Kernel for Fabrik<O> {
+    type Chain = FabrikChain;
+    type Solved = O;
+    #[inline(always)]
+    fn group(c: &[FabrikChain; L], out: &mut [O; L]) {
         group(c, out);
     }
-    fn scalar(c: &FabrikChain, out: &mut FabrikSolved) {
-        fabrik_with_mode(c, FabrikMode::Fixed, out);
+    fn scalar(c: &FabrikChain, out: &mut O) {
+        O::scalar(c, out);
     }
     const PAIRED: bool = true;
     #[inline(always)]
-    fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; L], out2: &mut [FabrikSolved; L]) {
+    fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [O; L], out2: &mut [O; L]) {
         group2(c, c2, out, out2);
     }
 }
 
 #[inline(always)]
-fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
+fn group<O: FabrikOut>(c: &[FabrikChain; L], out: &mut [O; L]) {
     let n = c[0].joint_count();
     let iterations = c[0].iterations();
     if !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
         for (ci, o) in c.iter().zip(out.iter_mut()) {
-            fabrik_with_mode(ci, FabrikMode::Fixed, o);
+            O::scalar(ci, o);
         }
         return;
     }
     // Lane arrays sized for the group's joint count (4, 8 or 16 joints), so short chains
     // do not initialise, copy and store the lane values of 16 joints.
     match n {
-        2..=4 => group_of::<4, 16, 52>(c, out, n, iterations),
-        5..=8 => group_of::<8, 32, 100>(c, out, n, iterations),
-        _ => group_of::<J, { 4 * J }, { 12 * J + 4 }>(c, out, n, iterations),
+        2..=4 => group_of::<O, 4, 16, 52>(c, out, n, iterations),
+        5..=8 => group_of::<O, 8, 32, 100>(c, out, n, iterations),
+        _ => group_of::<O, J, { 4 * J }, { 12 * J + 4 }>(c, out, n, iterations),
     }
 }
 
@@ -57,7 +100,7 @@ fn group(c: &[FabrikChain; L], out: &mut [FabrikSolved; L]) {
 /// joint's square root and division wait on the joint before: two independent chains keep
 /// the core busy); bit for bit two [`group`] calls. Groups that differ go one by one.
 #[inline(always)]
-fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; L], out2: &mut [FabrikSolved; L]) {
+fn group2<O: FabrikOut>(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [O; L], out2: &mut [O; L]) {
     let (n, iterations) = (c[0].joint_count(), c[0].iterations());
     let same = (c2[0].joint_count(), c2[0].iterations()) == (n, iterations);
     if !same || !(2..=J).contains(&n) || iterations > MAX_FABRIK_ITERATIONS {
@@ -66,17 +109,17 @@ fn group2(c: &[FabrikChain; L], c2: &[FabrikChain; L], out: &mut [FabrikSolved; 
         return;
     }
     match n {
-        2..=4 => pair_of::<4, 16, 52>([c, c2], [out, out2], n, iterations),
-        5..=8 => pair_of::<8, 32, 100>([c, c2], [out, out2], n, iterations),
-        _ => pair_of::<J, { 4 * J }, { 12 * J + 4 }>([c, c2], [out, out2], n, iterations),
+        2..=4 => pair_of::<O, 4, 16, 52>([c, c2], [out, out2], n, iterations),
+        5..=8 => pair_of::<O, 8, 32, 100>([c, c2], [out, out2], n, iterations),
+        _ => pair_of::<O, J, { 4 * J }, { 12 * J + 4 }>([c, c2], [out, out2], n, iterations),
     }
 }
 
 /// [`group_of`] for two groups, their iterations interleaved.
 #[inline(always)]
-fn pair_of<const N: usize, const W: usize, const S: usize>(
+fn pair_of<O: FabrikOut, const N: usize, const W: usize, const S: usize>(
     c: [&[FabrikChain; L]; 2],
-    out: [&mut [FabrikSolved; L]; 2],
+    out: [&mut [O; L]; 2],
     n: usize,
     iterations: u32,
 ) {
@@ -85,11 +128,11 @@ fn pair_of<const N: usize, const W: usize, const S: usize>(
     let s = [setup(&g[0], n, iterations), setup(&g[1], n, iterations)];
     let [(p0, info0, reached0), (p1, info1, reached1)] = solve([&g[0], &g[1]], [&s[0], &s[1]], n, iterations);
     let [out0, out1] = out;
-    finish::<N, S>(&g[0], &s[0], &p0, info0, reached0, n, out0);
-    finish::<N, S>(&g[1], &s[1], &p1, info1, reached1, n, out1);
+    finish::<O, N, S>(&g[0], &s[0], &p0, info0, reached0, n, out0);
+    finish::<O, N, S>(&g[1], &s[1], &p1, info1, reached1, n, out1);
     for k in 0..2 {
         let o = if k == 0 { &mut *out0 } else { &mut *out1 };
-        each_lane((!s[k].solve).bits(), |i| fabrik_with_mode(&c[k][i], FabrikMode::Fixed, &mut o[i]));
+        each_lane((!s[k].solve).bits(), |i| O::scalar(&c[k][i], &mut o[i]));
     }
 }
 
@@ -122,9 +165,9 @@ struct Setup<const N: usize> {
 /// `4N` words of N joints, `S` = `12N + 4` words of N solved joints and the status): load,
 /// `setup()`, `solve()`, finish, as the scalar solver's stages.
 #[inline(always)]
-fn group_of<const N: usize, const W: usize, const S: usize>(
+fn group_of<O: FabrikOut, const N: usize, const W: usize, const S: usize>(
     c: &[FabrikChain; L],
-    out: &mut [FabrikSolved; L],
+    out: &mut [O; L],
     n: usize,
     iterations: u32,
 ) {
@@ -133,8 +176,8 @@ fn group_of<const N: usize, const W: usize, const S: usize>(
     let g = load::<N, W>(c, n);
     let s = setup(&g, n, iterations);
     let [(p, info, reached)] = solve([&g], [&s], n, iterations);
-    finish::<N, S>(&g, &s, &p, info, reached, n, out);
-    each_lane((!s.solve).bits(), |i| fabrik_with_mode(&c[i], FabrikMode::Fixed, &mut out[i]));
+    finish::<O, N, S>(&g, &s, &p, info, reached, n, out);
+    each_lane((!s.solve).bits(), |i| O::scalar(&c[i], &mut out[i]));
 }
 
 /// The words of the group's `n` joints, target and settings as lanes, mirrored lanes
@@ -248,36 +291,38 @@ fn solve<const N: usize, const G: usize>(
             }
         }
     }
-    build(|k| {
+    // A loop rather than a `build` closure: a closure this large is not always inlined
+    // into the `target_feature` entry point, and its lane operations then become calls.
+    let mut info = [U::zero(); G];
+    let mut reached = [M::splat(false); G];
+    for k in 0..G {
         let (target, base, straight) = (g[k].target, g[k].fk[0], straight[k]);
-        let mut p = p[k];
-        let mut info = U::zero();
         if (s[k].solve & straight).any() {
             let d = (target - base) / s[k].c_len;
             let mut q = base;
             for i in 0..n - 1 {
                 let next = q + d * s[k].len[i];
-                p[i + 1] = straight.sel(next, p[i + 1]);
+                p[k][i + 1] = straight.sel(next, p[k][i + 1]);
                 q = next;
             }
-            info.set(straight, info::OUT_OF_REACH);
+            info[k].set(straight, info::OUT_OF_REACH);
         }
-        let reached = (p[n - 1] - target).length().le(g[k].precision);
-        (p, info, reached)
-    })
+        reached[k] = (p[k][n - 1] - target).length().le(g[k].precision);
+    }
+    build(|k| (p[k], info[k], reached[k]))
 }
 
 /// The local corrections of the solved joints, then the solved records (mirrored lanes
 /// reflected back).
 #[inline(always)]
-fn finish<const N: usize, const S: usize>(
+fn finish<O: FabrikOut, const N: usize, const S: usize>(
     g: &Lanes<N>,
     s: &Setup<N>,
     p: &[V3; N],
     info: U,
     reached: M,
     n: usize,
-    out: &mut [FabrikSolved; L],
+    out: &mut [O; L],
 ) {
     let eps2 = 1e-12 * s.total * s.total;
     let mut rel = [None; N];
@@ -300,7 +345,7 @@ fn finish<const N: usize, const S: usize>(
     let nw = 4 * n;
     let mut solved = words::<S>();
     finish_chain(&g.fk[..n], &g.r[..n], &rel[..n], N, &[F::splat(1.0); N], g.weight, reached, info, &mut solved);
-    if g.mirrored.any() {
+    if O::MODEL_SPACE && g.mirrored.any() {
         // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
         let (positions, rest) = solved.split_at_mut(4 * N);
         unsafe {
@@ -309,5 +354,5 @@ fn finish<const N: usize, const S: usize>(
         }
     }
     // SAFETY: finish_chain wrote the words of the n joints and the status.
-    unsafe { store_fabrik_solved(&solved, N, n, out) };
+    unsafe { O::store(&solved, N, n, out) };
 }

@@ -14,7 +14,7 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 use super::isa::{load_block, select_f, select_m, store_block, BLOCK, F, L, M, U};
 use crate::constants::{HALF_TURN_W, HEMISPHERE_X, HEMISPHERE_Y, HEMISPHERE_Z};
 use crate::cpu::math::sin_cos_poly;
-use crate::records::{FabrikSolved, MAX_FABRIK_JOINTS};
+use crate::records::{FabrikCorrections, FabrikSolved, MAX_FABRIK_JOINTS};
 
 impl M {
     #[inline(always)]
@@ -365,24 +365,51 @@ pub(crate) fn finish_chain(
 pub(crate) unsafe fn store_fabrik_solved(solved: &[MaybeUninit<F>], cap: usize, n: usize, out: &mut [FabrikSolved; L]) {
     const J: usize = MAX_FABRIK_JOINTS;
     let nw = 4 * n;
-    // Zero as a value the compiler cannot see: it turns a loop of stores of a known zero
-    // (or a `fill`) into a `memset` call per record and region.
-    let zero = std::hint::black_box(avx!(std::arch::x86_64::_mm_setzero_ps()));
     for k in 0..3 {
         let (from, region) = (k * 4 * cap, k * 4 * J);
         // SAFETY: the caller's promise.
         store_words_at(unsafe { assume_init_slice(&solved[from..from + nw]) }, out, region);
-        for o in out.iter_mut() {
-            let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
-            // One 16-byte store per slot past n.
-            for slot in w[region + nw..region + 4 * J].chunks_exact_mut(4) {
-                // SAFETY: `slot` is 4 writable f32 (unaligned stores are allowed).
-                avx!(std::arch::x86_64::_mm_storeu_ps(slot.as_mut_ptr(), zero));
-            }
-        }
+        zero_words(out, region + nw, region + 4 * J);
     }
     // SAFETY: the caller's promise.
     store_words_at(unsafe { assume_init_slice(&solved[12 * cap..12 * cap + 4]) }, out, 12 * J);
+}
+
+/// Stores the corrections and the status of the words `finish_chain` wrote for `n` joints
+/// packed for capacity `cap` (see [`store_fabrik_solved`]) into the [`L`]
+/// [`FabrikCorrections`] records, whose slots past `n` are zeroed.
+///
+/// # Safety
+/// As for [`store_fabrik_solved`] (the corrections region and the status).
+#[inline(always)]
+pub(crate) unsafe fn store_fabrik_corrections(
+    solved: &[MaybeUninit<F>],
+    cap: usize,
+    n: usize,
+    out: &mut [FabrikCorrections; L],
+) {
+    const J: usize = MAX_FABRIK_JOINTS;
+    let nw = 4 * n;
+    // SAFETY: the caller's promise.
+    store_words_at(unsafe { assume_init_slice(&solved[8 * cap..8 * cap + nw]) }, out, 0);
+    zero_words(out, nw, 4 * J);
+    // SAFETY: the caller's promise.
+    store_words_at(unsafe { assume_init_slice(&solved[12 * cap..12 * cap + 4]) }, out, 4 * J);
+}
+
+/// Zeroes words `from..to` (whole 16-byte slots) of every record, one 16-byte store each.
+#[inline(always)]
+fn zero_words<T: bytemuck::Pod>(out: &mut [T; L], from: usize, to: usize) {
+    // Zero as a value the compiler cannot see: it turns a loop of stores of a known zero
+    // (or a `fill`) into a `memset` call per record and region.
+    let zero = std::hint::black_box(avx!(std::arch::x86_64::_mm_setzero_ps()));
+    for o in out.iter_mut() {
+        let w: &mut [f32] = bytemuck::cast_slice_mut(std::slice::from_mut(o));
+        for slot in w[from..to].chunks_exact_mut(4) {
+            // SAFETY: `slot` is 4 writable f32 (unaligned stores are allowed).
+            avx!(std::arch::x86_64::_mm_storeu_ps(slot.as_mut_ptr(), zero));
+        }
+    }
 }
 
 /// Calls `solve(i)` for every lane `i` whose bit is set in `bits` (the lanes the scalar

@@ -42,15 +42,15 @@
 
 use super::ccd::ccd_with_mode;
 use super::constrained_fabrik::constrained_fabrik_with_mode;
-use super::fabrik::{fabrik_with_mode, FabrikMode};
+use super::fabrik::{fabrik_corrections, fabrik_with_mode, FabrikMode};
 use super::look_at::look_at;
 use super::multi_fabrik::multi_fabrik_with_mode;
 use super::three_bone::three_bone;
 use super::two_bone::two_bone;
 use super::CpuPath;
 use crate::records::{
-    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved, MultiFabrikChain,
-    MultiFabrikSolved, Options, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
+    option, CcdChain, ConstrainedFabrikChain, FabrikChain, FabrikCorrections, FabrikSolved, LookAtChain, LookAtSolved,
+    MultiFabrikChain, MultiFabrikSolved, Options, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneSolved,
 };
 
 /// Runs an intrinsic expression inside a register table (`regs.rs`) or `isa.rs`.
@@ -251,6 +251,22 @@ pub(crate) fn multi_fabrik_batch(
 pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
     let runs = (avx512::isa::run::<avx512::fabrik::Fabrik> as Run<_>, avx2::isa::run::<avx2::fabrik::Fabrik> as Run<_>);
     iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, |c| (c.mode[0], c.iterations(), 0));
+}
+
+/// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
+/// [`crate::cpu::FabrikCorrectionsJob`], as [`fabrik_batch`] is FABRIK's, writing the same
+/// bits as [`fabrik_corrections`] on each chain.
+pub(crate) fn fabrik_corrections_batch(
+    chains: &[FabrikChain],
+    mode: FabrikMode,
+    path: CpuPath,
+    out: &mut [FabrikCorrections],
+) {
+    let runs = (
+        avx512::isa::run::<avx512::fabrik::Fabrik<FabrikCorrections>> as Run<_, _>,
+        avx2::isa::run::<avx2::fabrik::Fabrik<FabrikCorrections>> as Run<_, _>,
+    );
+    iterative_batch(chains, mode, path, out, runs, fabrik_corrections, |c| (c.mode[0], c.iterations(), 0));
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
