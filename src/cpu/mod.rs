@@ -32,11 +32,10 @@ use rayon::prelude::*;
 
 pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
-use crate::records::FabrikCorrections;
 use crate::records::{
-    CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikSolved, LookAtChain, LookAtSolved,
-    MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections,
-    TwoBoneSolved,
+    CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikCorrections, FabrikSolved, LookAtChain,
+    LookAtSolved, MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
+    TwoBoneCorrections, TwoBoneSolved,
 };
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};

@@ -626,11 +626,11 @@ pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) 
     let out_base = out.as_ptr();
     let out_len = out.len();
     let step = if K::PAIRED { 2 * L } else { L };
-    // Whole steps (a group, or a pair through `Kernel::group2`), then a last full group,
-    // then the padded rest.
-    let mut pairs = chains.chunks_exact(step);
-    let mut pair_outs = out.chunks_exact_mut(step);
-    for (g, (c, o)) in (&mut pairs).zip(&mut pair_outs).enumerate() {
+    // Whole steps (a group, or a pair through `Kernel::group2`), then the last full group
+    // a pair left over, then the padded rest.
+    let mut steps = chains.chunks_exact(step);
+    let mut step_outs = out.chunks_exact_mut(step);
+    for (g, (c, o)) in (&mut steps).zip(&mut step_outs).enumerate() {
         let next = g * step + AHEAD * L;
         if next + step <= out_len {
             // SAFETY: in bounds (checked above); only used as a prefetch address.
@@ -650,8 +650,8 @@ pub(crate) fn each_group<K: Kernel>(chains: &[K::Chain], out: &mut [K::Solved]) 
             K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
         }
     }
-    let mut cs = pairs.remainder().chunks_exact(L);
-    let mut os = pair_outs.into_remainder().chunks_exact_mut(L);
+    let mut cs = steps.remainder().chunks_exact(L);
+    let mut os = step_outs.into_remainder().chunks_exact_mut(L);
     for (c, o) in (&mut cs).zip(&mut os) {
         K::group(c.try_into().expect("chunk of L"), o.try_into().expect("chunk of L"));
     }

@@ -250,7 +250,7 @@ pub(crate) fn multi_fabrik_batch(
 /// chain's result never depends on its neighbours.
 pub(crate) fn fabrik_batch(chains: &[FabrikChain], mode: FabrikMode, path: CpuPath, out: &mut [FabrikSolved]) {
     let runs = (avx512::isa::run::<avx512::fabrik::Fabrik> as Run<_>, avx2::isa::run::<avx2::fabrik::Fabrik> as Run<_>);
-    iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, |c| (c.mode[0], c.iterations(), 0));
+    iterative_batch(chains, mode, path, out, runs, fabrik_with_mode, fabrik_key);
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -266,7 +266,7 @@ pub(crate) fn fabrik_corrections_batch(
         avx512::isa::run::<avx512::fabrik::Fabrik<FabrikCorrections>> as Run<_, _>,
         avx2::isa::run::<avx2::fabrik::Fabrik<FabrikCorrections>> as Run<_, _>,
     );
-    iterative_batch(chains, mode, path, out, runs, fabrik_corrections, |c| (c.mode[0], c.iterations(), 0));
+    iterative_batch(chains, mode, path, out, runs, fabrik_corrections, fabrik_key);
 }
 
 /// Solves `chains` into `out` (same length) on `path` (resolved): the batch path behind
@@ -296,6 +296,11 @@ pub(crate) fn ccd_batch(chains: &[CcdChain], mode: FabrikMode, path: CpuPath, ou
     let runs = (avx512::isa::run::<avx512::ccd::Ccd> as Run<_>, avx2::isa::run::<avx2::ccd::Ccd> as Run<_>);
     let key = |c: &CcdChain| (c.chain.mode[0], c.chain.iterations(), c.options() & option::ROOT_FIRST);
     iterative_batch(chains, mode, path, out, runs, ccd_with_mode, key);
+}
+
+/// The shape a FABRIK group shares: joint count and iterations.
+fn fabrik_key(c: &FabrikChain) -> (u32, u32, u32) {
+    (c.mode[0], c.iterations(), 0)
 }
 
 /// An instantiation's entry point over a batch (`isa::run`): `false` when the CPU lacks it.
