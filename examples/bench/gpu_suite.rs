@@ -116,7 +116,17 @@ impl SuiteRow {
     }
 
     fn json(&self, copy_gbs: Option<f64>) -> String {
-        let num = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or("null".into(), |v| format!("{v:.5}"));
+        // Five decimals, or five significant digits for what is smaller than 0.01 (a palette's
+        // largest difference, 7.6e-6, would otherwise be written as 0.00001).
+        let num = |v: Option<f64>| {
+            v.filter(|v| v.is_finite()).map_or("null".into(), |v| {
+                if v != 0.0 && v.abs() < 0.01 {
+                    format!("{v:.4e}")
+                } else {
+                    format!("{v:.5}")
+                }
+            })
+        };
         let text = |v: &Option<String>| v.as_deref().map_or("null".into(), json_string);
         format!(
             "{{\"workload\": \"{}\", \"records\": {}, \"bytes_in\": {}, \"bytes_out\": {}, \"device_ms_min\": {}, \"device_ms_median\": {}, \"ns_per_record\": {}, \"bandwidth_gbs\": {}, \"of_copy_bandwidth\": {}, \"resident_wall_ms\": {}, \"submit_us\": {}, \"end_to_end_ms\": {}, \"cpu_all_threads_ms\": {}, \"status_mismatches\": {}, \"max_abs_diff\": {}, \"error\": {}}}",
