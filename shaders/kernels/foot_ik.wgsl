@@ -166,7 +166,8 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // way: lanes that differ run one call), and so its FK sole height over the ground
         // there.
         var at = ends;
-        if (temporal && !pl_snap && (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u) {
+        let locked = temporal && !pl_snap && (st.flags & state_bit(STATE_LOCKED_SHIFT, l)) != 0u;
+        if (locked) {
             at = locked_sole(l, ends, ref_ws, toe_ws);
         }
         let sole = sole_ground(g.point, g.normal, at.heel, at.tip);
@@ -175,6 +176,23 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
             res.sole_before[l] = min(sole.gap, above(g.point, g.normal, at.ball));
         }
         gn = sole.normal;
+        // Measured again where the foot will stand: turned to that normal about its ankle,
+        // the ankle over the ground point along the normal (or where the lock holds it); a
+        // ball-pivot foot keeps the first normal (src/cpu/foot_ik.rs).
+        if (!ball_pivot(l)) {
+            let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, sole.normal)), model_up(root));
+            let toe_off = dir_to_world(root, quat_rotate(turn.q, legs_fk[l].toe - legs_fk[l].ankle)) * root.s;
+            var anchor = g.point + sole.normal * h;
+            if (locked) {
+                anchor = ref_ws;
+            }
+            let turned_up = dir_to_world(root, quat_rotate(turn.q, up_ms));
+            var turned = sole_ends(anchor, toe_off, turned_up, h, leg.sole.xy, toe_dir_ws(root, turn.q, legs_fk[l].toe_dir));
+            if (locked) {
+                turned = locked_sole(l, turned, ref_ws, toe_ws);
+            }
+            gn = sole_ground(g.point, g.normal, turned.heel, turned.tip).normal;
+        }
     } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;
         res.sole_before[l] = sole.y - ground_height(g.point, g.normal, sole.x, sole.z);

@@ -16,7 +16,7 @@ use glam::{Quat, Vec3};
 
 use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
-    sole_ground, sole_height, sole_target, toe_dir_ms, FeetGround, GroundData, Root,
+    sole_ground, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
 };
 use super::foot_placement::{begin_placement, end_placement, locked_sole, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
@@ -192,10 +192,29 @@ fn find_ground(
             // one `sole_ground` either way, as the kernel's lanes run one call), and so its
             // FK sole height over the ground there.
             let held = temporal.and_then(|st| locked_sole(st, l, leg, &s, ref_ws, toe_ws));
-            let s = held.unwrap_or(s);
-            let (gap, normal) = sole_ground(rig, g, gp, gn, s.heel, s.tip);
-            (res.sole_before[l], gn) =
-                (if s.tip != s.ball { gap.min(above(rig, g, gp, gn, s.ball)) } else { gap }, normal);
+            let at = held.unwrap_or(s);
+            let (gap, normal) = sole_ground(rig, g, gp, gn, at.heel, at.tip);
+            res.sole_before[l] = if at.tip != at.ball { gap.min(above(rig, g, gp, gn, at.ball)) } else { gap };
+            // Measured again where the foot will stand: turned to that normal (as
+            // `align_foot` turns it) about its ankle, the ankle over the ground point along
+            // the normal (or where the lock holds it). A turned foot's heel and ball move
+            // across the ground by centimetres, and across a crease the chord between them
+            // turns with where they are (a ball-pivot foot keeps the first normal).
+            let mut settled = normal;
+            if !leg.pivots_on_ball() {
+                let (turn, _) =
+                    align_foot(leg, ankle.rotation(), root.dir_to_model(normal).normalize(), root.model_up());
+                let toe_off = root.dir_to_world(turn * (toe.position() - ankle.position())) * root.s;
+                let anchor = if held.is_some() { ref_ws } else { gp + normal * h };
+                let up = root.dir_to_world(turn * up_ms);
+                let turned = sole_ends(anchor, toe_off, up, h, sole.1, toe_dir_ws(root, turn, toe_dir_ms));
+                let turned = match (held, temporal) {
+                    (Some(_), Some(st)) => locked_sole(st, l, leg, &turned, ref_ws, toe_ws).unwrap_or(turned),
+                    _ => turned,
+                };
+                settled = sole_ground(rig, g, gp, gn, turned.heel, turned.tip).1;
+            }
+            gn = settled;
         } else {
             res.sole_before[l] = if three {
                 let sole = ref_ws - Vec3::Y * h;
