@@ -287,6 +287,10 @@ shared_constants! {
     /// Ground bulging above the chord by this fraction of the sole's length or more is a
     /// step: the sole lies flat on it (the ground's upper hull); blended smoothly between.
     SOLE_BUMP_HIGH: f32 = 0.3;
+    /// A two-bone foot turned to the ground whose heel and tip moved less than this (world
+    /// units, horizontally) from where the ground under it was first measured keeps that
+    /// measure (flat ground: the turn moves nothing) instead of measuring again.
+    SOLE_SETTLE_MIN: f32 = 1e-4;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
     /// A caller hit's normal whose squared length is below this cannot be normalised in f32

@@ -178,7 +178,8 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         gn = sole.normal;
         // Measured again where the foot will stand: turned to that normal about its ankle,
         // the ankle over the ground point along the normal (or where the lock holds it); a
-        // ball-pivot foot keeps the first normal (src/cpu/foot_ik.rs).
+        // ball-pivot foot, or one the turn moves by less than SOLE_SETTLE_MIN, keeps the
+        // first normal (src/cpu/foot_ik.rs).
         if (!ball_pivot(l)) {
             let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, sole.normal)), model_up(root));
             let toe_off = dir_to_world(root, quat_rotate(turn.q, legs_fk[l].toe - legs_fk[l].ankle)) * root.s;
@@ -191,7 +192,10 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
             if (locked) {
                 turned = locked_sole(l, turned, ref_ws, toe_ws);
             }
-            gn = sole_ground(g.point, g.normal, turned.heel, turned.tip).normal;
+            let moved = max(abs(turned.heel - at.heel).xz, abs(turned.tip - at.tip).xz);
+            if (max(moved.x, moved.y) >= SOLE_SETTLE_MIN) {
+                gn = sole_ground(g.point, g.normal, turned.heel, turned.tip).normal;
+            }
         }
     } else if (three) {
         let sole = ref_ws - vec3<f32>(0.0, 1.0, 0.0) * h;

@@ -23,7 +23,9 @@ use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{
     finite4, finite_point, finite_rotation, flush_subnormal, is_unit_quat, nlerp_identity, normalize_or, reject,
 };
-use crate::constants::{KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE};
+use crate::constants::{
+    KNEE_POLE_DIRECTION, KNEE_POLE_FK_KNEE, MAX_CHARACTER_SCALE, MIN_CHARACTER_SCALE, SOLE_SETTLE_MIN,
+};
 use crate::crowd::{
     foot, CharacterInput, CharacterState, FootResult, FrameInput, GroundHit, JointPose, SolverRig, MAX_LEGS, NONE,
 };
@@ -199,7 +201,8 @@ fn find_ground(
             // `align_foot` turns it) about its ankle, the ankle over the ground point along
             // the normal (or where the lock holds it). A turned foot's heel and ball move
             // across the ground by centimetres, and across a crease the chord between them
-            // turns with where they are (a ball-pivot foot keeps the first normal).
+            // turns with where they are (a ball-pivot foot keeps the first normal, and so does
+            // a foot the turn moves by less than `SOLE_SETTLE_MIN`: flat ground).
             let mut settled = normal;
             if !leg.pivots_on_ball() {
                 let (turn, _) =
@@ -212,7 +215,10 @@ fn find_ground(
                     (Some(_), Some(st)) => locked_sole(st, l, leg, &turned, ref_ws, toe_ws).unwrap_or(turned),
                     _ => turned,
                 };
-                settled = sole_ground(rig, g, gp, gn, turned.heel, turned.tip).1;
+                let moved = |a: Vec3, b: Vec3| (a.x - b.x).abs().max((a.z - b.z).abs());
+                if moved(turned.heel, at.heel).max(moved(turned.tip, at.tip)) >= SOLE_SETTLE_MIN {
+                    settled = sole_ground(rig, g, gp, gn, turned.heel, turned.tip).1;
+                }
             }
             gn = settled;
         } else {
