@@ -98,7 +98,7 @@ pub mod prelude {
     };
     pub use crate::crowd::{
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
-        LegPlacement, LockPivot, PlantDetection,
+        LegPlacement, LockPivot, PlantDetection, SoleMeasure,
     };
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};

@@ -180,7 +180,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // the ankle over the ground point along the normal (or where the lock holds it); a
         // ball-pivot foot, or one the turn moves by less than SOLE_SETTLE_MIN, keeps the
         // first normal (src/cpu/foot_ik.rs).
-        if (!ball_pivot(l)) {
+        if (!ball_pivot(l) && rig_sole_once() == 0u) {
             let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, sole.normal)), model_up(root));
             let toe_off = dir_to_world(root, quat_rotate(turn.q, legs_fk[l].toe - legs_fk[l].ankle)) * root.s;
             var anchor = g.point + sole.normal * h;

@@ -37,7 +37,7 @@ struct SolverLeg {
 
 struct SolverRig {
     header: vec4<u32>,        // joint count, pelvis, leg count, ground mode
-    grid: vec4<u32>,          // samples x, z; foot placement on (1)
+    grid: vec4<u32>,          // samples x, z; foot placement on (1); sole measured once (1)
     ground: vec4<f32>,        // origin x, origin z, cell
     params: vec4<f32>,        // max drop, max step up, max step down, swing lookahead
     springs: vec4<f32>,       // pelvis half-life, pelvis max speed, pelvis max rise, ground half-life

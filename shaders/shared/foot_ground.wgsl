@@ -67,6 +67,7 @@ fn rig_ground_mode() -> u32 { return rig.header.w; }
 fn rig_grid_x() -> u32 { return rig.grid.x; }
 fn rig_grid_z() -> u32 { return rig.grid.y; }
 fn rig_placement() -> u32 { return rig.grid.z; }
+fn rig_sole_once() -> u32 { return rig.grid.w; }
 fn rig_origin_x() -> f32 { return rig.ground.x; }
 fn rig_origin_z() -> f32 { return rig.ground.y; }
 fn rig_cell() -> f32 { return rig.ground.z; }

@@ -204,7 +204,7 @@ fn find_ground(
             // turns with where they are (a ball-pivot foot keeps the first normal, and so does
             // a foot the turn moves by less than `SOLE_SETTLE_MIN`: flat ground).
             let mut settled = normal;
-            if !leg.pivots_on_ball() {
+            if !leg.pivots_on_ball() && rig.sole_once() == 0 {
                 let (turn, _) =
                     align_foot(leg, ankle.rotation(), root.dir_to_model(normal).normalize(), root.model_up());
                 let toe_off = root.dir_to_world(turn * (toe.position() - ankle.position())) * root.s;

@@ -24,7 +24,7 @@ pub use placement::{
     PlantDetection,
 };
 pub use records::{foot, CharacterInput, FootResult, GroundHit, JointPose, SolverLeg, SolverRig};
-pub use rig::{joints_below, BipedSettings, FootAlign, FootRig, KneePole, LegKind, LegRig};
+pub use rig::{joints_below, BipedSettings, FootAlign, FootRig, KneePole, LegKind, LegRig, SoleMeasure};
 
 /// Most legs per rig.
 pub const MAX_LEGS: usize = crate::constants::MAX_LEGS as usize;

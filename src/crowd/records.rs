@@ -247,7 +247,8 @@ pub struct SolverLeg {
 pub struct SolverRig {
     /// Joint count, pelvis, leg count, ground mode (0 heightfield, 1 caller hits).
     pub header: [u32; 4],
-    /// Heightfield samples along x and z, foot placement on (1) or off (0), 0.
+    /// Heightfield samples along x and z, foot placement on (1) or off (0), the ground under a
+    /// two-bone foot measured once (1) or twice (0).
     pub grid: [u32; 4],
     /// Heightfield origin x, origin z, cell size, 0.
     pub ground: [f32; 4],
@@ -449,6 +450,13 @@ impl SolverRig {
     #[must_use]
     pub fn placement(&self) -> u32 {
         self.grid[2]
+    }
+    /// The ground under a two-bone foot measured once (1) or twice (0; see
+    /// [`crate::crowd::SoleMeasure`]).
+    #[inline]
+    #[must_use]
+    pub fn sole_once(&self) -> u32 {
+        self.grid[3]
     }
     /// Heightfield origin x.
     #[inline]

@@ -56,6 +56,7 @@ pub fn biped_rig() -> FootRig {
         max_step_up: 0.5,
         max_step_down: 0.6,
         placement: None,
+        sole_measure: Default::default(),
     }
 }
 
@@ -159,6 +160,7 @@ pub fn quadruped() -> (FootRig, Vec<JointPose>) {
         max_step_up: 0.4,
         max_step_down: 0.5,
         placement: None,
+        sole_measure: Default::default(),
     };
     let pose = pos.iter().map(|p| JointPose::new(*p, Quat::IDENTITY)).collect();
     (rig, pose)

@@ -48,6 +48,7 @@ pub fn biped_rig() -> FootRig {
         max_step_up: 0.5,
         max_step_down: 0.6,
         placement: None,
+        sole_measure: Default::default(),
     }
 }
 
