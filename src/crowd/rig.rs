@@ -127,7 +127,8 @@ pub struct FootRig {
 /// animated foot, or again under the foot turned to that first measure, where its heel and
 /// ball will be. Across a crease the second measure keeps both ends on the ground (creased
 /// terrain at 4 m of relief: 2.9 mm at worst against 9.3 measured once); it costs the
-/// stateless frame about a third more on the CPU and a sixth more on a GPU (BENCHMARKS.md).
+/// stateless frame a quarter to a third more on the CPU and a sixth more on lavapipe
+/// (BENCHMARKS.md).
 /// Flat ground is measured once either way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SoleMeasure {

@@ -205,11 +205,15 @@ impl CostRun {
     /// names the usage line) and builds the scene.
     ///
     /// # Errors
-    /// A usage message when the arguments are not those three.
+    /// A usage message when the arguments are not those three (and an optional `once`).
     pub fn from_args(program: &str) -> Result<Self, String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES");
-        let [mode, n, k] = args.as_slice() else { return Err(usage()) };
+        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES [once]");
+        let (mode, n, k, once) = match args.as_slice() {
+            [mode, n, k] => (mode, n, k, false),
+            [mode, n, k, o] if o == "once" => (mode, n, k, true),
+            _ => return Err(usage()),
+        };
         let placement = match mode.as_str() {
             "stateless" => false,
             "placement" => true,
@@ -217,6 +221,8 @@ impl CostRun {
         };
         let (Ok(n), Ok(k)) = (n.parse(), k.parse()) else { return Err(usage()) };
         let (terrain, rig) = crowd_frame(placement);
+        // `once`: the ground under each foot measured once (`SoleMeasure::Once`).
+        let rig = if once { rig.with_sole_measure(crowd_ik::crowd::SoleMeasure::Once) } else { rig };
         let ground = crowd_ik::crowd::Ground::Heightfield(terrain.clone());
         let walkers = crate::scene::WalkingCrowd::new(n, 90.0, 1);
         let (mut chars, mut poses) = (Vec::new(), Vec::new());
