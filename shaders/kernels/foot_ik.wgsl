@@ -182,13 +182,12 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         // first normal (src/cpu/foot_ik.rs).
         if (!ball_pivot(l) && rig_sole_once() == 0u) {
             let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, sole.normal)), model_up(root));
-            let toe_off = dir_to_world(root, quat_rotate(turn.q, legs_fk[l].toe - legs_fk[l].ankle)) * root.s;
             var anchor = g.point + sole.normal * h;
             if (locked) {
                 anchor = ref_ws;
             }
-            let turned_up = dir_to_world(root, quat_rotate(turn.q, up_ms));
-            var turned = sole_ends(anchor, toe_off, turned_up, h, leg.sole.xy, toe_dir_ws(root, turn.q, legs_fk[l].toe_dir));
+            let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
+            var turned = turned_sole(root, anchor, turn.q, up_ms, toe_off, h, leg.sole.xy, legs_fk[l].toe_dir);
             if (locked) {
                 turned = locked_sole(l, turned, ref_ws, toe_ws);
             }

@@ -554,11 +554,16 @@ var<private> ground: FeetGround;
 // of the foot turned by `turn` touches the ground under it (src/cpu/foot_ik.rs).
 fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> vec3<f32> {
     var target_ws = gp + normal * h;
-    let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let toe_off = dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s;
-    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
-    target_ws.y -= sole_gap(gp, normal, sole_ends(target_ws, toe_off, up, h, reach, toe_dir));
+    target_ws.y -= sole_gap(gp, normal, turned_sole(root, target_ws, turn, up_ms, toe_off_ms, h, reach, toe_dir_ms));
     return target_ws;
+}
+
+// The sole (sole_ends, world) of a two-bone foot turned by `turn` with its ankle at ankle_ws
+// (src/cpu/foot_ground.rs).
+fn turned_sole(root: Root, ankle_ws: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> Sole {
+    let up = dir_to_world(root, quat_rotate(turn, up_ms));
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
+    return sole_ends(ankle_ws, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach, toe_dir);
 }
 
 // On a plane of unit normal, how far above it the lowest of heel, ball and tip of a
@@ -566,9 +571,7 @@ fn sole_target(root: Root, gp: vec3<f32>, normal: vec3<f32>, turn: vec4<f32>, up
 // point (src/cpu/foot_ground.rs): what sole_target lowers it by on a plane, with no ground
 // sampled.
 fn plane_sole_gap(root: Root, normal: vec3<f32>, turn: vec4<f32>, up_ms: vec3<f32>, toe_off_ms: vec3<f32>, h: f32, reach: vec2<f32>, toe_dir_ms: vec3<f32>) -> f32 {
-    let up = dir_to_world(root, quat_rotate(turn, up_ms));
-    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
-    let s = sole_ends(normal * h, dir_to_world(root, quat_rotate(turn, toe_off_ms)) * root.s, up, h, reach, toe_dir);
+    let s = turned_sole(root, normal * h, turn, up_ms, toe_off_ms, h, reach, toe_dir_ms);
     return min(min(dot(s.heel, normal), dot(s.ball, normal)), dot(s.tip, normal)) / normal.y;
 }
 

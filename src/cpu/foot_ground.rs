@@ -500,11 +500,26 @@ pub(crate) fn sole_target(
     (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
 ) -> Vec3 {
     let mut target_ws = gp + normal * h;
-    let up = root.dir_to_world(turn * up_ms);
-    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
-    let sole = sole_ends(target_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
+    let sole = turned_sole(root, target_ws, turn, up_ms, toe_off_ms, (h, reach, toe_dir_ms));
     target_ws.y -= sole_gap(rig, g, gp, normal, &sole);
     target_ws
+}
+
+/// The sole ([`sole_ends`], world) of a two-bone foot turned by `turn` (model space) with
+/// its ankle at `ankle_ws`: the FK foot's up axis `up_ms`, toe offset `toe_off_ms` and toe
+/// direction `toe_dir_ms` (model space) turned and taken to the world.
+#[inline]
+pub(crate) fn turned_sole(
+    root: &Root,
+    ankle_ws: Vec3,
+    turn: Quat,
+    up_ms: Vec3,
+    toe_off_ms: Vec3,
+    (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
+) -> Sole {
+    let up = root.dir_to_world(turn * up_ms);
+    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
+    sole_ends(ankle_ws, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir)
 }
 
 /// On a plane of unit `normal`, how far above it (vertically) the lowest of heel, ball and
@@ -520,9 +535,7 @@ pub(crate) fn plane_sole_gap(
     toe_off_ms: Vec3,
     (h, reach, toe_dir_ms): (f32, [f32; 2], Vec3),
 ) -> f32 {
-    let up = root.dir_to_world(turn * up_ms);
-    let toe_dir = toe_dir_ws(root, turn, toe_dir_ms);
-    let s = sole_ends(normal * h, root.dir_to_world(turn * toe_off_ms) * root.s, up, h, reach, toe_dir);
+    let s = turned_sole(root, normal * h, turn, up_ms, toe_off_ms, (h, reach, toe_dir_ms));
     s.heel.dot(normal).min(s.ball.dot(normal)).min(s.tip.dot(normal)) / normal.y
 }
 

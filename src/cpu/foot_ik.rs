@@ -16,7 +16,7 @@ use glam::{Quat, Vec3};
 
 use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
-    sole_ground, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root,
+    sole_ground, sole_height, sole_target, toe_dir_ms, turned_sole, FeetGround, GroundData, Root,
 };
 use super::foot_placement::{begin_placement, end_placement, locked_sole, place_feet, spring_pelvis, FreeFoot};
 use super::limb::{solve_limb, solve_three_bone_core};
@@ -207,10 +207,9 @@ fn find_ground(
             if !leg.pivots_on_ball() && rig.sole_once() == 0 {
                 let (turn, _) =
                     align_foot(leg, ankle.rotation(), root.dir_to_model(normal).normalize(), root.model_up());
-                let toe_off = root.dir_to_world(turn * (toe.position() - ankle.position())) * root.s;
                 let anchor = if held.is_some() { ref_ws } else { gp + normal * h };
-                let up = root.dir_to_world(turn * up_ms);
-                let turned = sole_ends(anchor, toe_off, up, h, sole.1, toe_dir_ws(root, turn, toe_dir_ms));
+                let toe_off = toe.position() - ankle.position();
+                let turned = turned_sole(root, anchor, turn, up_ms, toe_off, (h, sole.1, toe_dir_ms));
                 let turned = match (held, temporal) {
                     (Some(_), Some(st)) => locked_sole(st, l, leg, &turned, ref_ws, toe_ws).unwrap_or(turned),
                     _ => turned,
