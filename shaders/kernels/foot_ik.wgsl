@@ -177,9 +177,10 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
         }
         gn = sole.normal;
         // Measured again where the foot will stand: turned to that normal about its ankle,
-        // the ankle over the ground point along the normal (or where the lock holds it); a
-        // ball-pivot foot, or one the turn moves by less than SOLE_SETTLE_MIN, keeps the
-        // first normal (src/cpu/foot_ik.rs).
+        // the ankle over the ground point along the normal (or where the lock holds it, spun
+        // about the normal to the locked heading as the lock holds it); a ball-pivot foot,
+        // or one the turn moves by less than SOLE_SETTLE_MIN, keeps the first normal
+        // (src/cpu/foot_ik.rs).
         if (!ball_pivot(l) && rig_sole_once() == 0u) {
             let turn = align_foot(leg, legs_fk[l].ankle_rotation, normalize(dir_to_model(root, sole.normal)), model_up(root));
             var anchor = g.point + sole.normal * h;
@@ -189,7 +190,7 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
             let toe_off = legs_fk[l].toe - legs_fk[l].ankle;
             var turned = turned_sole(root, anchor, turn.q, up_ms, toe_off, h, leg.sole.xy, legs_fk[l].toe_dir);
             if (locked) {
-                turned = locked_sole(l, turned, ref_ws, toe_ws);
+                turned = locked_turned_sole(l, turned, ref_ws, dir_to_world(root, quat_rotate(turn.q, toe_off)), sole.normal);
             }
             let moved = max(abs(turned.heel - at.heel).xz, abs(turned.tip - at.tip).xz);
             if (max(moved.x, moved.y) >= SOLE_SETTLE_MIN) {

@@ -171,6 +171,23 @@ fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
         lock + vec3<f32>(dt.x, s.tip.y - contact.y, dt.y));
 }
 
+// A locked foot turned to the ground (its sole s turned about its ankle ankle_ws), for
+// the second ground measure: spun about the ground normal up through the ankle from its own
+// heading (that of toe_off_ws) to the locked heading and carried to the lock, as the lock
+// places it (src/cpu/foot_placement.rs, locked_turned_sole). Only for a locked foot.
+fn locked_turned_sole(l: u32, s: Sole, ankle_ws: vec3<f32>, toe_off_ws: vec3<f32>, up: vec3<f32>) -> Sole {
+    let own = heading(toe_off_ws);
+    let locked = st.legs[l].heading.xy;
+    var r = vec2<f32>(1.0, 0.0);
+    if (any(own != vec2<f32>(0.0)) && locked.x * locked.x + locked.y * locked.y > 1e-12) {
+        r = turn_between(own, locked);
+    }
+    let spin = quat_from_axis_cos_sin(up, r.x, r.y);
+    let lock = vec3<f32>(st.legs[l].lock.x, ankle_ws.y, st.legs[l].lock.z);
+    return Sole(lock + quat_rotate(spin, s.heel - ankle_ws), lock + quat_rotate(spin, s.ball - ankle_ws),
+        lock + quat_rotate(spin, s.tip - ankle_ws));
+}
+
 // A heading offset of `angle` radians blended toward none by k in [0, 1]: cosine and sine
 // of angle * k (the angle fades, so a half-turn offset turns back smoothly, one way).
 fn fade_turn(angle: f32, k: f32) -> vec2<f32> {

@@ -18,7 +18,9 @@ use super::foot_ground::{
     above, align_foot, ground_height, ground_query, in_world, leg_reach, reach_drop, reference_joint, sole_ends,
     sole_ground, sole_height, sole_target, toe_dir_ms, turned_sole, FeetGround, GroundData, Root,
 };
-use super::foot_placement::{begin_placement, end_placement, locked_sole, place_feet, spring_pelvis, FreeFoot};
+use super::foot_placement::{
+    begin_placement, end_placement, locked_sole, locked_turned_sole, place_feet, spring_pelvis, FreeFoot,
+};
 use super::limb::{solve_limb, solve_three_bone_core};
 use super::math::{
     finite4, finite_point, finite_rotation, flush_subnormal, is_unit_quat, nlerp_identity, normalize_or, reject,
@@ -199,7 +201,8 @@ fn find_ground(
             res.sole_before[l] = if at.tip != at.ball { gap.min(above(rig, g, gp, gn, at.ball)) } else { gap };
             // Measured again where the foot will stand: turned to that normal (as
             // `align_foot` turns it) about its ankle, the ankle over the ground point along
-            // the normal (or where the lock holds it). A turned foot's heel and ball move
+            // the normal (or where the lock holds it, spun about the normal to the locked
+            // heading as the lock will hold it). A turned foot's heel and ball move
             // across the ground by centimetres, and across a crease the chord between them
             // turns with where they are (a ball-pivot foot keeps the first normal, and so does
             // a foot the turn moves by less than `SOLE_SETTLE_MIN`: flat ground).
@@ -211,7 +214,10 @@ fn find_ground(
                 let toe_off = toe.position() - ankle.position();
                 let turned = turned_sole(root, anchor, turn, up_ms, toe_off, (h, sole.1, toe_dir_ms));
                 let turned = match (held, temporal) {
-                    (Some(_), Some(st)) => locked_sole(st, l, leg, &turned, ref_ws, toe_ws).unwrap_or(turned),
+                    (Some(_), Some(st)) => {
+                        let toe_off_ws = root.dir_to_world(turn * toe_off);
+                        locked_turned_sole(st, l, &turned, ref_ws, toe_off_ws, normal).unwrap_or(turned)
+                    }
                     _ => turned,
                 };
                 let moved = |a: Vec3, b: Vec3| (a.x - b.x).abs().max((a.z - b.z).abs());

@@ -233,6 +233,35 @@ pub(crate) fn locked_sole(
     Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
 
+/// Where a foot locked in `st` stands once turned to the ground (its sole `s` turned about
+/// its ankle `ankle_ws`, world), for the second ground measure (`find_ground`): spun about
+/// the ground normal `up` through the ankle from its own heading (that of `toe_off_ws`, the
+/// turned toe offset) to the locked heading and carried to the locked point, as
+/// [`lock_foot`] places it. (Spun about the vertical from the FK heading, as [`locked_sole`]
+/// measures the animated foot, its heading is off by up to a degree or two on steep
+/// ground, and across a crease the chord between heel and ball with it.) `None` when it is
+/// not locked. Not for ball-pivot feet (they keep the first measure).
+pub(crate) fn locked_turned_sole(
+    st: &CharacterState,
+    l: usize,
+    s: &Sole,
+    ankle_ws: Vec3,
+    toe_off_ws: Vec3,
+    up: Vec3,
+) -> Option<Sole> {
+    if st.flags & bit(STATE_LOCKED_SHIFT, l) == 0 {
+        return None;
+    }
+    let ls = &st.legs[l];
+    let (own, locked) = (heading(toe_off_ws), [ls.heading[0], ls.heading[1]]);
+    let held = locked[0] * locked[0] + locked[1] * locked[1] > 1e-12;
+    let r = if own != [0.0, 0.0] && held { turn_between(own, locked) } else { [1.0, 0.0] };
+    let spin = quat_from_axis_cos_sin(up, r[0], r[1]);
+    let lock = Vec3::new(ls.lock[0], ankle_ws.y, ls.lock[2]);
+    let place = |p: Vec3| lock + spin * (p - ankle_ws);
+    Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
+}
+
 /// This frame's temporal inputs for the stages after [`begin_placement`].
 pub(crate) struct Placement {
     /// The state is reset to this frame's solve (spawn, explicit reset, a hitch, a
