@@ -148,6 +148,16 @@ fn turn_heading(a: vec2<f32>, r: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * r.x + a.y * r.y, a.y * r.x - a.x * r.y);
 }
 
+// Cosine and sine of the turn from heading h to the heading leg l's lock holds (none where
+// either has no horizontal length; src/cpu/foot_placement.rs, turn_to_lock).
+fn turn_to_lock(l: u32, h: vec2<f32>) -> vec2<f32> {
+    let locked = st.legs[l].heading.xy;
+    if (any(h != vec2<f32>(0.0)) && locked.x * locked.x + locked.y * locked.y > 1e-12) {
+        return turn_between(h, locked);
+    }
+    return vec2<f32>(1.0, 0.0);
+}
+
 // Where a foot locked in the state stands, for find_ground (src/cpu/foot_placement.rs,
 // locked_sole): its FK sole turned about the vertical through its contact point from the
 // FK heading to the locked one and carried to the locked point.
@@ -156,13 +166,7 @@ fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
     if (ball_pivot(l)) {
         contact = toe_ws;
     }
-    let fk = heading(toe_ws - ref_ws);
-    let locked = st.legs[l].heading.xy;
-    // No turn where either heading has no horizontal length.
-    var r = vec2<f32>(1.0, 0.0);
-    if (any(fk != vec2<f32>(0.0)) && locked.x * locked.x + locked.y * locked.y > 1e-12) {
-        r = turn_between(fk, locked);
-    }
+    let r = turn_to_lock(l, heading(toe_ws - ref_ws));
     let lock = vec3<f32>(st.legs[l].lock.x, contact.y, st.legs[l].lock.z);
     let dh = turn_heading((s.heel - contact).xz, r);
     let db = turn_heading((s.ball - contact).xz, r);
@@ -176,12 +180,7 @@ fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
 // heading (that of toe_off_ws) to the locked heading and carried to the lock, as the lock
 // places it (src/cpu/foot_placement.rs, locked_turned_sole). Only for a locked foot.
 fn locked_turned_sole(l: u32, s: Sole, ankle_ws: vec3<f32>, toe_off_ws: vec3<f32>, up: vec3<f32>) -> Sole {
-    let own = heading(toe_off_ws);
-    let locked = st.legs[l].heading.xy;
-    var r = vec2<f32>(1.0, 0.0);
-    if (any(own != vec2<f32>(0.0)) && locked.x * locked.x + locked.y * locked.y > 1e-12) {
-        r = turn_between(own, locked);
-    }
+    let r = turn_to_lock(l, heading(toe_off_ws));
     let spin = quat_from_axis_cos_sin(up, r.x, r.y);
     let lock = vec3<f32>(st.legs[l].lock.x, ankle_ws.y, st.legs[l].lock.z);
     return Sole(lock + quat_rotate(spin, s.heel - ankle_ws), lock + quat_rotate(spin, s.ball - ankle_ws),

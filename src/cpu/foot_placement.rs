@@ -203,6 +203,17 @@ fn bit(shift: u32, l: usize) -> u32 {
     1 << (shift + l as u32)
 }
 
+/// Cosine and sine of the turn from heading `from` to the heading leg `l`'s lock holds
+/// (none where either has no horizontal length); `None` when the leg is not locked.
+fn turn_to_lock(st: &CharacterState, l: usize, from: [f32; 2]) -> Option<[f32; 2]> {
+    if st.flags & bit(STATE_LOCKED_SHIFT, l) == 0 {
+        return None;
+    }
+    let locked = [st.legs[l].heading[0], st.legs[l].heading[1]];
+    let held = locked[0] * locked[0] + locked[1] * locked[1] > 1e-12;
+    Some(if from != [0.0, 0.0] && held { turn_between(from, locked) } else { [1.0, 0.0] })
+}
+
 /// Where a foot locked in `st` stands, for the frame's ground measure (`find_ground`): its
 /// FK sole `s` (ends from the reference joint `ref_ws`, world) turned about the vertical
 /// through its contact point (the ankle, or the ball for a ball pivot) from the FK heading
@@ -215,16 +226,9 @@ pub(crate) fn locked_sole(
     ref_ws: Vec3,
     toe_ws: Vec3,
 ) -> Option<Sole> {
-    if st.flags & bit(STATE_LOCKED_SHIFT, l) == 0 {
-        return None;
-    }
-    let ls = &st.legs[l];
+    let r = turn_to_lock(st, l, heading(toe_ws - ref_ws))?;
     let contact = if leg.pivots_on_ball() { toe_ws } else { ref_ws };
-    let (fk, locked) = (heading(toe_ws - ref_ws), [ls.heading[0], ls.heading[1]]);
-    // No turn where either heading has no horizontal length.
-    let held = locked[0] * locked[0] + locked[1] * locked[1] > 1e-12;
-    let r = if fk != [0.0, 0.0] && held { turn_between(fk, locked) } else { [1.0, 0.0] };
-    let lock = Vec3::new(ls.lock[0], contact.y, ls.lock[2]);
+    let lock = Vec3::new(st.legs[l].lock[0], contact.y, st.legs[l].lock[2]);
     let place = |p: Vec3| {
         let d = p - contact;
         let [x, z] = turn_heading([d.x, d.z], r);
@@ -249,15 +253,9 @@ pub(crate) fn locked_turned_sole(
     toe_off_ws: Vec3,
     up: Vec3,
 ) -> Option<Sole> {
-    if st.flags & bit(STATE_LOCKED_SHIFT, l) == 0 {
-        return None;
-    }
-    let ls = &st.legs[l];
-    let (own, locked) = (heading(toe_off_ws), [ls.heading[0], ls.heading[1]]);
-    let held = locked[0] * locked[0] + locked[1] * locked[1] > 1e-12;
-    let r = if own != [0.0, 0.0] && held { turn_between(own, locked) } else { [1.0, 0.0] };
+    let r = turn_to_lock(st, l, heading(toe_off_ws))?;
     let spin = quat_from_axis_cos_sin(up, r[0], r[1]);
-    let lock = Vec3::new(ls.lock[0], ankle_ws.y, ls.lock[2]);
+    let lock = Vec3::new(st.legs[l].lock[0], ankle_ws.y, st.legs[l].lock[2]);
     let place = |p: Vec3| lock + spin * (p - ankle_ws);
     Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
