@@ -247,6 +247,9 @@ shared_constants! {
     /// released while it was still planted (by distance or reach): no new lock until the
     /// release has faded or the plant ends.
     STATE_RELEASED_SHIFT: u32 = 12;
+    /// `CharacterState::flags`: bit `STATE_HEEL_SHIFT + leg` = that foot's sole pivot is its
+    /// heel (else its ball; `crowd::LockPivot::Sole`).
+    STATE_HEEL_SHIFT: u32 = 16;
     /// A leg's knee pole rule (`SolverLeg::pole_rule`): toward the FK knee
     /// (`crowd::KneePole::FkKnee`).
     KNEE_POLE_FK_KNEE: u32 = 0;
@@ -263,6 +266,9 @@ shared_constants! {
     /// `SolverLeg::mode[3]` bit: lock the ball (toe joint) instead of the whole foot, the
     /// foot keeping its animated tilt so the heel can lift.
     PIVOT_BALL: u32 = 256;
+    /// `SolverLeg::mode[3]` bit: lock the end of the sole on the ground (heel or ball,
+    /// passed from one to the other as the foot rolls through flat).
+    PIVOT_SOLE: u32 = 512;
     /// Smallest and largest character scale (`CharacterInput::root_ws.w`) foot IK accepts;
     /// outside, the character gets `ChainError::InvalidParameter` (model space is world
     /// space divided by the scale: a denormal scale made every joint below the pelvis inf).

@@ -573,11 +573,13 @@ fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::D
 /// calibrated from the clip, 0/1 weights, locks by speed: the kernel follows its CPU twin
 /// frame by frame within the contract.
 /// `rig` with foot placement locking feet by speed (the advice for motion capture).
+/// Locks by speed, leg 1 locking the end of its sole on the ground (`LockPivot::Sole`).
 fn with_speed_locks(rig: FootRig) -> FootRig {
     let mut placement = FootPlacement::default();
     for leg in &mut placement.legs {
         leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
     }
+    placement.legs[1].pivot = LockPivot::Sole;
     rig.with_placement(Some(placement))
 }
 

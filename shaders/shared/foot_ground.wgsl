@@ -14,7 +14,8 @@
 override LEGS: u32 = 4u;
 
 // What each leg is, also from the rig: bit 8·l set when leg l is a pseudo three-bone leg
-// (SolverLeg.mode.x), bit 8·l + 1 when it pivots about the ball (PIVOT_BALL); and whether
+// (SolverLeg.mode.x), bit 8·l + 1 when it pivots about the ball (PIVOT_BALL), bit 8·l + 2
+// when a two-bone leg locks the end of its sole on the ground (PIVOT_SOLE); and whether
 // the ground comes from per-foot hits (SolverRig.header.w). With the legs written out these
 // fold, so a biped's kernel has no hoof code and a heightfield's no hit code.
 override LEG_KINDS: u32 = 0u;
@@ -26,6 +27,10 @@ fn three_bone(l: u32) -> bool {
 
 fn ball_pivot(l: u32) -> bool {
     return ((LEG_KINDS >> (8u * l)) & 2u) != 0u;
+}
+
+fn sole_pivot(l: u32) -> bool {
+    return ((LEG_KINDS >> (8u * l)) & 4u) != 0u;
 }
 
 // Read-only storage rather than uniform: lavapipe specialises shaders on small uniform

@@ -158,11 +158,23 @@ fn turn_to_lock(l: u32, h: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(1.0, 0.0);
 }
 
+// The point of sole s a sole pivot holds (its heel or ball, as the state says), or `other`
+// for the other pivots (src/cpu/foot_placement.rs, sole_pivot).
+fn sole_pivot_point(l: u32, s: Sole, other: vec3<f32>) -> vec3<f32> {
+    if (!sole_pivot(l)) {
+        return other;
+    }
+    if ((st.flags & state_bit(STATE_HEEL_SHIFT, l)) != 0u) {
+        return s.heel;
+    }
+    return s.ball;
+}
+
 // Where a foot locked in the state stands, for find_ground (src/cpu/foot_placement.rs,
 // locked_sole): its FK sole turned about the vertical through its contact point from the
 // FK heading to the locked one and carried to the locked point.
 fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
-    var contact = ref_ws;
+    var contact = sole_pivot_point(l, s, ref_ws);
     if (ball_pivot(l)) {
         contact = toe_ws;
     }
@@ -182,9 +194,10 @@ fn locked_sole(l: u32, s: Sole, ref_ws: vec3<f32>, toe_ws: vec3<f32>) -> Sole {
 fn locked_turned_sole(l: u32, s: Sole, ankle_ws: vec3<f32>, toe_off_ws: vec3<f32>, up: vec3<f32>) -> Sole {
     let r = turn_to_lock(l, heading(toe_off_ws));
     let spin = quat_from_axis_cos_sin(up, r.x, r.y);
-    let lock = vec3<f32>(st.legs[l].lock.x, ankle_ws.y, st.legs[l].lock.z);
-    return Sole(lock + quat_rotate(spin, s.heel - ankle_ws), lock + quat_rotate(spin, s.ball - ankle_ws),
-        lock + quat_rotate(spin, s.tip - ankle_ws));
+    let contact = sole_pivot_point(l, s, ankle_ws);
+    let lock = vec3<f32>(st.legs[l].lock.x, contact.y, st.legs[l].lock.z);
+    return Sole(lock + quat_rotate(spin, s.heel - contact), lock + quat_rotate(spin, s.ball - contact),
+        lock + quat_rotate(spin, s.tip - contact));
 }
 
 // A heading offset of `angle` radians blended toward none by k in [0, 1]: cosine and sine
@@ -274,7 +287,7 @@ fn state_in_range() -> bool {
     let total = (sum.x + sum.y) + (sum.z + sum.w);
     let mask = (1u << LEGS) - 1u;
     let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT)
-        | (mask << STATE_RELEASED_SHIFT);
+        | (mask << STATE_RELEASED_SHIFT) | (mask << STATE_HEEL_SHIFT);
     return (st.flags & ~known) == 0u && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING;
 }
 
@@ -569,6 +582,7 @@ struct FootLock {
     a: FootAim,
     locked: bool,
     fading: f32,
+    heel: bool, // a sole pivot holds the heel (else the ball)
 }
 
 // The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
@@ -583,8 +597,19 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     var turn = a.turn;
     let up = a.up;
 
+    // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
+    // world), and which of them is lower along the ground normal now.
+    let sole = !three && !ball && sole_pivot(l);
+    var heel = (st.flags & state_bit(STATE_HEEL_SHIFT, l)) != 0u;
+    var ends = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    if (sole) {
+        let up_ms = quat_rotate(pf.ankle_rotation, leg.foot_up.xyz);
+        let s = turned_sole(root, vec3<f32>(0.0), turn, up_ms, toe_off, pf.h, leg.sole.xy, legs_fk[l].toe_dir);
+        ends = array<vec3<f32>, 2>(s.heel, s.ball);
+    }
+    let heel_lower = dot(ends[0], up) <= dot(ends[1], up);
     // The lock: contact point and heading of the unlocked solve, then held or blended.
-    var offset = vec3<f32>(0.0);
+    var offset = ends[select(1u, 0u, heel)];
     if (ball) {
         offset = dir_to_world(root, quat_rotate(turn, toe_off)) * root.s;
     }
@@ -592,7 +617,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     if (!three) {
         heading_free = heading(dir_to_world(root, quat_rotate(turn, toe_off)));
     }
-    let contact_free = aim + offset;
+    var contact_free = aim + offset;
     free[l].contact = contact_free;
     free[l].heading = heading_free;
     free[l].hip = to_world(root, legs_fk[l].hip);
@@ -635,6 +660,13 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // a new lock starts from them, an unlocked foot blends back with them.
     let left = remaining(st.legs[l].lock.w, release_time);
     let left_turn = fade_turn(st.legs[l].heading.x, left);
+    if (sole && !(left > 0.0) && heel != heel_lower) {
+        // No release fading: the pivot follows the lower end, and a new lock holds it.
+        heel = heel_lower;
+        offset = ends[select(1u, 0u, heel)];
+        contact_free = aim + offset;
+        free[l].contact = contact_free;
+    }
     if (!was_locked && planted) {
         let lock_heading = turn_heading(heading_free, left_turn);
         // Planted at the event: the contact where the animation had it then.
@@ -652,9 +684,20 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         // unlocked solve's carried along the ground plane to it.
         contact = st.legs[l].lock.xyz;
         contact.y = contact_free.y - (up.x * (contact.x - contact_free.x) + up.z * (contact.z - contact_free.z)) / up.y;
+        r = turn_between(heading_free, st.legs[l].heading.xy);
+        if (sole && heel != heel_lower) {
+            // The foot rolled through flat: the lock passes to the other end of the sole.
+            let spin = quat_from_axis_cos_sin(up, r.x, r.y);
+            contact = contact + quat_rotate(spin, ends[select(1u, 0u, heel_lower)] - offset);
+            heel = heel_lower;
+            offset = ends[select(1u, 0u, heel)];
+            contact_free = aim + offset;
+            free[l].contact = contact_free;
+            st.legs[l].lock.x = contact.x;
+            st.legs[l].lock.z = contact.z;
+        }
         st.legs[l].lock.y = contact.y;
         st.legs[l].lock.w = 0.0; // settled below the carried height by lift_foot
-        r = turn_between(heading_free, st.legs[l].heading.xy);
     } else {
         fading = left;
         st.legs[l].lock.w = min(st.legs[l].lock.w + dt, max(release_time, 0.0));
@@ -668,7 +711,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         aim = contact - quat_rotate(spin_ws, offset);
         turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
     }
-    return FootLock(FootAim(aim, turn, up, a.lag), locked, fading);
+    return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 
 // No part of the foot more than the tolerance below the ground: a swinging or blending foot
@@ -797,7 +840,11 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
 
     st.legs[l].fk = vec4<f32>(contact_fk, w);
     var flags = st.flags
-        & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l) | state_bit(STATE_RELEASED_SHIFT, l));
+        & ~(state_bit(STATE_LOCKED_SHIFT, l) | state_bit(STATE_PLANTED_SHIFT, l) | state_bit(STATE_RELEASED_SHIFT, l)
+            | state_bit(STATE_HEEL_SHIFT, l));
+    if (lk.heel) {
+        flags = flags | state_bit(STATE_HEEL_SHIFT, l);
+    }
     if (locked) {
         flags = flags | state_bit(STATE_LOCKED_SHIFT, l);
     } else if (planted && !pl_snap && (released || was_locked)) {

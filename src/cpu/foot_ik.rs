@@ -216,7 +216,7 @@ fn find_ground(
                 let turned = match (held, temporal) {
                     (Some(_), Some(st)) => {
                         let toe_off_ws = root.dir_to_world(turn * toe_off);
-                        locked_turned_sole(st, l, &turned, ref_ws, toe_off_ws, normal).unwrap_or(turned)
+                        locked_turned_sole(st, (l, leg), &turned, ref_ws, toe_off_ws, normal).unwrap_or(turned)
                     }
                     _ => turned,
                 };

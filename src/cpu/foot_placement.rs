@@ -18,12 +18,12 @@ use glam::{Quat, Vec2, Vec3, Vec4};
 
 use super::foot_ground::{
     above, align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
-    sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, FeetGround, GroundData, Root, Sole,
+    sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, turned_sole, FeetGround, GroundData, Root, Sole,
 };
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
-    STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
+    STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
     foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, LegState, SolverLeg,
@@ -194,13 +194,25 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
     let mask = (1u32 << legs) - 1;
-    let known =
-        STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT) | (mask << STATE_RELEASED_SHIFT);
+    let known = STATE_VALID
+        | (mask << STATE_LOCKED_SHIFT)
+        | (mask << STATE_PLANTED_SHIFT)
+        | (mask << STATE_RELEASED_SHIFT)
+        | (mask << STATE_HEEL_SHIFT);
     s.flags & !known == 0 && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING
 }
 
 fn bit(shift: u32, l: usize) -> u32 {
     1 << (shift + l as u32)
+}
+
+/// The point of sole `s` a sole pivot holds (`LockPivot::Sole`): its heel or its ball, as
+/// the state says; `None` for the other pivots.
+fn sole_pivot(st: &CharacterState, l: usize, leg: &SolverLeg, s: &Sole) -> Option<Vec3> {
+    if !leg.pivots_on_sole() || leg.is_three_bone() || leg.pivots_on_ball() {
+        return None;
+    }
+    Some(if st.flags & bit(STATE_HEEL_SHIFT, l) != 0 { s.heel } else { s.ball })
 }
 
 /// Cosine and sine of the turn from heading `from` to the heading leg `l`'s lock holds
@@ -227,7 +239,7 @@ pub(crate) fn locked_sole(
     toe_ws: Vec3,
 ) -> Option<Sole> {
     let r = turn_to_lock(st, l, heading(toe_ws - ref_ws))?;
-    let contact = if leg.pivots_on_ball() { toe_ws } else { ref_ws };
+    let contact = if leg.pivots_on_ball() { toe_ws } else { sole_pivot(st, l, leg, s).unwrap_or(ref_ws) };
     let lock = Vec3::new(st.legs[l].lock[0], contact.y, st.legs[l].lock[2]);
     let place = |p: Vec3| {
         let d = p - contact;
@@ -247,7 +259,7 @@ pub(crate) fn locked_sole(
 /// not locked. Not for ball-pivot feet (they keep the first measure).
 pub(crate) fn locked_turned_sole(
     st: &CharacterState,
-    l: usize,
+    (l, leg): (usize, &SolverLeg),
     s: &Sole,
     ankle_ws: Vec3,
     toe_off_ws: Vec3,
@@ -255,8 +267,9 @@ pub(crate) fn locked_turned_sole(
 ) -> Option<Sole> {
     let r = turn_to_lock(st, l, heading(toe_off_ws))?;
     let spin = quat_from_axis_cos_sin(up, r[0], r[1]);
-    let lock = Vec3::new(st.legs[l].lock[0], ankle_ws.y, st.legs[l].lock[2]);
-    let place = |p: Vec3| lock + spin * (p - ankle_ws);
+    let contact = sole_pivot(st, l, leg, s).unwrap_or(ankle_ws);
+    let lock = Vec3::new(st.legs[l].lock[0], contact.y, st.legs[l].lock[2]);
+    let place = |p: Vec3| lock + spin * (p - contact);
     Some(Sole { heel: place(s.heel), ball: place(s.ball), tip: place(s.tip) })
 }
 
@@ -554,15 +567,28 @@ fn lock_foot(
     (was_locked_flag, planted, since): (bool, bool, f32),
     free: &mut FreeFoot,
     hip: Vec3,
+    heel: &mut bool,
 ) -> (FootAim, bool, f32) {
-    let LegFrame { leg, three, ball_pivot, toe_off, contact_fk, .. } = *f;
+    let LegFrame { leg, three, ball_pivot, h, ankle, toe_off, toe_dir, contact_fk, .. } = *f;
     let FootAim { mut target, mut turn, up, lag } = aim;
     let dt = p.dt;
 
+    // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
+    // world), and which of them is lower along the ground normal now.
+    let sole_pivot = !three && !ball_pivot && leg.pivots_on_sole();
+    let ends = if sole_pivot {
+        let up_ms = ankle.rotation() * v3(leg.foot_up);
+        let s = turned_sole(root, Vec3::ZERO, turn, up_ms, toe_off, (h, leg.sole_reach(), toe_dir));
+        [s.heel, s.ball]
+    } else {
+        [Vec3::ZERO; 2]
+    };
+    let heel_lower = ends[0].dot(up) <= ends[1].dot(up);
+    let pivot = |heel: bool| if heel { ends[0] } else { ends[1] };
     // The lock: contact point and heading of the unlocked solve, then held or blended.
-    let offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { Vec3::ZERO };
+    let mut offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { pivot(*heel) };
     let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
-    let free_contact = target + offset;
+    let mut free_contact = target + offset;
     *free = FreeFoot {
         contact: free_contact,
         heading: free_heading,
@@ -612,6 +638,14 @@ fn lock_foot(
     // foot's state holds the release's offset and heading turn).
     let left = remaining(ls.lock[3], release_time);
     let left_turn = fade_turn(ls.heading[0], left);
+    if sole_pivot && !(left > 0.0) && *heel != heel_lower {
+        // No release fading: the pivot is free to follow the lower end (an unlocked foot's
+        // output does not depend on it), and a new lock holds that end.
+        *heel = heel_lower;
+        offset = pivot(*heel);
+        free_contact = target + offset;
+        free.contact = free_contact;
+    }
     if !was_locked && planted {
         let lock_heading = turn_heading(free_heading, left_turn);
         // Planted at the crossing: the contact point where the animation had it then.
@@ -628,9 +662,22 @@ fn lock_foot(
         // taken while the weight still blends in neither floats nor sinks.
         let mut c = v3(ls.lock);
         c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
+        let r = turn_between(free_heading, [ls.heading[0], ls.heading[1]]);
+        if sole_pivot && *heel != heel_lower {
+            // The foot rolled through flat: the lock passes to the other end of the sole,
+            // where this frame's foot (about the end held until now) has it.
+            let spin = quat_from_axis_cos_sin(up, r[0], r[1]);
+            c += spin * (pivot(heel_lower) - offset);
+            *heel = heel_lower;
+            offset = pivot(*heel);
+            free_contact = target + offset;
+            free.contact = free_contact;
+            ls.lock[0] = c.x;
+            ls.lock[2] = c.z;
+        }
         ls.lock[1] = c.y;
         ls.lock[3] = 0.0; // settled below the carried height by `lift_foot`
-        (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
+        (c, r)
     } else {
         fading = left;
         ls.lock[3] = (ls.lock[3] + dt).min(release_time.max(0.0));
@@ -803,7 +850,9 @@ pub(crate) fn place_feet(
         // back to the animation, then locks there, rather than lock and let go every frame.
         let released = flags & bit(STATE_RELEASED_SHIFT, l) != 0 && planted && !p.snap;
         let may_lock = planted && !(released && remaining(ls.lock[3], leg.release_time()) > 0.0);
-        let (aim, locked, fading) = lock_foot(root, p, ls, &f, aim, (was_locked, may_lock, since), &mut free[l], hip);
+        let mut heel = flags & bit(STATE_HEEL_SHIFT, l) != 0;
+        let (aim, locked, fading) =
+            lock_foot(root, p, ls, &f, aim, (was_locked, may_lock, since), &mut free[l], hip, &mut heel);
         let (mut target, turn) = (aim.target, aim.turn);
         if ground.hit[l] {
             target = lift_foot(rig, g, root, ground, p, ls, &f, ch, aim, (locked, fading), tolerance);
@@ -812,7 +861,13 @@ pub(crate) fn place_feet(
         }
 
         ls.fk = contact_fk.extend(w).to_array();
-        flags &= !(bit(STATE_LOCKED_SHIFT, l) | bit(STATE_PLANTED_SHIFT, l) | bit(STATE_RELEASED_SHIFT, l));
+        flags &= !(bit(STATE_LOCKED_SHIFT, l)
+            | bit(STATE_PLANTED_SHIFT, l)
+            | bit(STATE_RELEASED_SHIFT, l)
+            | bit(STATE_HEEL_SHIFT, l));
+        if heel {
+            flags |= bit(STATE_HEEL_SHIFT, l);
+        }
         if locked {
             flags |= bit(STATE_LOCKED_SHIFT, l);
         } else if planted && !p.snap && (released || was_locked) {

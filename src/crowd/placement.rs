@@ -41,6 +41,13 @@ pub enum LockPivot {
     /// the heel lifts as the animation rolls onto the ball, and the ball stays put. For
     /// two-bone legs; a pseudo three-bone leg locks its tip either way.
     Ball,
+    /// The end of the sole on the ground (two-bone legs): the heel while a heel strike rolls
+    /// the foot down, the ball as it rolls up to a toe off, held where it touched, with the
+    /// foot's yaw; the lock passes from one end to the other as the foot rolls through flat
+    /// (where both touch, so nothing moves). The ankle swings about that point with the
+    /// animation's roll, as a real foot does, instead of the sole swinging about a held
+    /// ankle. A pseudo three-bone leg locks its tip either way.
+    Sole,
 }
 
 /// One leg's foot-placement settings.
@@ -213,7 +220,11 @@ impl FootPlacement {
             PlantDetection::Speed { enter, exit } => (c::PLANT_SPEED, enter, exit),
             PlantDetection::Weights => (c::PLANT_WEIGHTS, 0.0, 0.0),
         };
-        let pivot = if leg.pivot == LockPivot::Ball { c::PIVOT_BALL } else { 0 };
+        let pivot = match leg.pivot {
+            LockPivot::Foot => 0,
+            LockPivot::Ball => c::PIVOT_BALL,
+            LockPivot::Sole => c::PIVOT_SOLE,
+        };
         ([enter, exit, leg.release_distance, leg.release_time], plant | pivot)
     }
 }

@@ -276,6 +276,12 @@ impl SolverLeg {
     pub fn pivots_on_ball(&self) -> bool {
         self.mode[3] & crate::constants::PIVOT_BALL != 0
     }
+    /// Foot placement locks the end of the sole on the ground (`PIVOT_SOLE`).
+    #[inline]
+    #[must_use]
+    pub fn pivots_on_sole(&self) -> bool {
+        self.mode[3] & crate::constants::PIVOT_SOLE != 0
+    }
     /// Foot placement's plant detection (`PLANT_*`).
     #[inline]
     #[must_use]

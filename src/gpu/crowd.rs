@@ -17,14 +17,15 @@ use crate::crowd::{
 /// rig does not use is compiled out of it. `PLACEMENT`: foot placement on (a stateless rig
 /// runs the stateless kernel at its own speed); `LEGS`: the leg count (the kernel's loops
 /// over legs are written out for exactly these legs); `LEG_KINDS`: per leg (8 bits each)
-/// pseudo three-bone (bit 0) and ball pivot (bit 1); `GROUND_HITS`: per-foot hits rather
-/// than a heightfield.
+/// pseudo three-bone (bit 0), ball pivot (bit 1) and a two-bone leg's sole pivot (bit 2);
+/// `GROUND_HITS`: per-foot hits rather than a heightfield.
 fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
     let legs = rig.leg_count() as usize;
     let kinds = rig.legs[..legs].iter().enumerate().fold(0u32, |k, (l, leg)| {
         let three = u32::from(leg.is_three_bone());
         let ball = u32::from(leg.pivots_on_ball());
-        k | (three | ball << 1) << (8 * l)
+        let sole = u32::from(leg.pivots_on_sole() && !leg.is_three_bone() && !leg.pivots_on_ball());
+        k | (three | ball << 1 | sole << 2) << (8 * l)
     });
     [
         ("PLACEMENT", f64::from(rig.placement())),

@@ -115,17 +115,18 @@ pub fn frame_time(selector: u8) -> f32 {
 }
 
 /// The foot-placement settings a `foot_placement` fuzz input's head byte selects: plants
-/// detected by weights (bit 5) or by speed (0.5 / 0.8 m/s), locks about the ball (bit 6),
-/// the shortest accepted half-lives (bit 7). Shared by the fuzz target and the seed
-/// generator (`examples/fuzz_seeds.rs`), so seeds mean what the target reads.
+/// detected by weights (bit 5) or by speed (0.5 / 0.8 m/s), locks about the ball on even
+/// legs and about the sole's lower end on odd ones (bit 6), the shortest accepted
+/// half-lives (bit 7). Shared by the fuzz target and the seed generator
+/// (`examples/fuzz_seeds.rs`), so seeds mean what the target reads.
 #[must_use]
 pub fn fuzz_placement(head: u8) -> FootPlacement {
     let mut placement = FootPlacement::default();
-    for leg in &mut placement.legs {
+    for (l, leg) in placement.legs.iter_mut().enumerate() {
         leg.plant =
             if head & 32 != 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
         if head & 64 != 0 {
-            leg.pivot = LockPivot::Ball;
+            leg.pivot = if l % 2 == 0 { LockPivot::Ball } else { LockPivot::Sole };
         }
     }
     if head & 128 != 0 {
