@@ -61,7 +61,7 @@ struct LegState {
 struct CharacterState {
     pelvis: vec4<f32>,        // offset spring (world up), velocity, root snap held, velocity
     root: vec2<f32>,          // root height last frame, pelvis goal last frame
-    flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg)
+    flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg), released (12 + leg), heel pivot (16 + leg)
     root_velocity: f32,       // the root's continuous vertical velocity last frame
     legs: array<LegState, MAX_LEGS>,
 }

@@ -228,7 +228,8 @@ fn turn_to_lock(st: &CharacterState, l: usize, from: [f32; 2]) -> Option<[f32; 2
 
 /// Where a foot locked in `st` stands, for the frame's ground measure (`find_ground`): its
 /// FK sole `s` (ends from the reference joint `ref_ws`, world) turned about the vertical
-/// through its contact point (the ankle, or the ball for a ball pivot) from the FK heading
+/// through its contact point (the ankle, the ball for a ball pivot, the heel or the ball of
+/// `s` for a sole pivot) from the FK heading
 /// to the locked heading, and carried to the locked point. `None` when it is not locked.
 pub(crate) fn locked_sole(
     st: &CharacterState,
@@ -255,8 +256,9 @@ pub(crate) fn locked_sole(
 /// turned toe offset) to the locked heading and carried to the locked point, as
 /// [`lock_foot`] places it. (Spun about the vertical from the FK heading, as [`locked_sole`]
 /// measures the animated foot, its heading is off by up to a degree or two on steep
-/// ground, and across a crease the chord between heel and ball with it.) `None` when it is
-/// not locked. Not for ball-pivot feet (they keep the first measure).
+/// ground, and across a crease the chord between heel and ball with it.) A sole pivot
+/// ([`sole_pivot`]) is carried to the lock, spun about it, in place of the ankle. `None`
+/// when it is not locked. Not for ball-pivot feet (they keep the first measure).
 pub(crate) fn locked_turned_sole(
     st: &CharacterState,
     (l, leg): (usize, &SolverLeg),

@@ -288,7 +288,8 @@ pub struct CharacterState {
     pub root: [f32; 2],
     /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`), feet whose
     /// lock was released while they stayed planted and that wait for the release's fade
-    /// before locking again (bit `12 + leg`).
+    /// before locking again (bit `12 + leg`), feet whose sole pivot
+    /// ([`LockPivot::Sole`]) is the heel rather than the ball (bit `16 + leg`).
     pub flags: u32,
     /// The root's continuous vertical velocity last frame (world units/s; a root snap is not
     /// part of it): a snap is told from a slope by how much this changes in one frame.
