@@ -2,8 +2,9 @@
 //! counts under valgrind: the difference between two runs with different `K` is the cost
 //! of `K` frames (see `BENCHMARKS.md`). The CPU sibling of `frame_cost`.
 //!
-//! `cargo run --release --example cpu_cost -- stateless|placement CHARACTERS K [once]` (`once`:
-//! the rig measures the ground under each foot once, `SoleMeasure::Once`)
+//! `cargo run --release --example cpu_cost -- stateless|placement CHARACTERS K [once] [sole]`
+//! (`once`: the rig measures the ground under each foot once, `SoleMeasure::Once`; `sole`:
+//! locks hold the sole's lower end, `LockPivot::Sole`)
 use crowd_ik::cpu::foot_ik::FootIkJob;
 use crowd_ik::crowd::{CharacterState, FootResult, JointPose};
 use crowd_ik_tools::workload::CostRun;

@@ -201,28 +201,37 @@ pub struct CostRun {
 }
 
 impl CostRun {
-    /// Reads `stateless|placement CHARACTERS FRAMES` from the command line (`program`
-    /// names the usage line) and builds the scene.
+    /// Reads `stateless|placement CHARACTERS FRAMES [once] [sole]` from the command line
+    /// (`program` names the usage line) and builds the scene: `once` measures the ground
+    /// under each foot once (`SoleMeasure::Once`), `sole` locks the sole's lower end
+    /// (`LockPivot::Sole`).
     ///
     /// # Errors
-    /// A usage message when the arguments are not those three (and an optional `once`).
+    /// A usage message when the arguments are not those.
     pub fn from_args(program: &str) -> Result<Self, String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES [once]");
-        let (mode, n, k, once) = match args.as_slice() {
-            [mode, n, k] => (mode, n, k, false),
-            [mode, n, k, o] if o == "once" => (mode, n, k, true),
-            _ => return Err(usage()),
-        };
+        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES [once] [sole]");
+        let [mode, n, k, options @ ..] = args.as_slice() else { return Err(usage()) };
+        if options.iter().any(|o| o != "once" && o != "sole") {
+            return Err(usage());
+        }
+        let (once, sole) = (options.iter().any(|o| o == "once"), options.iter().any(|o| o == "sole"));
         let placement = match mode.as_str() {
             "stateless" => false,
             "placement" => true,
             _ => return Err(format!("unknown mode {mode}; {}", usage())),
         };
         let (Ok(n), Ok(k)) = (n.parse(), k.parse()) else { return Err(usage()) };
-        let (terrain, rig) = crowd_frame(placement);
-        // `once`: the ground under each foot measured once (`SoleMeasure::Once`).
-        let rig = if once { rig.with_sole_measure(crowd_ik::crowd::SoleMeasure::Once) } else { rig };
+        let (terrain, mut rig) = crowd_frame(placement);
+        if once {
+            rig = rig.with_sole_measure(crowd_ik::crowd::SoleMeasure::Once);
+        }
+        if let (true, Some(mut p)) = (sole, rig.placement) {
+            for leg in &mut p.legs {
+                leg.pivot = crowd_ik::crowd::LockPivot::Sole;
+            }
+            rig = rig.with_placement(Some(p));
+        }
         let ground = crowd_ik::crowd::Ground::Heightfield(terrain.clone());
         let walkers = crate::scene::WalkingCrowd::new(n, 90.0, 1);
         let (mut chars, mut poses) = (Vec::new(), Vec::new());
