@@ -503,6 +503,18 @@ fn a_lock_on_the_sole_keeps_its_contacts_still() {
             }
         }
     }
+    // With no release fade (`release_time` 0) a held lock's end is never swapped from
+    // under it either.
+    let mut q = p;
+    for leg in &mut q.legs {
+        leg.release_time = 0.0;
+    }
+    for (name, motion) in motions.iter().filter(|(name, _)| name.starts_with("CMU")) {
+        let r = run(motion.as_ref(), &flat(), 60.0, q);
+        eprintln!("sole pivot, no release fade, flat, {name}, 60 Hz: {}", r.summary());
+        let ctx = format!("no release fade, {name}: {r:?}");
+        assert!(r.plants > 2 && r.contact_sliding_max <= 5e-3, "{ctx}");
+    }
 }
 
 /// Cesium Man, a real glTF character (its own rig, found by shape, its soles read off its

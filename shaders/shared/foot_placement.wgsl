@@ -660,8 +660,9 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // a new lock starts from them, an unlocked foot blends back with them.
     let left = remaining(st.legs[l].lock.w, release_time);
     let left_turn = fade_turn(st.legs[l].heading.x, left);
-    if (sole && !(left > 0.0) && heel != heel_lower) {
-        // No release fading: the pivot follows the lower end, and a new lock holds it.
+    if (sole && !locked && !(left > 0.0) && heel != heel_lower) {
+        // Unlocked, no release fading: the pivot follows the lower end, and a new lock holds
+        // it.
         heel = heel_lower;
         offset = ends[select(1u, 0u, heel)];
         contact_free = aim + offset;

@@ -640,9 +640,9 @@ fn lock_foot(
     // foot's state holds the release's offset and heading turn).
     let left = remaining(ls.lock[3], release_time);
     let left_turn = fade_turn(ls.heading[0], left);
-    if sole_pivot && !(left > 0.0) && *heel != heel_lower {
-        // No release fading: the pivot is free to follow the lower end (an unlocked foot's
-        // output does not depend on it), and a new lock holds that end.
+    if sole_pivot && !locked && !(left > 0.0) && *heel != heel_lower {
+        // Unlocked, no release fading: the pivot is free to follow the lower end (such a
+        // foot's output does not depend on it), and a new lock holds that end.
         *heel = heel_lower;
         offset = pivot(*heel);
         free_contact = target + offset;
