@@ -599,7 +599,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
     // world), and which of them is lower along the ground normal now.
-    let sole = !three && !ball && sole_pivot(l);
+    let sole = sole_pivot(l);
     var heel = (st.flags & state_bit(STATE_HEEL_SHIFT, l)) != 0u;
     var ends = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
     if (sole) {

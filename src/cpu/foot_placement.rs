@@ -209,7 +209,7 @@ fn bit(shift: u32, l: usize) -> u32 {
 /// The point of sole `s` a sole pivot holds (`LockPivot::Sole`): its heel or its ball, as
 /// the state says; `None` for the other pivots.
 fn sole_pivot(st: &CharacterState, l: usize, leg: &SolverLeg, s: &Sole) -> Option<Vec3> {
-    if !leg.pivots_on_sole() || leg.is_three_bone() || leg.pivots_on_ball() {
+    if !leg.pivots_on_sole() {
         return None;
     }
     Some(if st.flags & bit(STATE_HEEL_SHIFT, l) != 0 { s.heel } else { s.ball })
@@ -577,7 +577,7 @@ fn lock_foot(
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
     // world), and which of them is lower along the ground normal now.
-    let sole_pivot = !three && !ball_pivot && leg.pivots_on_sole();
+    let sole_pivot = leg.pivots_on_sole();
     let ends = if sole_pivot {
         let up_ms = ankle.rotation() * v3(leg.foot_up);
         let s = turned_sole(root, Vec3::ZERO, turn, up_ms, toe_off, (h, leg.sole_reach(), toe_dir));

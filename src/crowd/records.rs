@@ -276,11 +276,12 @@ impl SolverLeg {
     pub fn pivots_on_ball(&self) -> bool {
         self.mode[3] & crate::constants::PIVOT_BALL != 0
     }
-    /// Foot placement locks the end of the sole on the ground (`PIVOT_SOLE`).
+    /// Foot placement locks the end of the sole on the ground (`PIVOT_SOLE`, on a two-bone
+    /// leg that does not pivot on its ball: a pseudo three-bone leg locks its tip either way).
     #[inline]
     #[must_use]
     pub fn pivots_on_sole(&self) -> bool {
-        self.mode[3] & crate::constants::PIVOT_SOLE != 0
+        self.mode[3] & crate::constants::PIVOT_SOLE != 0 && !self.is_three_bone() && !self.pivots_on_ball()
     }
     /// Foot placement's plant detection (`PLANT_*`).
     #[inline]

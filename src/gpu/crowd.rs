@@ -24,7 +24,7 @@ fn kernel_constants(rig: &SolverRig) -> [(&'static str, f64); 4] {
     let kinds = rig.legs[..legs].iter().enumerate().fold(0u32, |k, (l, leg)| {
         let three = u32::from(leg.is_three_bone());
         let ball = u32::from(leg.pivots_on_ball());
-        let sole = u32::from(leg.pivots_on_sole() && !leg.is_three_bone() && !leg.pivots_on_ball());
+        let sole = u32::from(leg.pivots_on_sole());
         k | (three | ball << 1 | sole << 2) << (8 * l)
     });
     [
