@@ -309,7 +309,7 @@ shared_constants! {
     /// Largest sum of the magnitudes of a `CharacterState`'s values (its rig's legs): past
     /// it (or NaN, inf) the state is garbage and resets its character. The crate writes
     /// world coordinates within `MAX_WORLD_COORDINATE`, so a valid state of four legs sums
-    /// to under ~4e10.
+    /// to under ~5.2e10.
     MAX_STATE_MAGNITUDE: f32 = 1e11;
     /// Largest magnitude of a leg state's heading words (a unit heading while locked, a
     /// release angle in `[−π, π]` otherwise): past it the state resets.

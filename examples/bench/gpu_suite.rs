@@ -283,7 +283,7 @@ fn crowd_rows(context: &GpuContext, name: &str, n: usize, runs: usize, palette: 
     };
     if scene.placement {
         // The per-character state is read and written every frame: on the GPU its head and
-        // the rig's legs alone (a biped's 288 bytes of 544).
+        // the rig's legs alone (a biped's 320 bytes of 608).
         let legs = scene.rig.legs.len();
         let leg = size_of::<crowd_ik::crowd::LegState>();
         let state = size_of::<CharacterState>() - (crowd_ik::crowd::MAX_LEGS - legs) * leg;

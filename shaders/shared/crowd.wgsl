@@ -56,6 +56,7 @@ struct LegState {
     heading: vec4<f32>,       // xy: locked heading (x, z) / unlocked: x = offset at release (radians); z = lift goal last frame, w = input weight last frame
     lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
     motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life; w = 1 once set
+    free: vec4<f32>,          // xyz: last frame's contact point of the unlocked solve (world); w = 0
 }
 
 struct CharacterState {

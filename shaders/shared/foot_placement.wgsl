@@ -207,9 +207,9 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 8 per leg
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 9 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
-const LEG_VEC4S: u32 = 8u;
+const LEG_VEC4S: u32 = 9u;
 fn state_record(c: u32) -> u32 {
     return c * (2u + LEG_VEC4S * LEGS);
 }
@@ -217,7 +217,7 @@ fn state_record(c: u32) -> u32 {
 fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
         bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
-        bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)));
+        bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)), bitcast<vec4<f32>>(state_get(b + 8u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -229,6 +229,7 @@ fn store_leg(b: u32, ls: LegState) {
     state_set(b + 5u, bitcast<vec4<u32>>(ls.heading));
     state_set(b + 6u, bitcast<vec4<u32>>(ls.lift));
     state_set(b + 7u, bitcast<vec4<u32>>(ls.motion));
+    state_set(b + 8u, bitcast<vec4<u32>>(ls.free));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
@@ -265,7 +266,7 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion);
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free);
 }
 
 fn leg_heading(l: u32) -> f32 {
@@ -629,8 +630,9 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     }
     let release_distance = leg.lock.z;
     let release_time = leg.lock.w;
-    // An event `since` seconds before the frame's end: the contact's horizontal motion since.
-    let moved3 = pf.contact_fk - st.legs[l].fk.xyz;
+    // An event `since` seconds before the frame's end: the unlocked solve's contact point's
+    // horizontal motion since (not the animated ankle's: a foot rolling about its ball).
+    let moved3 = contact_free - st.legs[l].free.xyz;
     let moved = vec3<f32>(moved3.x, 0.0, moved3.z);
     var back = vec3<f32>(0.0);
     if (since > 0.0 && dt > 0.0) {
@@ -712,6 +714,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         aim = contact - quat_rotate(spin_ws, offset);
         turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
     }
+    st.legs[l].free = vec4<f32>(free[l].contact, 0.0);
     return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 

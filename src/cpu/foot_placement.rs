@@ -189,7 +189,14 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
     let v = |a: [f32; 4]| Vec4::from_array(a).abs();
     let head = v(s.pelvis) + Vec4::new(s.root[0], s.root[1], s.root_velocity, 0.0).abs();
     let (sum, heading) = s.legs[..legs].iter().fold((head, 0.0f32), |(sum, heading), l| {
-        let leg = v(l.plane) + v(l.plane_velocity) + v(l.plane_goal) + v(l.lock) + v(l.fk) + v(l.heading) + v(l.motion);
+        let leg = v(l.plane)
+            + v(l.plane_velocity)
+            + v(l.plane_goal)
+            + v(l.lock)
+            + v(l.fk)
+            + v(l.heading)
+            + v(l.motion)
+            + v(l.free);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
@@ -571,7 +578,7 @@ fn lock_foot(
     hip: Vec3,
     heel: &mut bool,
 ) -> (FootAim, bool, f32) {
-    let LegFrame { leg, three, ball_pivot, h, ankle, toe_off, toe_dir, contact_fk, .. } = *f;
+    let LegFrame { leg, three, ball_pivot, h, ankle, toe_off, toe_dir, .. } = *f;
     let FootAim { mut target, mut turn, up, lag } = aim;
     let dt = p.dt;
 
@@ -604,10 +611,12 @@ fn lock_foot(
         ls.heading[1] = 0.0;
     }
     let (release_distance, release_time) = (leg.release_distance(), leg.release_time());
-    // An event inside the frame (a speed crossing its threshold `since` seconds before the
-    // frame's end): the contact point's horizontal motion since, which a lock taken then
-    // did not make and a release taken then was not yet apart by.
-    let moved = contact_fk - v3(ls.fk);
+    // An event inside the frame (a speed crossing its threshold, or a weight's flip, `since`
+    // seconds before the frame's end): the unlocked solve's contact point's horizontal
+    // motion since (taken as linear over the frame), which a lock taken then did not make
+    // and a release taken then was not yet apart by. That point, not the animated ankle: a
+    // foot rolling about its ball (a toe off) moves its ankle while the ball stays.
+    let moved = free_contact - v3(ls.free);
     let moved = Vec3::new(moved.x, 0.0, moved.z);
     let back_by = |since: f32| if since > 0.0 && dt > 0.0 { moved * (since / dt) } else { Vec3::ZERO };
     let mut back = back_by(since);
@@ -692,6 +701,7 @@ fn lock_foot(
         target = contact - spin_ws * offset;
         turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
     }
+    ls.free = free.contact.extend(0.0).to_array();
     (FootAim { target, turn, up, lag }, locked, fading)
 }
 

@@ -229,7 +229,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 128 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 144 bytes. Keep in sync with `LegState` in
 /// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
@@ -270,10 +270,15 @@ pub struct LegState {
     /// `plant_speed_half_life`, what [`PlantDetection::Speed`] reads; `w` = 1 once it holds a
     /// velocity (0: the next frame's motion starts it).
     pub motion: [f32; 4],
+    /// `xyz` = last frame's contact point of the unlocked solve (world: the ground target's
+    /// ankle, ball, or sole pivot), what an event inside a frame is backed off along (a
+    /// lock taken, or a release made, `since` seconds before the frame's end, where that
+    /// point was then); `w` = 0 (reserved).
+    pub free: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 544 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 608 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -389,5 +394,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 128);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 544);
+const _: () = assert!(std::mem::size_of::<LegState>() == 144);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 608);
