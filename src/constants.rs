@@ -297,6 +297,11 @@ shared_constants! {
     /// units, horizontally) from where the ground under it was first measured keeps that
     /// measure (flat ground: the turn moves nothing) instead of measuring again.
     SOLE_SETTLE_MIN: f32 = 1e-4;
+    /// A sole pivot (`LockPivot::Sole`) passes from the end of the sole it holds to the other
+    /// only once the other is lower along the ground normal by more than this fraction of the
+    /// heel-to-ball length (0.06° of pitch): a foot flat on the ground keeps its pivot
+    /// rather than let rounding choose (the two twins round differently).
+    SOLE_PIVOT_MARGIN: f32 = 1e-3;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
     /// A caller hit's normal whose squared length is below this cannot be normalised in f32

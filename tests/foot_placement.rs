@@ -18,7 +18,10 @@ struct Sample {
     pelvis: Vec3,
     ankle: [Vec3; 2],
     fk_ankle: [Vec3; 2],
-    toe: [Vec3; 2],
+    /// The point a locked foot holds (`LegPlacement::pivot`): its ankle, its ball, or its
+    /// sole's heel or ball (`held_end` 1 and 2, as the state has it; 0 for the others).
+    held: [Vec3; 2],
+    held_end: [u8; 2],
     locked: [bool; 2],
     reached: [bool; 2],
     sole_after: [f32; 2],
@@ -58,11 +61,23 @@ impl Sim {
         let ch = &chars[c];
         let (p, o) = (&poses[c * n..(c + 1) * n], &out[c * n..(c + 1) * n]);
         let ankles: Vec<usize> = self.rig.legs.iter().map(|l| l.joints[2]).collect();
+        let pivot = |l: usize| self.rig.placement.map_or(LockPivot::Foot, |p| p.legs[l].pivot);
+        let heel = |l: usize| self.states[c].flags & (1 << (crowd_ik::constants::STATE_HEEL_SHIFT as usize + l)) != 0;
+        let held_end = [0, 1].map(|l| match pivot(l) {
+            LockPivot::Sole => 1 + u8::from(!heel(l)),
+            _ => 0,
+        });
+        let held = [0, 1].map(|l| match pivot(l) {
+            LockPivot::Foot => o[ankles[l]].position(),
+            LockPivot::Ball => o[self.rig.legs[l].joints[3]].position(),
+            LockPivot::Sole => common::crowd::sole_points(&self.rig, o, l)[usize::from(held_end[l] - 1)],
+        });
         Sample {
+            held: held.map(|p| ch.to_world(p)),
+            held_end,
             pelvis: ch.to_world(o[self.rig.pelvis].position()),
             ankle: [ch.to_world(o[ankles[0]].position()), ch.to_world(o[ankles[1]].position())],
             fk_ankle: [ch.to_world(p[ankles[0]].position()), ch.to_world(p[ankles[1]].position())],
-            toe: [0, 1].map(|l| ch.to_world(o[self.rig.legs[l].joints[3]].position())),
             locked: [r.status[0] & foot::LOCKED != 0, r.status[1] & foot::LOCKED != 0],
             reached: [r.status[0] & foot::REACHED != 0, r.status[1] & foot::REACHED != 0],
             sole_after: [r.sole_after[0], r.sole_after[1]],
@@ -166,8 +181,10 @@ fn stateless_rigs_refuse_states_and_placement_rigs_need_them() {
     assert!(res.iter().all(|r| r.status[0] & foot::RESET == 0));
 }
 
-/// Per plant (a span of frames a foot is locked): the solved contact point's horizontal
-/// drift from where it locked, and the FK foot's over the same span.
+/// Per plant (a span of frames a foot is locked): the held point's horizontal drift from
+/// where it locked (a sole pivot's from where each end took the lock: as the foot rolls
+/// through flat the lock passes from the heel to the ball, both on the ground), and the FK
+/// foot's over the same span.
 #[derive(Default, Debug)]
 struct Plants {
     count: usize,
@@ -177,17 +194,25 @@ struct Plants {
     fk_max: f32,
 }
 
+/// One frame of one foot's track: whether it is locked, which end of the sole it holds
+/// (`Sample::held_end`), the solved point and the FK contact (world).
+type Step = (bool, u8, Vec3, Vec3);
+
 impl Plants {
-    /// Adds the plants in one foot's track of (locked, solved contact, FK contact).
-    fn add(&mut self, track: &[(bool, Vec3, Vec3)]) {
+    /// Adds the plants in one foot's track.
+    fn add(&mut self, track: &[Step]) {
         let horizontal = |a: Vec3, b: Vec3| Vec2::new(a.x - b.x, a.z - b.z).length();
-        let mut start: Option<(Vec3, Vec3)> = None;
+        let mut start: Option<(u8, Vec3, Vec3)> = None;
         let (mut drift, mut fk) = (0.0f32, 0.0f32);
-        for &(locked, p, q) in track.iter().chain(std::iter::once(&(false, Vec3::ZERO, Vec3::ZERO))) {
+        for &(locked, end, p, q) in track.iter().chain(std::iter::once(&(false, 0, Vec3::ZERO, Vec3::ZERO))) {
             match (locked, start) {
-                (true, None) => start = Some((p, q)),
-                (true, Some((p0, q0))) => {
-                    drift = drift.max(horizontal(p, p0));
+                (true, None) => start = Some((end, p, q)),
+                (true, Some((e0, p0, q0))) => {
+                    if end != e0 {
+                        start = Some((end, p, q0));
+                    } else {
+                        drift = drift.max(horizontal(p, p0));
+                    }
                     fk = fk.max(horizontal(q, q0));
                 }
                 (false, Some(_)) => {
@@ -217,7 +242,7 @@ impl Plants {
 }
 
 /// `n` walkers of the procedural walk for `seconds` at `hz`, on `hf`; one track per foot.
-fn walk_tracks(rig: FootRig, hf: &Heightfield, n: usize, seconds: f32, hz: f32) -> Vec<Vec<(bool, Vec3, Vec3)>> {
+fn walk_tracks(rig: FootRig, hf: &Heightfield, n: usize, seconds: f32, hz: f32) -> Vec<Vec<Step>> {
     let mut sim = Sim::new(rig, Ground::Heightfield(hf.clone()), n);
     let mut tracks = vec![Vec::new(); 2 * n];
     let frames = (seconds * hz).round() as usize;
@@ -231,7 +256,7 @@ fn walk_tracks(rig: FootRig, hf: &Heightfield, n: usize, seconds: f32, hz: f32) 
         for c in 0..n {
             let s = sim.sample(c, &chars, &poses, &out, &res[c]);
             for l in 0..2 {
-                tracks[2 * c + l].push((s.locked[l], s.ankle[l], s.fk_ankle[l]));
+                tracks[2 * c + l].push((s.locked[l], s.held_end[l], s.held[l], s.fk_ankle[l]));
             }
         }
     }
@@ -242,14 +267,21 @@ fn walk_tracks(rig: FootRig, hf: &Heightfield, n: usize, seconds: f32, hz: f32) 
 fn locked_feet_stay_where_they_planted_while_the_animation_slides() {
     let hills = crowd_ik_tools::terrain::hills(Vec2::new(-20.0, -20.0), 0.25, 161, 161, 0.5);
     for (ground_name, hf) in [("flat", flat()), ("hills", hills)] {
-        for (plant_name, plant) in
+        for ((plant_name, plant), pivot) in
             [("weights", PlantDetection::Weights), ("speed", PlantDetection::Speed { enter: 0.5, exit: 0.8 })]
+                .into_iter()
+                .flat_map(|p| [LockPivot::Sole, LockPivot::Foot].map(|pivot| (p, pivot)))
         {
+            let mut rig = placement_rig(plant);
+            for leg in &mut rig.placement.as_mut().unwrap().legs {
+                leg.pivot = pivot;
+            }
             let mut plants = Plants::default();
-            for track in walk_tracks(placement_rig(plant), &hf, 8, 4.0, 60.0) {
+            for track in walk_tracks(rig, &hf, 8, 4.0, 60.0) {
                 plants.add(&track);
             }
-            plants.report(&format!("procedural walk, {ground_name}, plant detection from {plant_name}"));
+            plants
+                .report(&format!("procedural walk, {ground_name}, plant detection from {plant_name}, {pivot:?} pivot"));
             assert!(plants.count >= 8 * 2 * 2, "{plants:?}");
             assert!(plants.drift_max <= 1e-3, "{plants:?}");
             assert!(plants.fk_sum / plants.count as f64 > 0.01, "the animation slides: {plants:?}");
@@ -260,15 +292,9 @@ fn locked_feet_stay_where_they_planted_while_the_animation_slides() {
 const CMU: &str = "/usr/share/assimp/models/BVH/01_01.bvh";
 
 /// Debian's CMU clips with their root motion, the root kept on the ground under the hips:
-/// per foot, (locked, solved ankle, FK ankle) every frame.
-/// With `toes`, the solved toe joint (the ball) in place of the solved ankle.
-fn cmu_tracks(
-    path: &str,
-    hf: &Heightfield,
-    hz: f32,
-    placement: FootPlacement,
-    toes: bool,
-) -> Option<Vec<Vec<(bool, Vec3, Vec3)>>> {
+/// per foot, a [`Step`] every frame: the held point (`Sample::held`), or with `ankles` the
+/// solved ankle.
+fn cmu_tracks(path: &str, hf: &Heightfield, hz: f32, placement: FootPlacement, ankles: bool) -> Option<Vec<Vec<Step>>> {
     let (clip, rig, floor) = common::crowd::cmu_biped(path)?;
     let rig = rig.with_placement(Some(placement));
     let seconds = clip.frames() as f32 / 120.0;
@@ -289,7 +315,11 @@ fn cmu_tracks(
         let (out, res) = sim.frame(&chars, &pose, 1.0 / hz);
         let s = sim.sample(0, &chars, &pose, &out, &res[0]);
         for (l, track) in tracks.iter_mut().enumerate() {
-            track.push((s.locked[l], if toes { s.toe[l] } else { s.ankle[l] }, s.fk_ankle[l]));
+            track.push(if ankles {
+                (s.locked[l], 0, s.ankle[l], s.fk_ankle[l])
+            } else {
+                (s.locked[l], s.held_end[l], s.held[l], s.fk_ankle[l])
+            });
         }
     }
     Some(tracks)
@@ -299,14 +329,21 @@ fn cmu_tracks(
 fn locked_feet_hold_on_motion_capture_too() {
     let hills = crowd_ik_tools::terrain::hills(Vec2::new(-30.0, -30.0), 0.25, 241, 241, 0.25);
     for path in [CMU, "/usr/share/assimp/models/BVH/01_03.bvh"] {
-        for (ground_name, hf) in [("flat", flat()), ("hills", hills.clone())] {
-            let Some(tracks) = cmu_tracks(path, &hf, 60.0, FootPlacement::default(), false) else { return };
+        for ((ground_name, hf), pivot) in [("flat", flat()), ("hills", hills.clone())]
+            .into_iter()
+            .flat_map(|g| [LockPivot::Sole, LockPivot::Foot].map(|pivot| (g.clone(), pivot)))
+        {
+            let mut placement = FootPlacement::default();
+            for leg in &mut placement.legs {
+                leg.pivot = pivot;
+            }
+            let Some(tracks) = cmu_tracks(path, &hf, 60.0, placement, false) else { return };
             let mut plants = Plants::default();
             for t in &tracks {
                 plants.add(t);
             }
             let name = path.rsplit('/').next().unwrap();
-            plants.report(&format!("CMU {name}, {ground_name}, plant detection from speed (default settings)"));
+            plants.report(&format!("CMU {name}, {ground_name}, plant detection from speed, {pivot:?} pivot"));
             assert!(plants.count >= 4, "{plants:?}");
             assert!(plants.drift_max <= 1e-3, "{plants:?}");
         }
@@ -477,17 +514,17 @@ fn a_ball_pivot_holds_the_ball_and_lets_the_heel_rise() {
     for leg in &mut placement.legs {
         leg.pivot = LockPivot::Ball;
     }
-    let Some(tracks) = cmu_tracks(CMU, &flat(), 60.0, placement, true) else { return };
+    let Some(tracks) = cmu_tracks(CMU, &flat(), 60.0, placement, false) else { return };
     let mut plants = Plants::default();
     let mut heel_rise = 0.0f32;
     for t in &tracks {
         plants.add(t);
     }
     // The ankle's rise over a plant, measured on the same run's ankle tracks.
-    let Some(ankles) = cmu_tracks(CMU, &flat(), 60.0, placement, false) else { return };
+    let Some(ankles) = cmu_tracks(CMU, &flat(), 60.0, placement, true) else { return };
     for track in &ankles {
         let mut start: Option<f32> = None;
-        for &(locked, p, _) in track {
+        for &(locked, _, p, _) in track {
             match (locked, start) {
                 (true, None) => start = Some(p.y),
                 (true, Some(y0)) => heel_rise = heel_rise.max(p.y - y0),

@@ -573,13 +573,14 @@ fn stairs_snaps_and_feet_under_the_ground_match_the_cpu_twin_on(device: &wgpu::D
 /// calibrated from the clip, 0/1 weights, locks by speed: the kernel follows its CPU twin
 /// frame by frame within the contract.
 /// `rig` with foot placement locking feet by speed (the advice for motion capture).
-/// Locks by speed, leg 1 locking the end of its sole on the ground (`LockPivot::Sole`).
+/// Locks by speed, leg 0 holding its ankle (`LockPivot::Foot`), leg 1 the end of its sole
+/// on the ground (the default).
 fn with_speed_locks(rig: FootRig) -> FootRig {
     let mut placement = FootPlacement::default();
     for leg in &mut placement.legs {
         leg.plant = PlantDetection::Speed { enter: 0.5, exit: 0.8 };
     }
-    placement.legs[1].pivot = LockPivot::Sole;
+    placement.legs[0].pivot = LockPivot::Foot;
     rig.with_placement(Some(placement))
 }
 
@@ -807,6 +808,7 @@ fn locks_released_while_planted_wait_for_their_fade_like_the_cpu_twin_on(device:
     let mut placement = FootPlacement::default();
     placement.legs[0].plant = PlantDetection::Weights;
     placement.legs[1].plant = PlantDetection::Speed { enter: 2.0, exit: 3.0 };
+    placement.legs[1].pivot = LockPivot::Foot;
     let rig = biped_rig().with_placement(Some(placement));
     let count = 64;
     let mut gpu = CrowdSolver::new(device, queue, &rig, &ground).unwrap();

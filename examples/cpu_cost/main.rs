@@ -2,7 +2,7 @@
 //! counts under valgrind: the difference between two runs with different `K` is the cost
 //! of `K` frames (see `BENCHMARKS.md`). The CPU sibling of `frame_cost`.
 //!
-//! `cargo run --release --example cpu_cost -- stateless|placement CHARACTERS K [once] [sole]`
+//! `cargo run --release --example cpu_cost -- stateless|placement CHARACTERS K [once] [ankle]`
 //! (`once`: the rig measures the ground under each foot once, `SoleMeasure::Once`; `sole`:
 //! locks hold the sole's lower end, `LockPivot::Sole`)
 use crowd_ik::cpu::foot_ik::FootIkJob;

@@ -2,7 +2,7 @@
 //! kernel under valgrind (lavapipe's JIT code included): the difference between two runs
 //! with different `K` is the cost of `K` frames (see `BENCHMARKS.md`).
 //!
-//! `cargo run --release --example frame_cost -- stateless|placement CHARACTERS K [once] [sole]`
+//! `cargo run --release --example frame_cost -- stateless|placement CHARACTERS K [once] [ankle]`
 //! (as `cpu_cost`)
 use crowd_ik::crowd::{FootResult, JointPose};
 use crowd_ik::gpu::crowd::CrowdSolver;

@@ -599,7 +599,8 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     let up = a.up;
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
-    // world), and which of them is lower along the ground normal now.
+    // world), and which of them holds now: the one held until now, unless the other is
+    // lower along the ground normal by more than the margin.
     let sole = sole_pivot(l);
     var heel = (st.flags & state_bit(STATE_HEEL_SHIFT, l)) != 0u;
     var ends = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
@@ -608,7 +609,9 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         let s = turned_sole(root, vec3<f32>(0.0), turn, up_ms, toe_off, pf.h, leg.sole.xy, legs_fk[l].toe_dir);
         ends = array<vec3<f32>, 2>(s.heel, s.ball);
     }
-    let heel_lower = dot(ends[0], up) <= dot(ends[1], up);
+    let rise = dot(ends[1], up) - dot(ends[0], up);
+    let margin = SOLE_PIVOT_MARGIN * distance(ends[1], ends[0]);
+    let heel_lower = select(rise > margin, rise >= -margin, heel);
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     var offset = ends[select(1u, 0u, heel)];
     if (ball) {

@@ -23,7 +23,7 @@ use super::foot_ground::{
 use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
-    STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
+    SOLE_PIVOT_MARGIN, STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
     foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, LegState, SolverLeg,
@@ -583,7 +583,8 @@ fn lock_foot(
     let dt = p.dt;
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
-    // world), and which of them is lower along the ground normal now.
+    // world), and which of them holds now: the one held until now, unless the other is
+    // lower along the ground normal by more than the margin.
     let sole_pivot = leg.pivots_on_sole();
     let ends = if sole_pivot {
         let up_ms = ankle.rotation() * v3(leg.foot_up);
@@ -592,7 +593,8 @@ fn lock_foot(
     } else {
         [Vec3::ZERO; 2]
     };
-    let heel_lower = ends[0].dot(up) <= ends[1].dot(up);
+    let (rise, margin) = (ends[1].dot(up) - ends[0].dot(up), SOLE_PIVOT_MARGIN * ends[1].distance(ends[0]));
+    let heel_lower = if *heel { rise >= -margin } else { rise > margin };
     let pivot = |heel: bool| if heel { ends[0] } else { ends[1] };
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     let mut offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { pivot(*heel) };

@@ -34,8 +34,10 @@ pub enum PlantDetection {
 /// What a locked foot holds in place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LockPivot {
-    /// The whole foot: its contact point (the ankle's target) and its yaw.
-    #[default]
+    /// The whole foot: its contact point (the ankle's target) and its yaw. The animation's
+    /// heel strike and toe off then roll the sole about the held ankle, so the sole's
+    /// contact with the ground slides (millimetres to centimetres per plant, the more the
+    /// further the heel reaches behind the ankle).
     Foot,
     /// The ball (the toe joint): the foot keeps its animated tilt relative to the ground, so
     /// the heel lifts as the animation rolls onto the ball, and the ball stays put. For
@@ -46,7 +48,8 @@ pub enum LockPivot {
     /// foot's yaw; the lock passes from one end to the other as the foot rolls through flat
     /// (where both touch, so nothing moves). The ankle swings about that point with the
     /// animation's roll, as a real foot does, instead of the sole swinging about a held
-    /// ankle. A pseudo three-bone leg locks its tip either way.
+    /// ankle. The default. A pseudo three-bone leg locks its tip either way.
+    #[default]
     Sole,
 }
 
@@ -69,7 +72,7 @@ impl Default for LegPlacement {
     fn default() -> Self {
         Self {
             plant: PlantDetection::Speed { enter: 0.15, exit: 0.4 },
-            pivot: LockPivot::Foot,
+            pivot: LockPivot::default(),
             release_distance: 0.15,
             release_time: 0.2,
         }

@@ -246,6 +246,23 @@ pub fn real_terrain(relief: f32) -> Option<Heightfield> {
 #[allow(unused_imports)] // not every test that includes these helpers uses it
 pub use crowd_ik_tools::character::contact_weights;
 
+/// Heel, ball and tip of a two-bone foot's sole as the rig defines it (`heel_length`
+/// behind the point under the ankle, `toe_length` past the ball along `toe_forward`), model
+/// space.
+#[allow(dead_code)] // not every test that includes these helpers uses it
+pub fn sole_points(rig: &FootRig, pose: &[JointPose], l: usize) -> [Vec3; 3] {
+    let leg = &rig.legs[l];
+    let (ankle, toe) = (pose[leg.joints[2]], pose[leg.joints[3]]);
+    let up = (ankle.rotation() * leg.foot_up).normalize();
+    let under = ankle.position() - up * leg.foot_height;
+    let off = toe.position() - ankle.position();
+    let forward = off - up * off.dot(up);
+    let dir = forward.normalize_or_zero();
+    let past = (toe.rotation() * leg.toe_forward).try_normalize().unwrap_or(dir);
+    let ball = under + forward;
+    [under - dir * leg.heel_length, ball, ball + past * leg.toe_length]
+}
+
 /// Thigh plus shin of the rig's first leg in `pose` (model units).
 pub fn leg_length(rig: &FootRig, pose: &[JointPose]) -> f32 {
     let j = rig.legs[0].joints;

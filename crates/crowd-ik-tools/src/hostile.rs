@@ -115,8 +115,9 @@ pub fn frame_time(selector: u8) -> f32 {
 }
 
 /// The foot-placement settings a `foot_placement` fuzz input's head byte selects: plants
-/// detected by weights (bit 5) or by speed (0.5 / 0.8 m/s), locks about the ball on even
-/// legs and about the sole's lower end on odd ones (bit 6), the shortest accepted
+/// detected by weights (bit 5) or by speed (0.5 / 0.8 m/s), locks about the sole's lower
+/// end (the default), or about the ball on even legs and the ankle on odd ones (bit 6), the
+/// shortest accepted
 /// half-lives (bit 7). Shared by the fuzz target and the seed generator
 /// (`examples/fuzz_seeds.rs`), so seeds mean what the target reads.
 #[must_use]
@@ -126,7 +127,7 @@ pub fn fuzz_placement(head: u8) -> FootPlacement {
         leg.plant =
             if head & 32 != 0 { PlantDetection::Weights } else { PlantDetection::Speed { enter: 0.5, exit: 0.8 } };
         if head & 64 != 0 {
-            leg.pivot = if l % 2 == 0 { LockPivot::Ball } else { LockPivot::Sole };
+            leg.pivot = if l % 2 == 0 { LockPivot::Ball } else { LockPivot::Foot };
         }
     }
     if head & 128 != 0 {

@@ -201,21 +201,21 @@ pub struct CostRun {
 }
 
 impl CostRun {
-    /// Reads `stateless|placement CHARACTERS FRAMES [once] [sole]` from the command line
+    /// Reads `stateless|placement CHARACTERS FRAMES [once] [ankle]` from the command line
     /// (`program` names the usage line) and builds the scene: `once` measures the ground
-    /// under each foot once (`SoleMeasure::Once`), `sole` locks the sole's lower end
-    /// (`LockPivot::Sole`).
+    /// under each foot once (`SoleMeasure::Once`), `ankle` locks the ankle
+    /// (`LockPivot::Foot`) rather than the sole's lower end.
     ///
     /// # Errors
     /// A usage message when the arguments are not those.
     pub fn from_args(program: &str) -> Result<Self, String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES [once] [sole]");
+        let usage = || format!("usage: {program} stateless|placement CHARACTERS FRAMES [once] [ankle]");
         let [mode, n, k, options @ ..] = args.as_slice() else { return Err(usage()) };
-        if options.iter().any(|o| o != "once" && o != "sole") {
+        if options.iter().any(|o| o != "once" && o != "ankle") {
             return Err(usage());
         }
-        let (once, sole) = (options.iter().any(|o| o == "once"), options.iter().any(|o| o == "sole"));
+        let (once, ankle) = (options.iter().any(|o| o == "once"), options.iter().any(|o| o == "ankle"));
         let placement = match mode.as_str() {
             "stateless" => false,
             "placement" => true,
@@ -226,9 +226,9 @@ impl CostRun {
         if once {
             rig = rig.with_sole_measure(crowd_ik::crowd::SoleMeasure::Once);
         }
-        if let (true, Some(mut p)) = (sole, rig.placement) {
+        if let (true, Some(mut p)) = (ankle, rig.placement) {
             for leg in &mut p.legs {
-                leg.pivot = crowd_ik::crowd::LockPivot::Sole;
+                leg.pivot = crowd_ik::crowd::LockPivot::Foot;
             }
             rig = rig.with_placement(Some(p));
         }
