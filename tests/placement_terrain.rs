@@ -490,9 +490,10 @@ fn the_pelvis_keeps_its_speed_and_planted_soles_stay_on_the_ground() {
 /// 01_03) and Cesium Man over the four terrains at 30, 60 and 120 Hz, 0/1 weights, locks by
 /// speed: the promises of the ankle lock (pelvis speed, soles on the ground, locks from
 /// contact), and the sole's contacts (heel, ball and tip, while each touches) slide at most
-/// 1 mm per plant on average and 5 mm in any plant for the motion capture everywhere (0.8 mm
-/// at most), at most 5 mm in any plant for Cesium Man but on stairs (1.4 mm; on stairs, and
-/// its means, printed). With the ankle held (`LockPivot::Foot`) the contacts slide
+/// 1 mm per plant on average and 5 mm in any plant for the motion capture everywhere (0.72 mm
+/// at most), at most 5 mm in any plant for Cesium Man (1.73 mm; its means printed). The end
+/// held is the one on the ground: Cesium Man landing across a step edge tilts its heel into
+/// the air below its ball, and holding the lower end there slid the ball on the step 9 mm. With the ankle held (`LockPivot::Foot`) the contacts slide
 /// as the foot rolls about the ankle (the lines the other two tests print for it: up to
 /// 12 mm for the motion capture, 37 mm for Cesium Man, whose shoe's heel reaches behind its
 /// ankle).
@@ -518,7 +519,7 @@ fn a_lock_on_the_sole_keeps_its_contacts_still() {
                 let mean = r.contact_sliding_sum / r.plants.max(1) as f32;
                 if name != "Cesium Man" {
                     assert!(mean <= 1e-3 && r.contact_sliding_max <= 5e-3, "{ctx}");
-                } else if terrain != "stairs" {
+                } else {
                     assert!(r.contact_sliding_max <= 5e-3, "{ctx}");
                 }
             }
@@ -564,10 +565,8 @@ fn a_gltf_character_keeps_the_promises_of_the_mocap() {
             assert!(r.locked_frames > r.frames / 5, "feet lock: {ctx}");
             assert!(r.locked_from_start as f32 >= 0.99 * r.plants as f32, "{ctx}");
             if pivot.is_empty() {
-                // The sole's contacts (on stairs printed).
-                if terrain != "stairs" {
-                    assert!(r.contact_sliding_max <= 5e-3, "{ctx}");
-                }
+                // The sole's contacts.
+                assert!(r.contact_sliding_max <= 5e-3, "{ctx}");
                 continue;
             }
             assert!(r.sliding_sum <= 1e-3 * r.plants as f32 && r.sliding_max <= 5e-3, "{ctx}");

@@ -586,6 +586,20 @@ struct FootLock {
     heel: bool, // a sole pivot holds the heel (else the ball)
 }
 
+// Whether leg l's sole pivot holds the heel, the foot's heel and ball standing at heel_at and
+// ball_at (world; `ends` its heel and ball from the ankle): the end held until now (`held`),
+// unless the other is nearer the ground under it by more than the margin (lower along the
+// ground normal `up` where the leg found no ground): the end on the ground, not merely the
+// lower one (a foot across a step edge tilts its heel into the air over the lower step).
+fn holds_heel(l: u32, held: bool, heel_at: vec3<f32>, ball_at: vec3<f32>, up: vec3<f32>, ends: array<vec3<f32>, 2>) -> bool {
+    let margin = SOLE_PIVOT_MARGIN * distance(ends[1], ends[0]);
+    var rise = dot(ball_at - heel_at, up);
+    if (ground.hit[l]) {
+        rise = above(ground.point[l], ground.normal[l], ball_at) - above(ground.point[l], ground.normal[l], heel_at);
+    }
+    return select(rise > margin, rise >= -margin, held);
+}
+
 // The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
 // blended back (a released one).
 fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootLock {
@@ -599,8 +613,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     let up = a.up;
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
-    // world), and which of them holds now: the one held until now, unless the other is
-    // lower along the ground normal by more than the margin.
+    // world).
     let sole = sole_pivot(l);
     var heel = (st.flags & state_bit(STATE_HEEL_SHIFT, l)) != 0u;
     var ends = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
@@ -609,9 +622,6 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         let s = turned_sole(root, vec3<f32>(0.0), turn, up_ms, toe_off, pf.h, leg.sole.xy, legs_fk[l].toe_dir);
         ends = array<vec3<f32>, 2>(s.heel, s.ball);
     }
-    let rise = dot(ends[1], up) - dot(ends[0], up);
-    let margin = SOLE_PIVOT_MARGIN * distance(ends[1], ends[0]);
-    let heel_lower = select(rise > margin, rise >= -margin, heel);
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     var offset = ends[select(1u, 0u, heel)];
     if (ball) {
@@ -665,10 +675,10 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // a new lock starts from them, an unlocked foot blends back with them.
     let left = remaining(st.legs[l].lock.w, release_time);
     let left_turn = fade_turn(st.legs[l].heading.x, left);
-    if (sole && !locked && !(left > 0.0) && heel != heel_lower) {
-        // Unlocked, no release fading: the pivot follows the lower end, and a new lock holds
-        // it.
-        heel = heel_lower;
+    if (sole && !locked && !(left > 0.0) && heel != holds_heel(l, heel, aim + ends[0], aim + ends[1], up, ends)) {
+        // Unlocked, no release fading: the pivot follows the end on the ground, and a new
+        // lock holds it.
+        heel = !heel;
         offset = ends[select(1u, 0u, heel)];
         contact_free = aim + offset;
         free[l].contact = contact_free;
@@ -691,11 +701,15 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         contact = st.legs[l].lock.xyz;
         contact.y = contact_free.y - (up.x * (contact.x - contact_free.x) + up.z * (contact.z - contact_free.z)) / up.y;
         r = turn_between(heading_free, st.legs[l].heading.xy);
-        if (sole && heel != heel_lower) {
+        // The other end of the sole, where this frame's foot (about the end held) has it.
+        var other = contact;
+        if (sole) {
+            other = contact + quat_rotate(quat_from_axis_cos_sin(up, r.x, r.y), ends[select(0u, 1u, heel)] - offset);
+        }
+        if (sole && heel != holds_heel(l, heel, select(other, contact, heel), select(contact, other, heel), up, ends)) {
             // The foot rolled through flat: the lock passes to the other end of the sole.
-            let spin = quat_from_axis_cos_sin(up, r.x, r.y);
-            contact = contact + quat_rotate(spin, ends[select(1u, 0u, heel_lower)] - offset);
-            heel = heel_lower;
+            contact = other;
+            heel = !heel;
             offset = ends[select(1u, 0u, heel)];
             contact_free = aim + offset;
             free[l].contact = contact_free;

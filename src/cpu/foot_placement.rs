@@ -568,6 +568,7 @@ fn ground_target(
 /// locked, and what is left of a release.
 #[allow(clippy::too_many_arguments)] // the leg's context (the kernel keeps it per invocation)
 fn lock_foot(
+    (rig, g, ground): (&SolverRig, &GroundData, &FeetGround),
     root: &Root,
     p: &Placement,
     ls: &mut LegState,
@@ -578,13 +579,12 @@ fn lock_foot(
     hip: Vec3,
     heel: &mut bool,
 ) -> (FootAim, bool, f32) {
-    let LegFrame { leg, three, ball_pivot, h, ankle, toe_off, toe_dir, .. } = *f;
+    let LegFrame { l, leg, three, ball_pivot, h, ankle, toe_off, toe_dir, .. } = *f;
     let FootAim { mut target, mut turn, up, lag } = aim;
     let dt = p.dt;
 
     // A sole pivot's two points, heel and ball of the foot as turned (from the ankle,
-    // world), and which of them holds now: the one held until now, unless the other is
-    // lower along the ground normal by more than the margin.
+    // world).
     let sole_pivot = leg.pivots_on_sole();
     let ends = if sole_pivot {
         let up_ms = ankle.rotation() * v3(leg.foot_up);
@@ -593,9 +593,27 @@ fn lock_foot(
     } else {
         [Vec3::ZERO; 2]
     };
-    let (rise, margin) = (ends[1].dot(up) - ends[0].dot(up), SOLE_PIVOT_MARGIN * ends[1].distance(ends[0]));
-    let heel_lower = if *heel { rise >= -margin } else { rise > margin };
     let pivot = |heel: bool| if heel { ends[0] } else { ends[1] };
+    // Whether a sole pivot holds the heel, the foot's heel and ball standing at `heel_at`
+    // and `ball_at` (world): the end held until now (`held`), unless the other is nearer the
+    // ground under it by more than the margin (lower along the ground normal where the leg
+    // found no ground). The end on the ground, not merely the lower one: a foot landing
+    // across a step edge tilts its heel below its ball, into the air over the lower step,
+    // while its ball rests on the upper one.
+    let margin = SOLE_PIVOT_MARGIN * ends[1].distance(ends[0]);
+    let holds_heel = |held: bool, heel_at: Vec3, ball_at: Vec3| {
+        let (gp, gn) = (ground.point[l], ground.normal[l]);
+        let rise = if ground.hit[l] {
+            above(rig, g, gp, gn, ball_at) - above(rig, g, gp, gn, heel_at)
+        } else {
+            (ball_at - heel_at).dot(up)
+        };
+        if held {
+            rise >= -margin
+        } else {
+            rise > margin
+        }
+    };
     // The lock: contact point and heading of the unlocked solve, then held or blended.
     let mut offset = if ball_pivot { root.dir_to_world(turn * toe_off) * root.s } else { pivot(*heel) };
     let free_heading = if three { [0.0, 0.0] } else { heading(root.dir_to_world(turn * toe_off)) };
@@ -651,10 +669,10 @@ fn lock_foot(
     // foot's state holds the release's offset and heading turn).
     let left = remaining(ls.lock[3], release_time);
     let left_turn = fade_turn(ls.heading[0], left);
-    if sole_pivot && !locked && !(left > 0.0) && *heel != heel_lower {
-        // Unlocked, no release fading: the pivot is free to follow the lower end (such a
-        // foot's output does not depend on it), and a new lock holds that end.
-        *heel = heel_lower;
+    if sole_pivot && !locked && !(left > 0.0) && *heel != holds_heel(*heel, target + ends[0], target + ends[1]) {
+        // Unlocked, no release fading: the pivot is free to follow the end on the ground
+        // (such a foot's output does not depend on it), and a new lock holds that end.
+        *heel = !*heel;
         offset = pivot(*heel);
         free_contact = target + offset;
         free.contact = free_contact;
@@ -676,12 +694,13 @@ fn lock_foot(
         let mut c = v3(ls.lock);
         c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
         let r = turn_between(free_heading, [ls.heading[0], ls.heading[1]]);
-        if sole_pivot && *heel != heel_lower {
-            // The foot rolled through flat: the lock passes to the other end of the sole,
-            // where this frame's foot (about the end held until now) has it.
-            let spin = quat_from_axis_cos_sin(up, r[0], r[1]);
-            c += spin * (pivot(heel_lower) - offset);
-            *heel = heel_lower;
+        // The other end of the sole, where this frame's foot (about the end held) has it.
+        let other = if sole_pivot { c + quat_from_axis_cos_sin(up, r[0], r[1]) * (pivot(!*heel) - offset) } else { c };
+        let (heel_at, ball_at) = if *heel { (c, other) } else { (other, c) };
+        if sole_pivot && *heel != holds_heel(*heel, heel_at, ball_at) {
+            // The foot rolled through flat: the lock passes to the other end of the sole.
+            c = other;
+            *heel = !*heel;
             offset = pivot(*heel);
             free_contact = target + offset;
             free.contact = free_contact;
@@ -865,8 +884,18 @@ pub(crate) fn place_feet(
         let released = flags & bit(STATE_RELEASED_SHIFT, l) != 0 && planted && !p.snap;
         let may_lock = planted && !(released && remaining(ls.lock[3], leg.release_time()) > 0.0);
         let mut heel = flags & bit(STATE_HEEL_SHIFT, l) != 0;
-        let (aim, locked, fading) =
-            lock_foot(root, p, ls, &f, aim, (was_locked, may_lock, since), &mut free[l], hip, &mut heel);
+        let (aim, locked, fading) = lock_foot(
+            (rig, g, ground),
+            root,
+            p,
+            ls,
+            &f,
+            aim,
+            (was_locked, may_lock, since),
+            &mut free[l],
+            hip,
+            &mut heel,
+        );
         let (mut target, turn) = (aim.target, aim.turn);
         if ground.hit[l] {
             target = lift_foot(rig, g, root, ground, p, ls, &f, ch, aim, (locked, fading), tolerance);
