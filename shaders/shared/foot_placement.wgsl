@@ -600,6 +600,21 @@ fn holds_heel(l: u32, held: bool, heel_at: vec3<f32>, ball_at: vec3<f32>, up: ve
     return select(rise > margin, rise >= -margin, held);
 }
 
+// Where leg l's lock holds the contact point: its place on the ground, at the unlocked
+// solve's height (contact_free) carried along the ground plane (normal up) to it, so a lock
+// taken while the weight still blends in neither floats nor sinks; and the turn from the
+// unlocked heading to the locked one.
+struct Held {
+    c: vec3<f32>,
+    r: vec2<f32>,
+}
+
+fn held_contact(l: u32, contact_free: vec3<f32>, up: vec3<f32>, heading_free: vec2<f32>) -> Held {
+    var c = st.legs[l].lock.xyz;
+    c.y = contact_free.y - (up.x * (c.x - contact_free.x) + up.z * (c.z - contact_free.z)) / up.y;
+    return Held(c, turn_between(heading_free, st.legs[l].heading.xy));
+}
+
 // The lock: contact point and heading of the unlocked solve, then held (a planted foot) or
 // blended back (a released one).
 fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootLock {
@@ -675,13 +690,31 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // a new lock starts from them, an unlocked foot blends back with them.
     let left = remaining(st.legs[l].lock.w, release_time);
     let left_turn = fade_turn(st.legs[l].heading.x, left);
-    if (sole && !locked && !(left > 0.0) && heel != holds_heel(l, heel, aim + ends[0], aim + ends[1], up, ends)) {
-        // Unlocked, no release fading: the pivot follows the end on the ground, and a new
-        // lock holds it.
-        heel = !heel;
-        offset = ends[select(1u, 0u, heel)];
-        contact_free = aim + offset;
-        free[l].contact = contact_free;
+    // A sole pivot's end, decided once a frame where the foot stands: a lock held from last
+    // frame passes to the other end of the sole (where this frame's foot, about the end
+    // held, has it) when the foot rolls through flat; an unlocked foot with no release fading
+    // follows the end on the ground, and a new lock holds that end.
+    var pass_on = false;
+    var other = vec3<f32>(0.0);
+    if (sole) {
+        var heel_at = aim + ends[0];
+        var ball_at = aim + ends[1];
+        if (locked) {
+            let h = held_contact(l, contact_free, up, heading_free);
+            other = h.c + quat_rotate(quat_from_axis_cos_sin(up, h.r.x, h.r.y), ends[select(0u, 1u, heel)] - offset);
+            heel_at = select(other, h.c, heel);
+            ball_at = select(h.c, other, heel);
+        }
+        if (heel != holds_heel(l, heel, heel_at, ball_at, up, ends)) {
+            if (locked) {
+                pass_on = true;
+            } else if (!(left > 0.0)) {
+                heel = !heel;
+                offset = ends[select(1u, 0u, heel)];
+                contact_free = aim + offset;
+                free[l].contact = contact_free;
+            }
+        }
     }
     if (!was_locked && planted) {
         let lock_heading = turn_heading(heading_free, left_turn);
@@ -696,17 +729,11 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     var r: vec2<f32>;
     var fading = 0.0; // what is left of a release
     if (locked) {
-        // The lock holds the contact's place on the ground and its heading; its height is the
-        // unlocked solve's carried along the ground plane to it.
-        contact = st.legs[l].lock.xyz;
-        contact.y = contact_free.y - (up.x * (contact.x - contact_free.x) + up.z * (contact.z - contact_free.z)) / up.y;
-        r = turn_between(heading_free, st.legs[l].heading.xy);
-        // The other end of the sole, where this frame's foot (about the end held) has it.
-        var other = contact;
-        if (sole) {
-            other = contact + quat_rotate(quat_from_axis_cos_sin(up, r.x, r.y), ends[select(0u, 1u, heel)] - offset);
-        }
-        if (sole && heel != holds_heel(l, heel, select(other, contact, heel), select(contact, other, heel), up, ends)) {
+        // The lock holds the contact's place on the ground and its heading.
+        let h = held_contact(l, contact_free, up, heading_free);
+        contact = h.c;
+        r = h.r;
+        if (pass_on) {
             // The foot rolled through flat: the lock passes to the other end of the sole.
             contact = other;
             heel = !heel;

@@ -669,13 +669,42 @@ fn lock_foot(
     // foot's state holds the release's offset and heading turn).
     let left = remaining(ls.lock[3], release_time);
     let left_turn = fade_turn(ls.heading[0], left);
-    if sole_pivot && !locked && !(left > 0.0) && *heel != holds_heel(*heel, target + ends[0], target + ends[1]) {
-        // Unlocked, no release fading: the pivot is free to follow the end on the ground
-        // (such a foot's output does not depend on it), and a new lock holds that end.
-        *heel = !*heel;
-        offset = pivot(*heel);
-        free_contact = target + offset;
-        free.contact = free_contact;
+    // Where a lock holds the contact point: its place on the ground, at the unlocked solve's
+    // height carried along the ground plane to it (so a lock taken while the weight still
+    // blends in neither floats nor sinks), and the turn to its heading.
+    let held = |ls: &LegState, free_contact: Vec3| {
+        let mut c = v3(ls.lock);
+        c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
+        (c, turn_between(free_heading, [ls.heading[0], ls.heading[1]]))
+    };
+    // A sole pivot's end, decided once a frame where the foot stands: a lock held from last
+    // frame passes to the other end of the sole (where this frame's foot, about the end
+    // held, has it) when the foot rolls through flat; an unlocked foot with no release
+    // fading follows the end on the ground (its output does not depend on it), and a new
+    // lock holds that end.
+    let mut pass_to = None;
+    if sole_pivot {
+        let (heel_at, ball_at, other) = if locked {
+            let (c, r) = held(ls, free_contact);
+            let other = c + quat_from_axis_cos_sin(up, r[0], r[1]) * (pivot(!*heel) - offset);
+            if *heel {
+                (c, other, other)
+            } else {
+                (other, c, other)
+            }
+        } else {
+            (target + ends[0], target + ends[1], Vec3::ZERO)
+        };
+        if *heel != holds_heel(*heel, heel_at, ball_at) {
+            if locked {
+                pass_to = Some(other);
+            } else if !(left > 0.0) {
+                *heel = !*heel;
+                offset = pivot(*heel);
+                free_contact = target + offset;
+                free.contact = free_contact;
+            }
+        }
     }
     if !was_locked && planted {
         let lock_heading = turn_heading(free_heading, left_turn);
@@ -688,16 +717,9 @@ fn lock_foot(
     }
     let mut fading = 0.0; // what is left of a release
     let (contact, r) = if locked {
-        // The lock holds the contact point's place on the ground and its heading; its
-        // height is the unlocked solve's carried along the ground plane to it, so a lock
-        // taken while the weight still blends in neither floats nor sinks.
-        let mut c = v3(ls.lock);
-        c.y = free_contact.y - (up.x * (c.x - free_contact.x) + up.z * (c.z - free_contact.z)) / up.y;
-        let r = turn_between(free_heading, [ls.heading[0], ls.heading[1]]);
-        // The other end of the sole, where this frame's foot (about the end held) has it.
-        let other = if sole_pivot { c + quat_from_axis_cos_sin(up, r[0], r[1]) * (pivot(!*heel) - offset) } else { c };
-        let (heel_at, ball_at) = if *heel { (c, other) } else { (other, c) };
-        if sole_pivot && *heel != holds_heel(*heel, heel_at, ball_at) {
+        // The lock holds the contact point's place on the ground and its heading.
+        let (mut c, r) = held(ls, free_contact);
+        if let Some(other) = pass_to {
             // The foot rolled through flat: the lock passes to the other end of the sole.
             c = other;
             *heel = !*heel;
