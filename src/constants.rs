@@ -298,9 +298,10 @@ shared_constants! {
     /// measure (flat ground: the turn moves nothing) instead of measuring again.
     SOLE_SETTLE_MIN: f32 = 1e-4;
     /// A sole pivot (`LockPivot::Sole`) passes from the end of the sole it holds to the other
-    /// only once the other is lower along the ground normal by more than this fraction of the
-    /// heel-to-ball length (0.06° of pitch): a foot flat on the ground keeps its pivot
-    /// rather than let rounding choose (the two twins round differently).
+    /// only once the other is nearer the ground under it (lower along the ground normal where
+    /// the leg found no ground) by more than this fraction of the heel-to-ball length (0.06°
+    /// of pitch): a foot flat on the ground keeps its pivot rather than let rounding choose
+    /// (the two twins round differently).
     SOLE_PIVOT_MARGIN: f32 = 1e-3;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
