@@ -295,7 +295,9 @@ shared_constants! {
     SOLE_BUMP_HIGH: f32 = 0.3;
     /// A two-bone foot turned to the ground whose heel and tip moved less than this (world
     /// units, horizontally) from where the ground under it was first measured keeps that
-    /// measure (flat ground: the turn moves nothing) instead of measuring again.
+    /// measure (flat ground: the turn moves nothing) instead of measuring again; the
+    /// measure again is blended in over moves of one to two times this, so the normal is
+    /// continuous in where the foot stands.
     SOLE_SETTLE_MIN: f32 = 1e-4;
     /// A sole pivot (`LockPivot::Sole`) passes from the end of the sole it holds to the other
     /// only once the other is nearer the ground under it (lower along the ground normal where
@@ -303,6 +305,15 @@ shared_constants! {
     /// of pitch): a foot flat on the ground keeps its pivot rather than let rounding choose
     /// (the two twins round differently).
     SOLE_PIVOT_MARGIN: f32 = 1e-3;
+    /// Bisection steps placing a foot's lift-off inside its frame, where its speed crossed
+    /// the plant's exit threshold on the parabola through the last three frames' speeds (to
+    /// 2⁻¹⁶ of a frame).
+    CROSSING_STEPS: u32 = 16;
+    /// A heightfield's slope across a cell edge blends into the neighbouring cell's within
+    /// this fraction of a cell of the edge (half of each on it): the normal is continuous,
+    /// exact (the bilinear patch's) everywhere else, and points a rounding apart (the two
+    /// twins' feet) get normals a rounding apart.
+    HEIGHTFIELD_EDGE_BAND: f32 = 1e-3;
     /// Ground whose normal has `y` at or below this fraction of its length is a wall: no hit.
     MIN_GROUND_NORMAL_Y: f32 = 1e-3;
     /// A caller hit's normal whose squared length is below this cannot be normalised in f32

@@ -78,7 +78,12 @@ fn wgsl_crowd_records_match_rust_records() {
     check_struct!(s, "FootResult", FootResult, [pelvis, sole_before, sole_after, status]);
     check_struct!(s, "SolverLeg", SolverLeg, [joints, mode, knee_axis, limits, foot_up, pole, lock, sole, toe]);
     check_struct!(s, "SolverRig", SolverRig, [header, grid, ground, params, springs, blend, legs]);
-    check_struct!(s, "LegState", LegState, [plane, plane_velocity, plane_goal, lock, fk, heading, lift, motion, free]);
+    check_struct!(
+        s,
+        "LegState",
+        LegState,
+        [plane, plane_velocity, plane_goal, lock, fk, heading, lift, motion, free, free_heading]
+    );
     check_struct!(s, "CharacterState", CharacterState, [pelvis, root, flags, root_velocity, legs]);
     check_struct!(s, "FrameInput", FrameInput, [dt, pelvis_decay, ground_decay, plant_decay]);
 }

@@ -193,8 +193,15 @@ fn find_leg(c: u32, base: u32, ch: CharacterInput, root: Root, temporal: bool, l
                 turned = locked_turned_sole(l, turned, ref_ws, dir_to_world(root, quat_rotate(turn.q, toe_off)), sole.normal);
             }
             let moved = max(abs(turned.heel - at.heel).xz, abs(turned.tip - at.tip).xz);
-            if (max(moved.x, moved.y) >= SOLE_SETTLE_MIN) {
-                gn = sole_ground(g.point, g.normal, turned.heel, turned.tip).normal;
+            // Blended in over a move of one to two SOLE_SETTLE_MIN (continuous).
+            let s = min((max(moved.x, moved.y) - SOLE_SETTLE_MIN) / SOLE_SETTLE_MIN, 1.0);
+            if (s > 0.0) {
+                let again = sole_ground(g.point, g.normal, turned.heel, turned.tip).normal;
+                if (s < 1.0) {
+                    gn = normalize(gn + (again - gn) * s);
+                } else {
+                    gn = again;
+                }
             }
         }
     } else if (three) {

@@ -209,7 +209,7 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
 
 // A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 9 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
-const LEG_VEC4S: u32 = 9u;
+const LEG_VEC4S: u32 = 10u;
 fn state_record(c: u32) -> u32 {
     return c * (2u + LEG_VEC4S * LEGS);
 }
@@ -217,7 +217,8 @@ fn state_record(c: u32) -> u32 {
 fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
         bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
-        bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)), bitcast<vec4<f32>>(state_get(b + 8u)));
+        bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)), bitcast<vec4<f32>>(state_get(b + 8u)),
+        bitcast<vec4<f32>>(state_get(b + 9u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -230,6 +231,7 @@ fn store_leg(b: u32, ls: LegState) {
     state_set(b + 6u, bitcast<vec4<u32>>(ls.lift));
     state_set(b + 7u, bitcast<vec4<u32>>(ls.motion));
     state_set(b + 8u, bitcast<vec4<u32>>(ls.free));
+    state_set(b + 9u, bitcast<vec4<u32>>(ls.free_heading));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
@@ -266,7 +268,7 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free);
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free) + abs(ls.free_heading);
 }
 
 fn leg_heading(l: u32) -> f32 {
@@ -368,13 +370,23 @@ fn foot_gap(leg: SolverLeg, l: u32, at: vec3<f32>, up: vec3<f32>, toe_off: vec3<
     return sole_height(gp, gn, at, at + toe_off, up, h, leg.sole.xy, toe_dir);
 }
 
+// The unlocked solve's heading `since` seconds before the frame's end: turned back by that
+// share of its turn since last frame's heading (`before`, zero: unknown).
+fn heading_at(now: vec2<f32>, before: vec2<f32>, since: f32, dt: f32) -> vec2<f32> {
+    if (since > 0.0 && dt > 0.0 && any(before != vec2<f32>(0.0)) && any(now != vec2<f32>(0.0))) {
+        let r = turn_between(now, before);
+        return turn_heading(now, fade_turn(atan2_poly(r.y, r.x), min(since / dt, 1.0)));
+    }
+    return now;
+}
+
 // Starts the release of a locked foot: the offset from the unlocked solve fades out (in the
 // places of the locked point and heading).
-fn release_foot(l: u32) {
+fn release_foot(l: u32, heading_free: vec2<f32>) {
     let d = st.legs[l].lock.xyz - free[l].contact;
-    let r = turn_between(free[l].heading, st.legs[l].heading.xy);
+    let r = turn_between(heading_free, st.legs[l].heading.xy);
     st.legs[l].lock = vec4<f32>(d, 0.0);
-    st.legs[l].heading.x = atan2(r.y, r.x);
+    st.legs[l].heading.x = atan2_poly(r.y, r.x);
     st.legs[l].heading.y = 0.0;
 }
 
@@ -417,6 +429,48 @@ struct FootAim {
     lag: f32,
 }
 
+// How much of a frame's motion of a point happened in its last `since` seconds: its speed
+// taken as changing linearly from the frame before's (`before`, negative: unknown) to this
+// frame's, within what keeps it forward (the CPU twin's `back_fraction`).
+fn back_fraction(since: f32, dt: f32, speed: f32, before: f32) -> f32 {
+    if (!(since > 0.0 && dt > 0.0)) {
+        return 0.0;
+    }
+    let r = min(since / dt, 1.0);
+    var k = 0.0;
+    if (before >= 0.0 && speed > 0.0) {
+        k = clamp((speed - before) / speed, -2.0, 2.0);
+    }
+    return r + 0.5 * k * r * (1.0 - r);
+}
+
+// `crossed` for a speed known at three frame ends (s0 < 0: unknown): the crossing on the
+// parabola through them, its bend limited to what keeps it monotone over the frame, by
+// bisection (the CPU twin's `crossed_curved`).
+fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
+    if ((s1 - at) * (s2 - at) > 0.0) {
+        return crossed(s1, s2, at, dt);
+    }
+    let d = s2 - s1;
+    var a = 0.0;
+    if (s0 >= 0.0) {
+        a = clamp(0.5 * (s0 - 2.0 * s1 + s2), -abs(d), abs(d));
+    }
+    let b = d - a;
+    let rising = d > 0.0;
+    var lo = 0.0;
+    var hi = 1.0;
+    for (var i = 0u; i < CROSSING_STEPS; i = i + 1u) {
+        let mid = 0.5 * (lo + hi);
+        if ((s1 + mid * (b + mid * a) < at) == rising) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return (1.0 - 0.5 * (lo + hi)) * dt;
+}
+
 // How long before the frame's end a speed moving linearly from s0 to s1 crosses `at` (the
 // whole frame when it started past it).
 fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
@@ -455,17 +509,24 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
             let v = (contact_fk - st.legs[l].fk.xyz - vec3<f32>(0.0, pl_settle, 0.0)) / dt;
             var before = length(v);
             var vf = v;
+            // The filtered speed a frame earlier still (negative: unknown), and this
+            // frame's for the next.
+            var earlier = -1.0;
             if (st.legs[l].motion.w > 0.0) {
                 let m = st.legs[l].motion.xyz;
                 before = length(m);
                 vf = v + (m - v) * frame.plant_decay;
+                earlier = st.legs[l].free_heading.z;
+                st.legs[l].free_heading.z = before;
+            } else {
+                st.legs[l].free_heading.z = -1.0;
             }
             st.legs[l].motion = vec4<f32>(vf, 1.0);
             let speed = length(vf);
             if (was_planted) {
                 p.detected = speed <= leg.lock.y;
                 if (!p.detected) {
-                    p.since = crossed(before, speed, leg.lock.y, dt);
+                    p.since = crossed_curved(earlier, before, speed, leg.lock.y, dt);
                 }
             } else {
                 // (Or the frame's own speed below half the enter speed: a foot that stops
@@ -662,10 +723,13 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // horizontal motion since (not the animated ankle's: a foot rolling about its ball).
     let moved3 = contact_free - st.legs[l].free.xyz;
     let moved = vec3<f32>(moved3.x, 0.0, moved3.z);
-    var back = vec3<f32>(0.0);
-    if (since > 0.0 && dt > 0.0) {
-        back = moved * (since / dt);
+    var speed = 0.0;
+    if (dt > 0.0) {
+        speed = length(moved) / dt;
     }
+    let before_speed = st.legs[l].free.w;
+    var back = moved * back_fraction(since, dt, speed, before_speed);
+    let heading_before = st.legs[l].free_heading.xy;
     let was_locked = locked;
     if (locked) {
         let dl = st.legs[l].lock.xyz - contact_free;
@@ -676,11 +740,11 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
                 // Released when the foot went past the release distance, inside the frame.
                 let before = length(vec2<f32>(dl.x + moved.x, dl.z + moved.z));
                 since = max(since, crossed(before, length(vec2<f32>(dl.x, dl.z)), release_distance, dt));
-                back = moved * (since / dt);
+                back = moved * back_fraction(since, dt, speed, before_speed);
             }
             // The lock's height as this frame carries it (less what it settled last frame).
             st.legs[l].lock.y = contact_free.y - (up.x * dl.x + up.z * dl.z) / up.y - st.legs[l].lock.w;
-            release_foot(l);
+            release_foot(l, heading_at(heading_free, heading_before, since, dt));
             // Released at the event: the offset the foot had then, fading since.
             st.legs[l].lock = vec4<f32>(st.legs[l].lock.xyz + back, since);
             locked = false;
@@ -717,7 +781,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         }
     }
     if (!was_locked && planted) {
-        let lock_heading = turn_heading(heading_free, left_turn);
+        let lock_heading = turn_heading(heading_at(heading_free, heading_before, since, dt), left_turn);
         // Planted at the event: the contact where the animation had it then.
         let contact = contact_free - back + st.legs[l].lock.xyz * left;
         st.legs[l].lock = vec4<f32>(contact, 0.0);
@@ -758,7 +822,16 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         aim = contact - quat_rotate(spin_ws, offset);
         turn = quat_mul(quat_from_axis_cos_sin(dir_to_model(root, up), r.x, r.y * root.m), turn);
     }
-    st.legs[l].free = vec4<f32>(free[l].contact, 0.0);
+    var next_speed = speed;
+    if (pl_snap || !(dt > 0.0)) {
+        next_speed = -1.0;
+    }
+    st.legs[l].free = vec4<f32>(free[l].contact, next_speed);
+    if (next_speed < 0.0) {
+        st.legs[l].free_heading = vec4<f32>(0.0);
+    } else {
+        st.legs[l].free_heading = vec4<f32>(heading_free, st.legs[l].free_heading.z, 0.0);
+    }
     return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 
@@ -981,7 +1054,7 @@ fn end_foot(l: u32) {
         let hip_ws = free[l].hip + vec3<f32>(0.0, -res.pelvis.x - pl_held.x, 0.0);
         // (With a margin of 1e-4 of the reach: a pelvis at its reach cap is no release.)
         if (length(ground.aim[l] - hip_ws) > free[l].reach * (rig_max_reach() + 1e-4)) {
-            release_foot(l);
+            release_foot(l, free[l].heading);
             flags = flags & ~state_bit(STATE_LOCKED_SHIFT, l);
             if ((flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u) {
                 flags = flags | state_bit(STATE_RELEASED_SHIFT, l);

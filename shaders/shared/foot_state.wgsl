@@ -1,5 +1,5 @@
 // The foot-placement state buffer of the foot_ik kernel, as 32-bit words (every device).
-// Per character the first 2 + 9 · LEGS vec4s of its CharacterState (the rig's legs only);
+// Per character the first 2 + 10 · LEGS vec4s of its CharacterState (the rig's legs only);
 // load_state and store_state in shaders/shared/foot_placement.wgsl read and write it one vec4 at a
 // time through these functions. shaders/shared/foot_state_wide.wgsl is the same buffer as 64-bit
 // words, for devices with SHADER_INT64 (src/gpu/crowd.rs picks the variant).

@@ -221,8 +221,14 @@ fn find_ground(
                     _ => turned,
                 };
                 let moved = |a: Vec3, b: Vec3| (a.x - b.x).abs().max((a.z - b.z).abs());
-                if moved(turned.heel, at.heel).max(moved(turned.tip, at.tip)) >= SOLE_SETTLE_MIN {
-                    settled = sole_ground(rig, g, gp, gn, turned.heel, turned.tip).1;
+                // Blended in over a move of one to two `SOLE_SETTLE_MIN`, so the normal
+                // changes continuously with where the foot stands (both twins agree where
+                // they round the move differently).
+                let m = moved(turned.heel, at.heel).max(moved(turned.tip, at.tip));
+                let s = ((m - SOLE_SETTLE_MIN) / SOLE_SETTLE_MIN).min(1.0);
+                if s > 0.0 {
+                    let again = sole_ground(rig, g, gp, gn, turned.heel, turned.tip).1;
+                    settled = if s < 1.0 { (normal + (again - normal) * s).normalize() } else { again };
                 }
             }
             gn = settled;

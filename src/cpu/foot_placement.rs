@@ -20,9 +20,9 @@ use super::foot_ground::{
     above, align_foot, align_up, ground_height, keeps_roll, leg_reach, plane_sole_gap, reach_drop, reference_joint,
     sole_ends, sole_height, sole_target, toe_dir_ms, toe_dir_ws, turned_sole, FeetGround, GroundData, Root, Sole,
 };
-use super::math::{nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
+use super::math::{atan2, nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
-    MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
+    CROSSING_STEPS, MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
     SOLE_PIVOT_MARGIN, STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
@@ -139,6 +139,22 @@ fn event_time(ch: &CharacterInput, l: usize, dt: f32) -> f32 {
     }
 }
 
+/// How much of a frame's motion of a point happened in its last `since` seconds (of `dt`),
+/// the point moving at `speed` on average over the frame and at `before` (negative:
+/// unknown) over the frame before: its speed taken as changing linearly across the two
+/// frames (a toe off accelerating, a landing slowing down), within what keeps it forward.
+/// In `[0, 1]`, rising with `since`; 0 without an event.
+fn back_fraction(since: f32, dt: f32, speed: f32, before: f32) -> f32 {
+    if !(since > 0.0 && dt > 0.0) {
+        return 0.0;
+    }
+    let r = (since / dt).min(1.0);
+    // The change of speed over the frame against the frame's speed: within ±2 the point's
+    // speed keeps its sign across the frame.
+    let k = if before >= 0.0 && speed > 0.0 { ((speed - before) / speed).clamp(-2.0, 2.0) } else { 0.0 };
+    r + 0.5 * k * r * (1.0 - r)
+}
+
 /// What is left of a release offset `t` seconds after the release: smoothstep from 1 at 0
 /// to 0 at `time` (0 when `time` ≤ 0), in `[0, 1]` for any `t`.
 fn remaining(t: f32, time: f32) -> f32 {
@@ -196,7 +212,8 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
             + v(l.fk)
             + v(l.heading)
             + v(l.motion)
-            + v(l.free);
+            + v(l.free)
+            + v(l.free_heading);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
@@ -437,6 +454,33 @@ fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
     (1.0 - c) * dt
 }
 
+/// [`crossed`] for a speed known at three frame ends, `s0` (negative: unknown), `s1` and
+/// `s2`: the crossing of `at` between `s1` and `s2` on the parabola through the three (a
+/// foot speeding up as it lifts), its bend limited to what keeps it rising (or falling)
+/// across the frame (so the crossing moves continuously with the speeds; none without
+/// `s0`: linear), found by bisection, as seconds before the frame's end.
+fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
+    if (s1 - at) * (s2 - at) > 0.0 {
+        return crossed(s1, s2, at, dt);
+    }
+    // s(u) = s1 + u (b + u a) over the frame, u ∈ [0, 1]: s(1) = s2, s(−1) = s0 unless the
+    // bend is limited.
+    let d = s2 - s1;
+    let a = if s0 >= 0.0 { (0.5 * (s0 - 2.0 * s1 + s2)).clamp(-d.abs(), d.abs()) } else { 0.0 };
+    let b = d - a;
+    let rising = d > 0.0;
+    let (mut lo, mut hi) = (0.0f32, 1.0f32);
+    for _ in 0..CROSSING_STEPS {
+        let mid = 0.5 * (lo + hi);
+        if (s1 + mid * (b + mid * a) < at) == rising {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (1.0 - 0.5 * (lo + hi)) * dt
+}
+
 /// Plant detection: whether the animation plants the foot this frame (by its contact
 /// point's filtered speed with hysteresis, or by its input weight), and how long before the
 /// frame's end a speed crossing its threshold did so (0 when no crossing is known).
@@ -461,11 +505,15 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
             } else {
                 (v.length(), v)
             };
+            // The filtered speed a frame earlier still (negative: unknown), and this frame's
+            // for the next.
+            let earlier = if ls.motion[3] > 0.0 { ls.free_heading[2] } else { -1.0 };
+            ls.free_heading[2] = if ls.motion[3] > 0.0 { before } else { -1.0 };
             ls.motion = vf.extend(1.0).to_array();
             let speed = vf.length();
             if was_planted {
                 let planted = speed <= leg.plant_exit();
-                (planted, if planted { 0.0 } else { crossed(before, speed, leg.plant_exit(), dt) })
+                (planted, if planted { 0.0 } else { crossed_curved(earlier, before, speed, leg.plant_exit(), dt) })
             } else {
                 // (Or the frame's own speed below half the enter speed: a foot that stops
                 // dead plants at once, whatever the filter still remembers of its swing.)
@@ -638,7 +686,21 @@ fn lock_foot(
     // foot rolling about its ball (a toe off) moves its ankle while the ball stays.
     let moved = free_contact - v3(ls.free);
     let moved = Vec3::new(moved.x, 0.0, moved.z);
-    let back_by = |since: f32| if since > 0.0 && dt > 0.0 { moved * (since / dt) } else { Vec3::ZERO };
+    let speed = if dt > 0.0 { moved.length() / dt } else { 0.0 };
+    let speed_before = ls.free[3];
+    let back_by = |since: f32| moved * back_fraction(since, dt, speed, speed_before);
+    // The unlocked solve's heading at the event: turned back by the event's share of its
+    // turn over the frame (a toe off turns the foot's projected heading quickly), where
+    // last frame's heading is known.
+    let heading_before = [ls.free_heading[0], ls.free_heading[1]];
+    let heading_at = |since: f32| {
+        if since > 0.0 && dt > 0.0 && heading_before != [0.0, 0.0] && free_heading != [0.0, 0.0] {
+            let r = turn_between(free_heading, heading_before);
+            turn_heading(free_heading, fade_turn(atan2(r[1], r[0]), (since / dt).min(1.0)))
+        } else {
+            free_heading
+        }
+    };
     let mut back = back_by(since);
     let was_locked = locked;
     if locked {
@@ -658,7 +720,7 @@ fn lock_foot(
             // not last frame's height: the offset that fades is from where the locked
             // foot is now, whatever the unlocked solve's height did over the frame.
             ls.lock[1] = free_contact.y - (up.x * d.x + up.z * d.z) / up.y - ls.lock[3];
-            release(ls, *free);
+            release(ls, FreeFoot { heading: heading_at(since), ..*free });
             // Released at the event: the offset the foot had then, fading since.
             ls.lock = (v3(ls.lock) + back).extend(since).to_array();
             locked = false;
@@ -707,7 +769,7 @@ fn lock_foot(
         }
     }
     if !was_locked && planted {
-        let lock_heading = turn_heading(free_heading, left_turn);
+        let lock_heading = turn_heading(heading_at(since), left_turn);
         // Planted at the crossing: the contact point where the animation had it then.
         let contact = free_contact - back + v3(ls.lock) * left;
         ls.lock = contact.extend(0.0).to_array();
@@ -744,7 +806,13 @@ fn lock_foot(
         target = contact - spin_ws * offset;
         turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
     }
-    ls.free = free.contact.extend(0.0).to_array();
+    // This frame's speed of the point, for the next frame's back-off (unknown after a
+    // reset: the point it moved from was not this foot's).
+    // This frame's speed and heading of the unlocked solve, for the next frame's events
+    // (unknown after a reset: the point it moved from was not this foot's).
+    let known = !p.snap && dt > 0.0;
+    ls.free = free.contact.extend(if known { speed } else { -1.0 }).to_array();
+    ls.free_heading = if known { [free_heading[0], free_heading[1], ls.free_heading[2], 0.0] } else { [0.0; 4] };
     (FootAim { target, turn, up, lag }, locked, fading)
 }
 
@@ -994,7 +1062,7 @@ fn release(ls: &mut crate::crowd::LegState, free: FreeFoot) {
     let d = v3(ls.lock) - free.contact;
     let r = turn_between(free.heading, [ls.heading[0], ls.heading[1]]);
     ls.lock = d.extend(0.0).to_array();
-    ls.heading[0] = r[1].atan2(r[0]);
+    ls.heading[0] = atan2(r[1], r[0]);
     ls.heading[1] = 0.0;
 }
 

@@ -198,16 +198,48 @@ impl Heightfield {
 }
 
 #[doc(hidden)] // kernel plumbing: the packed form both twins read
-/// The CPU twin of `sample_heightfield` in `shaders/kernels/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)`; `None`
+/// The CPU twin of `sample_heightfield` in `shaders/kernels/foot_ik.wgsl`: bilinear height and the bilinear patch's exact unit normal at world `(x, z)` (within `HEIGHTFIELD_EDGE_BAND` of a cell of a cell edge, blended with the neighbour's: continuous); `None`
 /// outside the grid or when a corner is not finite (a hole). `grid` = samples along X and Z,
 /// `ground` = origin X, origin Z, cell size.
 #[must_use]
 #[inline]
 pub fn sample_heightfield(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z: f32) -> Option<(f32, Vec3)> {
     let c = heightfield_cell(heights, grid, ground, x, z)?;
-    let dhdx = ((c.h10 - c.h00) * (1.0 - c.fz) + (c.h11 - c.h01) * c.fz) / ground[2];
-    let dhdz = ((c.h01 - c.h00) * (1.0 - c.fx) + (c.h11 - c.h10) * c.fx) / ground[2];
-    Some((c.height(), Vec3::new(-dhdx, 1.0, -dhdz).normalize()))
+    let (nx, nz) = (grid[0], grid[1]);
+    let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
+    // The slope across a cell edge jumps; within `HEIGHTFIELD_EDGE_BAND` of a cell of the
+    // edge it blends into the neighbour's (half of each on the edge), so the normal is
+    // continuous and two points a rounding apart never see different cells' slopes.
+    let band = crate::constants::HEIGHTFIELD_EDGE_BAND;
+    let mut dhdx = (c.h10 - c.h00) * (1.0 - c.fz) + (c.h11 - c.h01) * c.fz;
+    if c.fx < band && c.i > 0 {
+        let (a, b) = (at(c.i - 1, c.j), at(c.i - 1, c.j + 1));
+        let other = (c.h00 - a) * (1.0 - c.fz) + (c.h01 - b) * c.fz;
+        if other.is_finite() {
+            dhdx = other + (dhdx - other) * (0.5 + 0.5 * c.fx / band);
+        }
+    } else if c.fx > 1.0 - band && c.i + 2 < nx {
+        let (a, b) = (at(c.i + 2, c.j), at(c.i + 2, c.j + 1));
+        let other = (a - c.h10) * (1.0 - c.fz) + (b - c.h11) * c.fz;
+        if other.is_finite() {
+            dhdx = other + (dhdx - other) * (0.5 + 0.5 * (1.0 - c.fx) / band);
+        }
+    }
+    let mut dhdz = (c.h01 - c.h00) * (1.0 - c.fx) + (c.h11 - c.h10) * c.fx;
+    if c.fz < band && c.j > 0 {
+        let (a, b) = (at(c.i, c.j - 1), at(c.i + 1, c.j - 1));
+        let other = (c.h00 - a) * (1.0 - c.fx) + (c.h10 - b) * c.fx;
+        if other.is_finite() {
+            dhdz = other + (dhdz - other) * (0.5 + 0.5 * c.fz / band);
+        }
+    } else if c.fz > 1.0 - band && c.j + 2 < nz {
+        let (a, b) = (at(c.i, c.j + 2), at(c.i + 1, c.j + 2));
+        let other = (a - c.h01) * (1.0 - c.fx) + (b - c.h11) * c.fx;
+        if other.is_finite() {
+            dhdz = other + (dhdz - other) * (0.5 + 0.5 * (1.0 - c.fz) / band);
+        }
+    }
+    Some((c.height(), Vec3::new(-dhdx / ground[2], 1.0, -dhdz / ground[2]).normalize()))
 }
 
 #[doc(hidden)] // kernel plumbing: the packed form both twins read
@@ -221,6 +253,8 @@ pub fn heightfield_height(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: 
 
 /// The four corner heights of the cell under `(x, z)` and the position inside it.
 struct Cell {
+    i: u32,
+    j: u32,
     h00: f32,
     h10: f32,
     h01: f32,
@@ -251,6 +285,8 @@ fn heightfield_cell(heights: &[f32], grid: [u32; 2], ground: [f32; 3], x: f32, z
     let j = (v as u32).min(nz - 2);
     let at = |i: u32, j: u32| heights[(j * nx + i) as usize];
     let c = Cell {
+        i,
+        j,
         h00: at(i, j),
         h10: at(i + 1, j),
         h01: at(i, j + 1),

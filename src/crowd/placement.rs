@@ -232,7 +232,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 144 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 160 bytes. Keep in sync with `LegState` in
 /// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
@@ -276,12 +276,16 @@ pub struct LegState {
     /// `xyz` = last frame's contact point of the unlocked solve (world: the ground target's
     /// ankle, ball, or sole pivot), what an event inside a frame is backed off along (a
     /// lock taken, or a release made, `since` seconds before the frame's end, where that
-    /// point was then); `w` = 0 (reserved).
+    /// point was then); `w` = its horizontal speed over last frame (world units/s; negative:
+    /// unknown), so the back-off follows a point speeding up or slowing down.
     pub free: [f32; 4],
+    /// `xy` = last frame's heading of the unlocked solve (world `x, z`, unit; zero:
+    /// unknown), what an event's heading is turned back along; `zw` = 0 (reserved).
+    pub free_heading: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 608 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 672 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -397,5 +401,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 144);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 608);
+const _: () = assert!(std::mem::size_of::<LegState>() == 160);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 672);
