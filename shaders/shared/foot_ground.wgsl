@@ -133,27 +133,30 @@ fn sample_heightfield(x: f32, z: f32) -> HeightSample {
     // neighbour's (continuous; src/crowd/ground.rs).
     let band = HEIGHTFIELD_EDGE_BAND;
     var dhdx = (h10 - h00) * (1.0 - fz) + (h11 - h01) * fz;
-    if (fx < band && i > 0u) {
-        let other = (h00 - heights[j * nx + i - 1u]) * (1.0 - fz) + (h01 - heights[(j + 1u) * nx + i - 1u]) * fz;
-        if (finite4(vec4<f32>(other))) {
-            dhdx = other + (dhdx - other) * (0.5 + 0.5 * fx / band);
-        }
-    } else if (fx > 1.0 - band && i + 2u < nx) {
-        let other = (heights[j * nx + i + 2u] - h10) * (1.0 - fz) + (heights[(j + 1u) * nx + i + 2u] - h11) * fz;
-        if (finite4(vec4<f32>(other))) {
-            dhdx = other + (dhdx - other) * (0.5 + 0.5 * (1.0 - fx) / band);
-        }
-    }
     var dhdz = (h01 - h00) * (1.0 - fx) + (h11 - h10) * fx;
-    if (fz < band && j > 0u) {
-        let other = (h00 - heights[(j - 1u) * nx + i]) * (1.0 - fx) + (h10 - heights[(j - 1u) * nx + i + 1u]) * fx;
-        if (finite4(vec4<f32>(other))) {
-            dhdz = other + (dhdz - other) * (0.5 + 0.5 * fz / band);
+    // One test for both axes (lanes seldom take the branch).
+    if (min(min(fx, 1.0 - fx), min(fz, 1.0 - fz)) < band) {
+        if (fx < band && i > 0u) {
+            let other = (h00 - heights[j * nx + i - 1u]) * (1.0 - fz) + (h01 - heights[(j + 1u) * nx + i - 1u]) * fz;
+            if (finite4(vec4<f32>(other))) {
+                dhdx = other + (dhdx - other) * (0.5 + 0.5 * fx / band);
+            }
+        } else if (fx > 1.0 - band && i + 2u < nx) {
+            let other = (heights[j * nx + i + 2u] - h10) * (1.0 - fz) + (heights[(j + 1u) * nx + i + 2u] - h11) * fz;
+            if (finite4(vec4<f32>(other))) {
+                dhdx = other + (dhdx - other) * (0.5 + 0.5 * (1.0 - fx) / band);
+            }
         }
-    } else if (fz > 1.0 - band && j + 2u < nz) {
-        let other = (heights[(j + 2u) * nx + i] - h01) * (1.0 - fx) + (heights[(j + 2u) * nx + i + 1u] - h11) * fx;
-        if (finite4(vec4<f32>(other))) {
-            dhdz = other + (dhdz - other) * (0.5 + 0.5 * (1.0 - fz) / band);
+        if (fz < band && j > 0u) {
+            let other = (h00 - heights[(j - 1u) * nx + i]) * (1.0 - fx) + (h10 - heights[(j - 1u) * nx + i + 1u]) * fx;
+            if (finite4(vec4<f32>(other))) {
+                dhdz = other + (dhdz - other) * (0.5 + 0.5 * fz / band);
+            }
+        } else if (fz > 1.0 - band && j + 2u < nz) {
+            let other = (heights[(j + 2u) * nx + i] - h01) * (1.0 - fx) + (heights[(j + 2u) * nx + i + 1u] - h11) * fx;
+            if (finite4(vec4<f32>(other))) {
+                dhdz = other + (dhdz - other) * (0.5 + 0.5 * (1.0 - fz) / band);
+            }
         }
     }
     out.normal = normalize(vec3<f32>(-dhdx / rig_cell(), 1.0, -dhdz / rig_cell()));
