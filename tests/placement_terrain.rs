@@ -1057,8 +1057,9 @@ fn sampled(
 /// 30 Hz, of a 0.15 s blend). Measured (feet: ankles, heels and balls; pelvis), without
 /// event times: 60 vs 120 Hz at most 7.2 and 6.4 mm, 30 vs 120 Hz at most 22.1 and
 /// 15.7 mm. With them, flat and hills: within 5.0 mm (feet) and 3.8 mm (pelvis) from the
-/// second 1/30 s on; the first frame after the state's reset leaves the pelvis 5.2 mm apart
-/// (its spring starts from rest toward a goal that 120 Hz sees bend within 1/30 s). (A
+/// second 1/30 s on; the first 1/30 s leaves the pelvis 5.2 mm apart on the hills (the
+/// clip's first frame stands 15 cm from its second, the capture's start: the pelvis goal
+/// steps by 5 cm, which 120 Hz sees at 1/120 s and 30 Hz spreads over its frame). (A
 /// release during the toe off is backed off by the unlocked solve's ball, which stays while
 /// the ankle rolls about it, with its speed changing across the last two frames and its
 /// heading turned back: linear and without the heading, 5.4 mm; by the animated ankle,
