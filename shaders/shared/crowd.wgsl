@@ -57,7 +57,7 @@ struct LegState {
     lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
     motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life; w = 1 once set
     free: vec4<f32>,          // xyz: last frame's contact point of the unlocked solve (world); w = its horizontal speed (< 0: unknown)
-    free_heading: vec4<f32>,  // xy: last frame's heading of the unlocked solve (world x, z; zero: unknown); zw = 0
+    free_heading: vec4<f32>,  // xy: last frame's heading of the unlocked solve (world x, z; zero: unknown); z = the filtered speed a frame before last (< 0: unknown); w = 0
 }
 
 struct CharacterState {

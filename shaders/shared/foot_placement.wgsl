@@ -207,7 +207,7 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 9 per leg
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 10 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
 const LEG_VEC4S: u32 = 10u;
 fn state_record(c: u32) -> u32 {
@@ -827,11 +827,11 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         next_speed = -1.0;
     }
     st.legs[l].free = vec4<f32>(free[l].contact, next_speed);
+    var h = heading_free;
     if (next_speed < 0.0) {
-        st.legs[l].free_heading = vec4<f32>(0.0);
-    } else {
-        st.legs[l].free_heading = vec4<f32>(heading_free, st.legs[l].free_heading.z, 0.0);
+        h = vec2<f32>(0.0);
     }
+    st.legs[l].free_heading = vec4<f32>(h, st.legs[l].free_heading.z, 0.0);
     return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 

@@ -806,13 +806,13 @@ fn lock_foot(
         target = contact - spin_ws * offset;
         turn = quat_from_axis_cos_sin(root.dir_to_model(up), r[0], r[1] * root.m) * turn;
     }
-    // This frame's speed of the point, for the next frame's back-off (unknown after a
-    // reset: the point it moved from was not this foot's).
     // This frame's speed and heading of the unlocked solve, for the next frame's events
-    // (unknown after a reset: the point it moved from was not this foot's).
+    // (unknown after a reset, or a frame in which no time passed: the point it moved from
+    // was not this foot's); the filtered speed's word is plant detection's.
     let known = !p.snap && dt > 0.0;
     ls.free = free.contact.extend(if known { speed } else { -1.0 }).to_array();
-    ls.free_heading = if known { [free_heading[0], free_heading[1], ls.free_heading[2], 0.0] } else { [0.0; 4] };
+    let h = if known { free_heading } else { [0.0; 2] };
+    ls.free_heading = [h[0], h[1], ls.free_heading[2], 0.0];
     (FootAim { target, turn, up, lag }, locked, fading)
 }
 

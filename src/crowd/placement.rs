@@ -280,7 +280,9 @@ pub struct LegState {
     /// unknown), so the back-off follows a point speeding up or slowing down.
     pub free: [f32; 4],
     /// `xy` = last frame's heading of the unlocked solve (world `x, z`, unit; zero:
-    /// unknown), what an event's heading is turned back along; `zw` = 0 (reserved).
+    /// unknown), what an event's heading is turned back along; `z` = the filtered speed of
+    /// `motion` a frame before last (negative: unknown), which places a lift-off on the
+    /// speed's curve; `w` = 0 (reserved).
     pub free_heading: [f32; 4],
 }
 
