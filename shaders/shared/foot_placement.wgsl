@@ -444,6 +444,15 @@ fn back_fraction(since: f32, dt: f32, speed: f32, before: f32) -> f32 {
     return r + 0.5 * k * r * (1.0 - r);
 }
 
+// `moved` scaled by the share `f` of it an event backs off; none without an event (after a
+// reset `moved` is from whatever the state held).
+fn back_along(moved: vec3<f32>, f: f32) -> vec3<f32> {
+    if (f > 0.0) {
+        return moved * f;
+    }
+    return vec3<f32>(0.0);
+}
+
 // `crossed` for a speed known at three frame ends (s0 < 0: unknown): the crossing on the
 // parabola through them, its bend limited to what keeps it monotone over the frame, by
 // bisection (the CPU twin's `crossed_curved`).
@@ -728,7 +737,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         speed = length(moved) / dt;
     }
     let before_speed = st.legs[l].free.w;
-    var back = moved * back_fraction(since, dt, speed, before_speed);
+    var back = back_along(moved, back_fraction(since, dt, speed, before_speed));
     let heading_before = st.legs[l].free_heading.xy;
     let was_locked = locked;
     if (locked) {
@@ -740,7 +749,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
                 // Released when the foot went past the release distance, inside the frame.
                 let before = length(vec2<f32>(dl.x + moved.x, dl.z + moved.z));
                 since = max(since, crossed(before, length(vec2<f32>(dl.x, dl.z)), release_distance, dt));
-                back = moved * back_fraction(since, dt, speed, before_speed);
+                back = back_along(moved, back_fraction(since, dt, speed, before_speed));
             }
             // The lock's height as this frame carries it (less what it settled last frame).
             st.legs[l].lock.y = contact_free.y - (up.x * dl.x + up.z * dl.z) / up.y - st.legs[l].lock.w;
@@ -831,7 +840,11 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     if (next_speed < 0.0) {
         h = vec2<f32>(0.0);
     }
-    st.legs[l].free_heading = vec4<f32>(h, st.legs[l].free_heading.z, 0.0);
+    var earlier = st.legs[l].free_heading.z;
+    if (pl_snap) {
+        earlier = -1.0;
+    }
+    st.legs[l].free_heading = vec4<f32>(h, earlier, 0.0);
     return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 

@@ -688,7 +688,15 @@ fn lock_foot(
     let moved = Vec3::new(moved.x, 0.0, moved.z);
     let speed = if dt > 0.0 { moved.length() / dt } else { 0.0 };
     let speed_before = ls.free[3];
-    let back_by = |since: f32| moved * back_fraction(since, dt, speed, speed_before);
+    // (No event, no back-off: after a reset `moved` is from whatever the state held.)
+    let back_by = |since: f32| {
+        let f = back_fraction(since, dt, speed, speed_before);
+        if f > 0.0 {
+            moved * f
+        } else {
+            Vec3::ZERO
+        }
+    };
     // The unlocked solve's heading at the event: turned back by the event's share of its
     // turn over the frame (a toe off turns the foot's projected heading quickly), where
     // last frame's heading is known.
@@ -808,11 +816,12 @@ fn lock_foot(
     }
     // This frame's speed and heading of the unlocked solve, for the next frame's events
     // (unknown after a reset, or a frame in which no time passed: the point it moved from
-    // was not this foot's); the filtered speed's word is plant detection's.
+    // was not this foot's); the filtered speed's word is plant detection's (unknown after a
+    // reset, whatever the state held).
     let known = !p.snap && dt > 0.0;
     ls.free = free.contact.extend(if known { speed } else { -1.0 }).to_array();
     let h = if known { free_heading } else { [0.0; 2] };
-    ls.free_heading = [h[0], h[1], ls.free_heading[2], 0.0];
+    ls.free_heading = [h[0], h[1], if p.snap { -1.0 } else { ls.free_heading[2] }, 0.0];
     (FootAim { target, turn, up, lag }, locked, fading)
 }
 
