@@ -769,14 +769,19 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     // follows the end on the ground, and a new lock holds that end.
     var pass_on = false;
     var other = vec3<f32>(0.0);
+    // A lock held from last frame: where it holds the contact, found once for the pivot's
+    // decision and the lock below (nothing moves either in between).
+    var held = Held(vec3<f32>(0.0), vec2<f32>(1.0, 0.0));
+    if (locked) {
+        held = held_contact(l, contact_free, up, heading_free);
+    }
     if (sole) {
         var heel_at = aim + ends[0];
         var ball_at = aim + ends[1];
         if (locked) {
-            let h = held_contact(l, contact_free, up, heading_free);
-            other = h.c + quat_rotate(quat_from_axis_cos_sin(up, h.r.x, h.r.y), ends[select(0u, 1u, heel)] - offset);
-            heel_at = select(other, h.c, heel);
-            ball_at = select(h.c, other, heel);
+            other = held.c + quat_rotate(quat_from_axis_cos_sin(up, held.r.x, held.r.y), ends[select(0u, 1u, heel)] - offset);
+            heel_at = select(other, held.c, heel);
+            ball_at = select(held.c, other, heel);
         }
         if (heel != holds_heel(l, heel, heel_at, ball_at, up, ends)) {
             if (locked) {
@@ -797,15 +802,15 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
         st.legs[l].heading.x = lock_heading.x;
         st.legs[l].heading.y = lock_heading.y;
         locked = true;
+        held = held_contact(l, contact_free, up, heading_free);
     }
     var contact: vec3<f32>;
     var r: vec2<f32>;
     var fading = 0.0; // what is left of a release
     if (locked) {
         // The lock holds the contact's place on the ground and its heading.
-        let h = held_contact(l, contact_free, up, heading_free);
-        contact = h.c;
-        r = h.r;
+        contact = held.c;
+        r = held.r;
         if (pass_on) {
             // The foot rolled through flat: the lock passes to the other end of the sole.
             contact = other;

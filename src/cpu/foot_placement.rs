@@ -753,9 +753,11 @@ fn lock_foot(
     // fading follows the end on the ground (its output does not depend on it), and a new
     // lock holds that end.
     let mut pass_to = None;
+    // A lock held from last frame: where it holds the contact, found once for the pivot's
+    // decision and the lock below (nothing moves either in between).
+    let mut held_now = if locked { Some(held(ls, free_contact)) } else { None };
     if sole_pivot {
-        let (heel_at, ball_at, other) = if locked {
-            let (c, r) = held(ls, free_contact);
+        let (heel_at, ball_at, other) = if let Some((c, r)) = held_now {
             let other = c + quat_from_axis_cos_sin(up, r[0], r[1]) * (pivot(!*heel) - offset);
             if *heel {
                 (c, other, other)
@@ -784,11 +786,11 @@ fn lock_foot(
         ls.heading[0] = lock_heading[0];
         ls.heading[1] = lock_heading[1];
         locked = true;
+        held_now = Some(held(ls, free_contact));
     }
     let mut fading = 0.0; // what is left of a release
-    let (contact, r) = if locked {
+    let (contact, r) = if let Some((mut c, r)) = held_now {
         // The lock holds the contact point's place on the ground and its heading.
-        let (mut c, r) = held(ls, free_contact);
         if let Some(other) = pass_to {
             // The foot rolled through flat: the lock passes to the other end of the sole.
             c = other;
