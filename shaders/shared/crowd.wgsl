@@ -58,6 +58,7 @@ struct LegState {
     motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life; w = 1 once set
     free: vec4<f32>,          // xyz: last frame's contact point of the unlocked solve (world); w = its horizontal speed (< 0: unknown)
     free_heading: vec4<f32>,  // xy: last frame's heading of the unlocked solve (world x, z; zero: unknown); z = the filtered speed a frame before last (< 0: unknown); w = 0
+    contact_level: vec4<f32>, // x: last frame's FK ankle height above the root; yz: the range of ankle heights 0/1 weight flips crossed (y > z: none); w: the ankle height a frame before last
 }
 
 struct CharacterState {

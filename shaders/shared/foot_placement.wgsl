@@ -16,6 +16,7 @@ var<private> pl_c: u32;
 var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
 var<private> pl_weights: vec4<f32>;                  // foot weights blended over time
+var<private> pl_events: vec4<f32>;                   // when each input weight took its value (< 0: not known)
 var<private> pl_held: vec2<f32>;                     // the root snap still held, its velocity
 var<private> pl_start: f32;                          // last pelvis offset, this frame's snap held
 var<private> pl_jump: f32;                           // the root snap taken this frame
@@ -109,9 +110,13 @@ fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32, event: f32) -
     return follow(w2, goal, goal, rate, dt - before - ramp);
 }
 
-// When leg l's weight took its value this frame, as seconds before the frame's end: the
-// caller's event time within [0, dt], else the frame's middle (src/cpu/foot_placement.rs).
+// When leg l's weight took its value this frame, as seconds before the frame's end: as
+// flip_time found it, else the caller's event time within [0, dt], else the frame's middle
+// (src/cpu/foot_placement.rs, Placement::event_time).
 fn event_time(ch: CharacterInput, l: u32, dt: f32) -> f32 {
+    if (pl_events[l] >= 0.0) {
+        return pl_events[l];
+    }
     let e = ch.foot_event_times[l];
     if (e >= 0.0 && e <= dt) {
         return e;
@@ -207,9 +212,9 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 10 per leg
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 11 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
-const LEG_VEC4S: u32 = 10u;
+const LEG_VEC4S: u32 = 11u;
 fn state_record(c: u32) -> u32 {
     return c * (2u + LEG_VEC4S * LEGS);
 }
@@ -218,7 +223,7 @@ fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
         bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
         bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)), bitcast<vec4<f32>>(state_get(b + 8u)),
-        bitcast<vec4<f32>>(state_get(b + 9u)));
+        bitcast<vec4<f32>>(state_get(b + 9u)), bitcast<vec4<f32>>(state_get(b + 10u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -232,6 +237,7 @@ fn store_leg(b: u32, ls: LegState) {
     state_set(b + 7u, bitcast<vec4<u32>>(ls.motion));
     state_set(b + 8u, bitcast<vec4<u32>>(ls.free));
     state_set(b + 9u, bitcast<vec4<u32>>(ls.free_heading));
+    state_set(b + 10u, bitcast<vec4<u32>>(ls.contact_level));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
@@ -268,7 +274,7 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free) + abs(ls.free_heading);
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free) + abs(ls.free_heading) + abs(ls.contact_level);
 }
 
 fn leg_heading(l: u32) -> f32 {
@@ -300,7 +306,7 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 
 // Begin: whether the state resets this frame, the foot weights blended over time, and the
 // root snap held (src/cpu/foot_placement.rs).
-fn begin_placement(ch: CharacterInput, root: Root) {
+fn begin_placement(base: u32, ch: CharacterInput, root: Root) {
     let dt = frame.dt;
     load_state();
     pl_rates = vec2<f32>(spring_rate(rig_pelvis_half_life()), spring_rate(rig_ground_half_life()));
@@ -309,10 +315,11 @@ fn begin_placement(ch: CharacterInput, root: Root) {
         st.flags = 0u; // a reset starts from clean flags
     }
     pl_weights = vec4<f32>(0.0);
-    if (LEGS > 0u) { blend_leg_weight(ch, 0u); }
-    if (LEGS > 1u) { blend_leg_weight(ch, 1u); }
-    if (LEGS > 2u) { blend_leg_weight(ch, 2u); }
-    if (LEGS > 3u) { blend_leg_weight(ch, 3u); }
+    pl_events = vec4<f32>(-1.0);
+    if (LEGS > 0u) { blend_leg_weight(base, ch, root, 0u); }
+    if (LEGS > 1u) { blend_leg_weight(base, ch, root, 1u); }
+    if (LEGS > 2u) { blend_leg_weight(base, ch, root, 2u); }
+    if (LEGS > 3u) { blend_leg_weight(base, ch, root, 3u); }
     pl_held = vec2<f32>(0.0);
     pl_start = 0.0;
     pl_jump = 0.0;
@@ -340,15 +347,65 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     }
 }
 
-// Leg l's foot weight blended over time.
-fn blend_leg_weight(ch: CharacterInput, l: u32) {
+// When leg l's input weight took its value this frame, as seconds before the frame's end
+// (< 0: not known): the caller's event time, or for a 0/1 flip where the FK ankle's height
+// (`ankle`, above the root) crossed the middle of the range of heights the flips so far
+// crossed; the leg's contact level updated (src/cpu/foot_placement.rs, flip_time).
+fn flip_time(ch: CharacterInput, l: u32, ankle_in: f32) -> f32 {
+    let cl = st.legs[l].contact_level;
+    var ankle = 0.0;
+    if (finite4(vec4<f32>(ankle_in))) {
+        ankle = ankle_in;
+    }
+    if (pl_snap) {
+        st.legs[l].contact_level = vec4<f32>(ankle, 0.0, -1.0, ankle);
+        return -1.0;
+    }
+    let dt = frame.dt;
+    let goal0 = st.legs[l].heading.w;
+    let goal = ch.foot_weights[l];
+    let told = ch.foot_event_times[l];
+    var event = -1.0;
+    if (told >= 0.0 && told <= dt) {
+        event = told;
+    }
+    var lo = cl.y;
+    var hi = cl.z;
+    let flip = (goal0 <= 0.0 && goal >= 1.0) || (goal0 >= 1.0 && goal <= 0.0);
+    // Landing the ankle came down across the level, lifting it rose across it.
+    var a = cl.x;
+    var b = ankle;
+    if (goal >= 1.0) {
+        a = ankle;
+        b = cl.x;
+    }
+    if (flip && a <= b) {
+        let known = lo <= hi;
+        lo = max(lo, a);
+        hi = min(hi, b);
+        if (!(known && lo <= hi)) {
+            lo = a;
+            hi = b;
+        }
+        if (event < 0.0 && b > a) {
+            event = crossed_bent(cl.w, cl.w != cl.x, cl.x, ankle, 0.5 * (lo + hi), dt);
+        }
+    }
+    st.legs[l].contact_level = vec4<f32>(ankle, lo, hi, cl.x);
+    return event;
+}
+
+// Leg l's foot weight blended over time, and when its input took its value.
+fn blend_leg_weight(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let blend_time = rig_weight_blend_time();
     let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
+    let ankle = dir_to_world(root, pose_in[base + rig.legs[l].joints.z].position_ms.xyz).y * root.s;
+    let event = flip_time(ch, l, ankle);
+    pl_events[l] = event;
     if (pl_snap || !(blend_time > 0.0)) {
         pl_weights[l] = goal;
     } else {
         let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
-        let event = ch.foot_event_times[l];
         pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt, event), 0.0, 1.0);
     }
 }
@@ -457,12 +514,17 @@ fn back_along(moved: vec3<f32>, f: f32) -> vec3<f32> {
 // parabola through them, its bend limited to what keeps it monotone over the frame, by
 // bisection (the CPU twin's `crossed_curved`).
 fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
+    return crossed_bent(s0, s0 >= 0.0, s1, s2, at, dt);
+}
+
+// crossed_curved for any value, s0 used where `known`.
+fn crossed_bent(s0: f32, known: bool, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
     if ((s1 - at) * (s2 - at) > 0.0) {
         return crossed(s1, s2, at, dt);
     }
     let d = s2 - s1;
     var a = 0.0;
-    if (s0 >= 0.0) {
+    if (known) {
         a = clamp(0.5 * (s0 - 2.0 * s1 + s2), -abs(d), abs(d));
     }
     let b = d - a;

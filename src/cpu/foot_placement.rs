@@ -139,6 +139,49 @@ fn event_time(ch: &CharacterInput, l: usize, dt: f32) -> f32 {
     }
 }
 
+/// When leg `l`'s input weight took its value this frame, as seconds before the frame's
+/// end (negative: not known), the leg's contact level (`LegState::contact_level`) updated;
+/// `ankle` = the FK ankle's height above the root now.
+///
+/// A weight that flips between 0 and 1 (an animation's contact event, sampled) changed at
+/// a moment the sample does not tell. The caller's event time says it where given. Else:
+/// contact events are mostly taken where the foot comes within some height of the floor,
+/// so the flip's frame tells that the ankle crossed that height between its height last
+/// frame and now (downward to land, upward to lift). The flips seen so far narrow that
+/// height to a range (the intersection of theirs); the flip is placed where the ankle
+/// crossed the middle of the range, its height taken on the parabola through the last three
+/// frames (as [`crossed_curved`]). A flip that does not fit (the range would be empty)
+/// starts the range anew from its own frame; one where the ankle moved the other way is
+/// left to the frame's middle.
+fn flip_time(ls: &mut LegState, ch: &CharacterInput, l: usize, ankle: f32, snap: bool, dt: f32) -> f32 {
+    let [last, lo, hi, earlier] = ls.contact_level;
+    let ankle = if ankle.is_finite() { ankle } else { 0.0 };
+    if snap {
+        ls.contact_level = [ankle, 0.0, -1.0, ankle];
+        return -1.0;
+    }
+    let (from, goal) = (ls.heading[3], ch.foot_weights[l]);
+    let told = ch.foot_event_times[l];
+    let mut event = if told >= 0.0 && told <= dt { told } else { -1.0 };
+    let (mut lo, mut hi) = (lo, hi);
+    let flip = (from <= 0.0 && goal >= 1.0) || (from >= 1.0 && goal <= 0.0);
+    // Landing the ankle came down across the level, lifting it rose across it.
+    let (a, b) = if goal >= 1.0 { (ankle, last) } else { (last, ankle) };
+    if flip && a <= b {
+        let known = lo <= hi;
+        (lo, hi) = (lo.max(a), hi.min(b));
+        if !(known && lo <= hi) {
+            (lo, hi) = (a, b);
+        }
+        if event < 0.0 && b > a {
+            // (A frame before last the same height as last: not known, or still; linear.)
+            event = crossed_bent(earlier, earlier != last, last, ankle, 0.5 * (lo + hi), dt);
+        }
+    }
+    ls.contact_level = [ankle, lo, hi, last];
+    event
+}
+
 /// How much of a frame's motion of a point happened in its last `since` seconds (of `dt`),
 /// the point moving at `speed` on average over the frame and at `before` (negative:
 /// unknown) over the frame before: its speed taken as changing linearly across the two
@@ -213,7 +256,8 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
             + v(l.heading)
             + v(l.motion)
             + v(l.free)
-            + v(l.free_heading);
+            + v(l.free_heading)
+            + v(l.contact_level);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
@@ -306,6 +350,10 @@ pub(crate) struct Placement {
     pub snap: bool,
     /// Foot weights blended over time, in `[0, 1]`.
     pub weights: [f32; MAX_LEGS],
+    /// Per leg, when its input weight took its value this frame, as seconds before the
+    /// frame's end: the caller's event time, or else for a 0/1 flip where the ankle's
+    /// height crossed the level the flips were seen at; negative where neither is known.
+    pub events: [f32; MAX_LEGS],
     /// Seconds since the last frame.
     pub dt: f32,
     /// The pelvis and ground springs over this frame.
@@ -351,7 +399,8 @@ pub(crate) fn begin_placement(
     rig: &SolverRig,
     ch: &CharacterInput,
     root: &Root,
-    state: &CharacterState,
+    pose_in: &[JointPose],
+    state: &mut CharacterState,
     frame: &FrameInput,
 ) -> Placement {
     let dt = frame.dt;
@@ -361,13 +410,16 @@ pub(crate) fn begin_placement(
     let snap = state.flags & STATE_VALID == 0 || !state_in_range(state, legs) || !(dt <= MAX_FRAME_TIME);
     let blend_time = rig.weight_blend_time();
     let mut weights = [0.0; MAX_LEGS];
-    for (l, w) in weights.iter_mut().enumerate().take(legs) {
+    let mut events = [0.0; MAX_LEGS];
+    for l in 0..legs {
         let goal = ch.foot_weights[l].clamp(0.0, 1.0);
-        *w = if snap || !(blend_time > 0.0) {
+        let ankle = root.dir_to_world(pose_in[rig.legs[l].ankle() as usize].position()).y * root.s;
+        events[l] = flip_time(&mut state.legs[l], ch, l, ankle, snap, dt);
+        weights[l] = if snap || !(blend_time > 0.0) {
             goal
         } else {
             let from = state.legs[l].heading[3].clamp(0.0, 1.0);
-            let event = ch.foot_event_times[l];
+            let event = events[l];
             blend_weight(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt, event).clamp(0.0, 1.0)
         };
     }
@@ -399,6 +451,7 @@ pub(crate) fn begin_placement(
     Placement {
         snap,
         weights,
+        events,
         dt,
         pelvis,
         ground,
@@ -409,6 +462,18 @@ pub(crate) fn begin_placement(
         jump,
         root_velocity,
         settle,
+    }
+}
+
+impl Placement {
+    /// When leg `l`'s weight took its value this frame, as seconds before the frame's end:
+    /// [`Placement::events`] where known, else the caller's time or the frame's middle.
+    fn event_time(&self, ch: &CharacterInput, l: usize) -> f32 {
+        if self.events[l] >= 0.0 {
+            self.events[l]
+        } else {
+            event_time(ch, l, self.dt)
+        }
     }
 }
 
@@ -460,13 +525,18 @@ fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
 /// across the frame (so the crossing moves continuously with the speeds; none without
 /// `s0`: linear), found by bisection, as seconds before the frame's end.
 fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
+    crossed_bent(s0, s0 >= 0.0, s1, s2, at, dt)
+}
+
+/// [`crossed_curved`] for any value, `s0` used where `known`.
+fn crossed_bent(s0: f32, known: bool, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
     if (s1 - at) * (s2 - at) > 0.0 {
         return crossed(s1, s2, at, dt);
     }
     // s(u) = s1 + u (b + u a) over the frame, u ∈ [0, 1]: s(1) = s2, s(−1) = s0 unless the
     // bend is limited.
     let d = s2 - s1;
-    let a = if s0 >= 0.0 { (0.5 * (s0 - 2.0 * s1 + s2)).clamp(-d.abs(), d.abs()) } else { 0.0 };
+    let a = if known { (0.5 * (s0 - 2.0 * s1 + s2)).clamp(-d.abs(), d.abs()) } else { 0.0 };
     let b = d - a;
     let rising = d > 0.0;
     let (mut lo, mut hi) = (0.0f32, 1.0f32);
@@ -527,7 +597,7 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
             // An input weight reaches 1 (or leaves it) at the moment the caller told, or
             // else at its frame's middle, as the weight's blend takes a 0/1 step.
             let planted = ch.foot_weights[l] >= 1.0;
-            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { event_time(ch, l, dt) } else { 0.0 })
+            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { p.event_time(ch, l) } else { 0.0 })
         }
         _ => (false, 0.0),
     }
@@ -969,7 +1039,7 @@ pub(crate) fn place_feet(
         // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
         // caller told, or else in the frame's middle.
         let lifted = !(ch.foot_weights[l] > 0.0) && ls.heading[3] > 0.0 && !p.snap;
-        let since = if lifted { event_time(ch, l, p.dt) } else { since };
+        let since = if lifted { p.event_time(ch, l) } else { since };
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
         let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };

@@ -232,7 +232,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 160 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 176 bytes. Keep in sync with `LegState` in
 /// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
@@ -284,10 +284,15 @@ pub struct LegState {
     /// `motion` a frame before last (negative: unknown), which places a lift-off on the
     /// speed's curve; `w` = 0 (reserved).
     pub free_heading: [f32; 4],
+    /// `x` = last frame's FK ankle height above the root (world up), `yz` = the range of
+    /// ankle heights the input weight's 0/1 flips were seen crossing (`y > z`: none yet),
+    /// `w` = the ankle's height a frame before last: what places a flip without an event
+    /// time inside its frame.
+    pub contact_level: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 672 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 736 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -403,5 +408,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 160);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 672);
+const _: () = assert!(std::mem::size_of::<LegState>() == 176);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 736);
