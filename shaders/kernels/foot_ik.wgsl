@@ -93,7 +93,7 @@ fn solve_character(c: u32) {
         return;
     }
     pl_c = c;
-    begin_placement(base, ch, root);
+    begin_placement(ch, root);
     find_ground(c, base, ch, root, true);
     // The character where a root snap left it: its FK feet, hips and the pelvis goal.
     let held = Root(root.t + vec3<f32>(0.0, pl_held.x, 0.0), root.s, root.q, root.m);

@@ -306,7 +306,7 @@ fn state_bit(shift: u32, l: u32) -> u32 {
 
 // Begin: whether the state resets this frame, the foot weights blended over time, and the
 // root snap held (src/cpu/foot_placement.rs).
-fn begin_placement(base: u32, ch: CharacterInput, root: Root) {
+fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = frame.dt;
     load_state();
     pl_rates = vec2<f32>(spring_rate(rig_pelvis_half_life()), spring_rate(rig_ground_half_life()));
@@ -314,12 +314,10 @@ fn begin_placement(base: u32, ch: CharacterInput, root: Root) {
     if (pl_snap) {
         st.flags = 0u; // a reset starts from clean flags
     }
+    // (Each leg's weight is blended where place_foot begins, from the FK ankle find_leg
+    // read: the same values as the CPU twin's begin_placement.)
     pl_weights = vec4<f32>(0.0);
     pl_events = vec4<f32>(-1.0);
-    if (LEGS > 0u) { blend_leg_weight(base, ch, root, 0u); }
-    if (LEGS > 1u) { blend_leg_weight(base, ch, root, 1u); }
-    if (LEGS > 2u) { blend_leg_weight(base, ch, root, 2u); }
-    if (LEGS > 3u) { blend_leg_weight(base, ch, root, 3u); }
     pl_held = vec2<f32>(0.0);
     pl_start = 0.0;
     pl_jump = 0.0;
@@ -395,11 +393,12 @@ fn flip_time(ch: CharacterInput, l: u32, ankle_in: f32) -> f32 {
     return event;
 }
 
-// Leg l's foot weight blended over time, and when its input took its value.
-fn blend_leg_weight(base: u32, ch: CharacterInput, root: Root, l: u32) {
+// Leg l's foot weight blended over time, and when its input took its value (the leg's FK
+// joints read).
+fn blend_leg_weight(ch: CharacterInput, root: Root, l: u32) {
     let blend_time = rig_weight_blend_time();
     let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
-    let ankle = dir_to_world(root, pose_in[base + rig.legs[l].joints.z].position_ms.xyz).y * root.s;
+    let ankle = dir_to_world(root, legs_fk[l].ankle).y * root.s;
     let event = flip_time(ch, l, ankle);
     pl_events[l] = event;
     if (pl_snap || !(blend_time > 0.0)) {
@@ -999,6 +998,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let leg = rig.legs[l];
     let three = three_bone(l);
     let ball = !three && ball_pivot(l);
+    blend_leg_weight(ch, root, l);
     let w = pl_weights[l];
     let ref_fk = to_world(root, reference_fk(l));
     var contact_fk = ref_fk;
