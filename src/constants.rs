@@ -250,6 +250,9 @@ shared_constants! {
     /// `CharacterState::flags`: bit `STATE_HEEL_SHIFT + leg` = that foot's sole pivot is its
     /// heel (else its ball; `crowd::LockPivot::Sole`).
     STATE_HEEL_SHIFT: u32 = 16;
+    /// `CharacterState::flags`: bit `STATE_MOTION_SHIFT + leg` = that foot's
+    /// `LegState::motion` holds a filtered velocity (zero: the next frame's motion starts it).
+    STATE_MOTION_SHIFT: u32 = 20;
     /// A leg's knee pole rule (`SolverLeg::pole_rule`): toward the FK knee
     /// (`crowd::KneePole::FkKnee`).
     KNEE_POLE_FK_KNEE: u32 = 0;

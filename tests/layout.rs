@@ -82,7 +82,7 @@ fn wgsl_crowd_records_match_rust_records() {
         s,
         "LegState",
         LegState,
-        [plane, plane_velocity, plane_goal, lock, fk, heading, lift, motion, free, free_heading, contact_level]
+        [plane, plane_velocity, plane_goal, lock, fk, heading, lift, motion, free, free_heading]
     );
     check_struct!(s, "CharacterState", CharacterState, [pelvis, root, flags, root_velocity, legs]);
     check_struct!(s, "FrameInput", FrameInput, [dt, pelvis_decay, ground_decay, plant_decay]);

@@ -55,16 +55,15 @@ struct LegState {
     fk: vec4<f32>,            // last FK contact xyz, w = blended weight
     heading: vec4<f32>,       // xy: locked heading (x, z) / unlocked: x = offset at release (radians); z = lift goal last frame, w = input weight last frame
     lift: vec4<f32>,          // lift above the target (spring), its velocity, where the height was taken (x, z)
-    motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life; w = 1 once set
+    motion: vec4<f32>,        // xyz: the FK contact's velocity filtered over plant_speed_half_life (flag STATE_MOTION_SHIFT + leg: set); w = the top of the range of contact heights 0/1 weight flips crossed
     free: vec4<f32>,          // xyz: last frame's contact point of the unlocked solve (world); w = its horizontal speed (< 0: unknown)
-    free_heading: vec4<f32>,  // xy: last frame's heading of the unlocked solve (world x, z; zero: unknown); z = the filtered speed a frame before last (< 0: unknown); w = 0
-    contact_level: vec4<f32>, // x: last frame's FK ankle height above the root; yz: the range of ankle heights 0/1 weight flips crossed (y > z: none); w: the ankle height a frame before last
+    free_heading: vec4<f32>,  // xy: last frame's heading of the unlocked solve (world x, z; zero: unknown); z = the filtered speed a frame before last (< 0: unknown); w = the bottom of the range of contact heights 0/1 weight flips crossed (above motion.w: none)
 }
 
 struct CharacterState {
     pelvis: vec4<f32>,        // offset spring (world up), velocity, root snap held, velocity
     root: vec2<f32>,          // root height last frame, pelvis goal last frame
-    flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg), released (12 + leg), heel pivot (16 + leg)
+    flags: u32,               // STATE_VALID, locked (4 + leg), planted (8 + leg), released (12 + leg), heel pivot (16 + leg), motion set (20 + leg)
     root_velocity: f32,       // the root's continuous vertical velocity last frame
     legs: array<LegState, MAX_LEGS>,
 }

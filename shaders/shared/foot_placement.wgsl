@@ -12,6 +12,9 @@
 // This character's state: its rig's legs and the character's values read once into `st`
 // by begin_placement and written back once by end_placement (with constant leg indices it
 // stays in registers).
+// f32::EPSILON: the rounding of heights taken from world coordinates (weigh_foot).
+const F32_EPSILON: f32 = 1.1920929e-7;
+
 var<private> pl_c: u32;
 var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
@@ -111,15 +114,10 @@ fn blend_weight(w: f32, goal0: f32, goal: f32, rate: f32, dt: f32, event: f32) -
 }
 
 // When leg l's weight took its value this frame, as seconds before the frame's end: as
-// flip_time found it, else the caller's event time within [0, dt], else the frame's middle
-// (src/cpu/foot_placement.rs, Placement::event_time).
-fn event_time(ch: CharacterInput, l: u32, dt: f32) -> f32 {
+// weigh_foot found it, else the frame's middle (src/cpu/foot_placement.rs, event_or_middle).
+fn event_time(l: u32, dt: f32) -> f32 {
     if (pl_events[l] >= 0.0) {
         return pl_events[l];
-    }
-    let e = ch.foot_event_times[l];
-    if (e >= 0.0 && e <= dt) {
-        return e;
     }
     return 0.5 * dt;
 }
@@ -212,9 +210,9 @@ fn fade_turn(angle: f32, k: f32) -> vec2<f32> {
     return vec2<f32>(sc.y, sc.x);
 }
 
-// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 11 per leg
+// A character's record in the state buffer: 2 vec4s (pelvis; root, flags), then 10 per leg
 // of the rig (src/gpu/crowd.rs, state_bytes).
-const LEG_VEC4S: u32 = 11u;
+const LEG_VEC4S: u32 = 10u;
 fn state_record(c: u32) -> u32 {
     return c * (2u + LEG_VEC4S * LEGS);
 }
@@ -223,7 +221,7 @@ fn load_leg(b: u32) -> LegState {
     return LegState(bitcast<vec4<f32>>(state_get(b)), bitcast<vec4<f32>>(state_get(b + 1u)), bitcast<vec4<f32>>(state_get(b + 2u)),
         bitcast<vec4<f32>>(state_get(b + 3u)), bitcast<vec4<f32>>(state_get(b + 4u)), bitcast<vec4<f32>>(state_get(b + 5u)),
         bitcast<vec4<f32>>(state_get(b + 6u)), bitcast<vec4<f32>>(state_get(b + 7u)), bitcast<vec4<f32>>(state_get(b + 8u)),
-        bitcast<vec4<f32>>(state_get(b + 9u)), bitcast<vec4<f32>>(state_get(b + 10u)));
+        bitcast<vec4<f32>>(state_get(b + 9u)));
 }
 
 fn store_leg(b: u32, ls: LegState) {
@@ -237,7 +235,6 @@ fn store_leg(b: u32, ls: LegState) {
     state_set(b + 7u, bitcast<vec4<u32>>(ls.motion));
     state_set(b + 8u, bitcast<vec4<u32>>(ls.free));
     state_set(b + 9u, bitcast<vec4<u32>>(ls.free_heading));
-    state_set(b + 10u, bitcast<vec4<u32>>(ls.contact_level));
 }
 
 // Reads this character's state into `st` (the leg slots past the rig's stay zero).
@@ -274,7 +271,7 @@ fn forget_state(c: u32) {
 
 fn leg_state_sum(l: u32) -> vec4<f32> {
     let ls = st.legs[l];
-    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free) + abs(ls.free_heading) + abs(ls.contact_level);
+    return abs(ls.plane) + abs(ls.plane_velocity) + abs(ls.plane_goal) + abs(ls.lock) + abs(ls.fk) + abs(ls.heading) + abs(ls.motion) + abs(ls.free) + abs(ls.free_heading);
 }
 
 fn leg_heading(l: u32) -> f32 {
@@ -296,7 +293,7 @@ fn state_in_range() -> bool {
     let total = (sum.x + sum.y) + (sum.z + sum.w);
     let mask = (1u << LEGS) - 1u;
     let known = STATE_VALID | (mask << STATE_LOCKED_SHIFT) | (mask << STATE_PLANTED_SHIFT)
-        | (mask << STATE_RELEASED_SHIFT) | (mask << STATE_HEEL_SHIFT);
+        | (mask << STATE_RELEASED_SHIFT) | (mask << STATE_HEEL_SHIFT) | (mask << STATE_MOTION_SHIFT);
     return (st.flags & ~known) == 0u && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING;
 }
 
@@ -345,68 +342,59 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     }
 }
 
-// When leg l's input weight took its value this frame, as seconds before the frame's end
-// (< 0: not known): the caller's event time, or for a 0/1 flip where the FK ankle's height
-// (`ankle`, above the root) crossed the middle of the range of heights the flips so far
-// crossed; the leg's contact level updated (src/cpu/foot_placement.rs, flip_time).
-fn flip_time(ch: CharacterInput, l: u32, ankle_in: f32) -> f32 {
-    let cl = st.legs[l].contact_level;
-    var ankle = 0.0;
-    if (finite4(vec4<f32>(ankle_in))) {
-        ankle = ankle_in;
-    }
+// Leg l's foot weight blended over this frame (pl_weights) and when its input took its
+// value (pl_events; < 0: not known), the range of contact heights its 0/1 flips crossed
+// (free_heading.w, motion.w) updated; now and last = the FK contact point's height above
+// the held root this frame and last (src/cpu/foot_placement.rs, weigh_foot).
+fn weigh_foot(ch: CharacterInput, l: u32, now: f32, last: f32, eps: f32) {
+    let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
     if (pl_snap) {
-        st.legs[l].contact_level = vec4<f32>(ankle, 0.0, -1.0, ankle);
-        return -1.0;
+        st.legs[l].free_heading.w = 0.0;
+        st.legs[l].motion.w = -1.0;
+        pl_weights[l] = goal;
+        pl_events[l] = -1.0;
+        return;
     }
     let dt = frame.dt;
     let goal0 = st.legs[l].heading.w;
-    let goal = ch.foot_weights[l];
     let told = ch.foot_event_times[l];
     var event = -1.0;
     if (told >= 0.0 && told <= dt) {
         event = told;
     }
-    var lo = cl.y;
-    var hi = cl.z;
+    var lo = st.legs[l].free_heading.w;
+    var hi = st.legs[l].motion.w;
     let flip = (goal0 <= 0.0 && goal >= 1.0) || (goal0 >= 1.0 && goal <= 0.0);
-    // Landing the ankle came down across the level, lifting it rose across it.
-    var a = cl.x;
-    var b = ankle;
+    // Landing the contact came down across the height, lifting it rose across it.
+    var a = last;
+    var b = now;
     if (goal >= 1.0) {
-        a = ankle;
-        b = cl.x;
+        a = now;
+        b = last;
     }
-    if (flip && a <= b) {
+    // (A move within eps, the rounding of the world heights, tells nothing; within eps a
+    // range still fits.)
+    if (flip && b - a > eps) {
         let known = lo <= hi;
         lo = max(lo, a);
         hi = min(hi, b);
-        if (!(known && lo <= hi)) {
+        if (!(known && lo <= hi + eps)) {
             lo = a;
             hi = b;
         }
-        if (event < 0.0 && b > a) {
-            event = crossed_bent(cl.w, cl.w != cl.x, cl.x, ankle, 0.5 * (lo + hi), dt);
+        if (event < 0.0) {
+            event = crossed(last, now, 0.5 * (lo + hi), dt);
         }
     }
-    st.legs[l].contact_level = vec4<f32>(ankle, lo, hi, cl.x);
-    return event;
-}
-
-// Leg l's foot weight blended over time, and when its input took its value (the leg's FK
-// joints read).
-fn blend_leg_weight(ch: CharacterInput, root: Root, l: u32) {
-    let blend_time = rig_weight_blend_time();
-    let goal = clamp(ch.foot_weights[l], 0.0, 1.0);
-    let ankle = dir_to_world(root, legs_fk[l].ankle).y * root.s;
-    let event = flip_time(ch, l, ankle);
+    st.legs[l].free_heading.w = lo;
+    st.legs[l].motion.w = hi;
     pl_events[l] = event;
-    if (pl_snap || !(blend_time > 0.0)) {
+    let blend_time = rig_weight_blend_time();
+    if (!(blend_time > 0.0)) {
         pl_weights[l] = goal;
-    } else {
-        let goal0 = clamp(st.legs[l].heading.w, 0.0, 1.0);
-        pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), goal0, goal, 1.0 / blend_time, frame.dt, event), 0.0, 1.0);
+        return;
     }
+    pl_weights[l] = clamp(blend_weight(clamp(st.legs[l].fk.w, 0.0, 1.0), clamp(goal0, 0.0, 1.0), goal, 1.0 / blend_time, dt, event), 0.0, 1.0);
 }
 
 // Height above the ground of the lowest point of a foot whose reference joint is at `at`,
@@ -566,8 +554,10 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
     let leg = rig.legs[l];
     let contact_fk = pf.contact_fk;
 
+    var moving = (st.flags & state_bit(STATE_MOTION_SHIFT, l)) != 0u;
     if (pl_snap) {
-        st.legs[l].motion = vec4<f32>(0.0);
+        st.legs[l].motion = vec4<f32>(0.0, 0.0, 0.0, st.legs[l].motion.w);
+        moving = false;
     }
     let mode = leg_plant_detection(leg.mode);
     let was_planted = (st.flags & state_bit(STATE_PLANTED_SHIFT, l)) != 0u;
@@ -582,7 +572,7 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
             // The filtered speed a frame earlier still (negative: unknown), and this
             // frame's for the next.
             var earlier = -1.0;
-            if (st.legs[l].motion.w > 0.0) {
+            if (moving) {
                 let m = st.legs[l].motion.xyz;
                 before = length(m);
                 vf = v + (m - v) * frame.plant_decay;
@@ -591,7 +581,8 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
             } else {
                 st.legs[l].free_heading.z = -1.0;
             }
-            st.legs[l].motion = vec4<f32>(vf, 1.0);
+            st.legs[l].motion = vec4<f32>(vf, st.legs[l].motion.w);
+            moving = true;
             let speed = length(vf);
             if (was_planted) {
                 p.detected = speed <= leg.lock.y;
@@ -615,9 +606,11 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
         // at its frame's middle.
         p.detected = ch.foot_weights[l] >= 1.0;
         if (p.detected != (st.legs[l].heading.w >= 1.0) && !pl_snap) {
-            p.since = event_time(ch, l, dt);
+            p.since = event_time(l, dt);
         }
     }
+    let bit = state_bit(STATE_MOTION_SHIFT, l);
+    st.flags = select(st.flags & ~bit, st.flags | bit, moving);
     return p;
 }
 
@@ -910,7 +903,7 @@ fn lock_foot(root: Root, l: u32, a: FootAim, planted: bool, since: f32) -> FootL
     if (pl_snap) {
         earlier = -1.0;
     }
-    st.legs[l].free_heading = vec4<f32>(h, earlier, 0.0);
+    st.legs[l].free_heading = vec4<f32>(h, earlier, st.legs[l].free_heading.w);
     return FootLock(FootAim(aim, turn, up, a.lag), locked, fading, heel);
 }
 
@@ -998,13 +991,17 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let leg = rig.legs[l];
     let three = three_bone(l);
     let ball = !three && ball_pivot(l);
-    blend_leg_weight(ch, root, l);
-    let w = pl_weights[l];
     let ref_fk = to_world(root, reference_fk(l));
     var contact_fk = ref_fk;
     if (ball) {
         contact_fk = to_world(root, legs_fk[l].toe);
     }
+    // The FK contact's height above the held root, this frame and last.
+    let now = contact_fk.y - root.t.y;
+    let last = st.legs[l].fk.y - (st.root.x + st.pelvis.z);
+    let eps = 8.0 * F32_EPSILON * abs(root.t.y) + 64.0 * F32_EPSILON * (abs(now) + abs(last) + root.s);
+    weigh_foot(ch, l, now, last, eps);
+    let w = pl_weights[l];
     pf = LegFrame(three, ball, leg.knee_axis.w, w, legs_fk[l].ankle_rotation, legs_fk[l].toe - legs_fk[l].ankle, ref_fk, contact_fk);
     let plant = detect_plant(ch, l);
     let detected = plant.detected;
@@ -1013,7 +1010,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     // caller told, or else in the frame's middle.
     var since = plant.since;
     if (!(ch.foot_weights[l] > 0.0) && st.legs[l].heading.w > 0.0 && !pl_snap) {
-        since = event_time(ch, l, frame.dt);
+        since = event_time(l, frame.dt);
     }
     // A swinging foot may lag the tolerance below the ground; a planted one stands on it.
     var tolerance = rig_ground_tolerance();

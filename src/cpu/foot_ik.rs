@@ -119,7 +119,7 @@ pub(crate) fn foot_ik(
         measure_soles(rig, g, &root, pose_out, &ground, res);
         return;
     };
-    let p = begin_placement(rig, ch, &root, pose_in, state, time);
+    let p = begin_placement(rig, &root, state, time);
     let locks = if p.snap { None } else { Some(&*state) };
     let mut ground = find_ground(rig, g, hits, ch, &root, pose_in, locks, res);
     let mut free = [FreeFoot::default(); MAX_LEGS];

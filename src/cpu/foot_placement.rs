@@ -23,7 +23,8 @@ use super::foot_ground::{
 use super::math::{atan2, nlerp_identity, normalize_or, quat_from_axis_cos_sin, sin_cos};
 use crate::constants::{
     CROSSING_STEPS, MAX_FRAME_TIME, MAX_GOAL_SPEED, MAX_STATE_HEADING, MAX_STATE_MAGNITUDE, PLANT_SPEED, PLANT_WEIGHTS,
-    SOLE_PIVOT_MARGIN, STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_PLANTED_SHIFT, STATE_RELEASED_SHIFT, STATE_VALID,
+    SOLE_PIVOT_MARGIN, STATE_HEEL_SHIFT, STATE_LOCKED_SHIFT, STATE_MOTION_SHIFT, STATE_PLANTED_SHIFT,
+    STATE_RELEASED_SHIFT, STATE_VALID,
 };
 use crate::crowd::{
     foot, spring_rate, CharacterInput, CharacterState, FootResult, FrameInput, JointPose, LegState, SolverLeg,
@@ -128,58 +129,72 @@ fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32, event: f32) ->
     follow(w, goal, goal, rate, dt - before - ramp)
 }
 
-/// When leg `l`'s weight took its value this frame, as seconds before the frame's end: the
-/// caller's event time where it is within `[0, dt]`, else the frame's middle.
-fn event_time(ch: &CharacterInput, l: usize, dt: f32) -> f32 {
-    let e = ch.foot_event_times[l];
-    if e >= 0.0 && e <= dt {
-        e
-    } else {
-        0.5 * dt
-    }
-}
-
-/// When leg `l`'s input weight took its value this frame, as seconds before the frame's
-/// end (negative: not known), the leg's contact level (`LegState::contact_level`) updated;
-/// `ankle` = the FK ankle's height above the root now.
+/// Leg `l`'s foot weight blended over this frame and when its input took its value, as
+/// seconds before the frame's end (negative: not known); the range of contact heights its
+/// flips crossed (`LegState::free_heading[3]`, `LegState::motion[3]`) updated. `now` and
+/// `last` = the FK contact point's height above the (held) root this frame and last.
 ///
 /// A weight that flips between 0 and 1 (an animation's contact event, sampled) changed at
 /// a moment the sample does not tell. The caller's event time says it where given. Else:
 /// contact events are mostly taken where the foot comes within some height of the floor,
-/// so the flip's frame tells that the ankle crossed that height between its height last
-/// frame and now (downward to land, upward to lift). The flips seen so far narrow that
-/// height to a range (the intersection of theirs); the flip is placed where the ankle
-/// crossed the middle of the range, its height taken on the parabola through the last three
-/// frames (as [`crossed_curved`]). A flip that does not fit (the range would be empty)
-/// starts the range anew from its own frame; one where the ankle moved the other way is
-/// left to the frame's middle.
-fn flip_time(ls: &mut LegState, ch: &CharacterInput, l: usize, ankle: f32, snap: bool, dt: f32) -> f32 {
-    let [last, lo, hi, earlier] = ls.contact_level;
-    let ankle = if ankle.is_finite() { ankle } else { 0.0 };
+/// so the flip's frame tells that the contact point crossed that height between its height
+/// last frame and now (downward to land, upward to lift). The flips seen so far narrow that
+/// height to a range (the intersection of theirs); the flip is placed where the contact
+/// point, moving linearly over the frame, crossed the middle of the range. A flip that does
+/// not fit (the range would be empty) starts the range anew from its own frame (its middle
+/// height: the frame's middle); one where the point moved the other way, or by no more than
+/// `eps` (the rounding of the world heights the two come from), is left to the frame's
+/// middle.
+fn weigh_foot(
+    rig: &SolverRig,
+    ls: &mut LegState,
+    ch: &CharacterInput,
+    l: usize,
+    (now, last, eps): (f32, f32, f32),
+    snap: bool,
+    dt: f32,
+) -> (f32, f32) {
+    let goal = ch.foot_weights[l].clamp(0.0, 1.0);
     if snap {
-        ls.contact_level = [ankle, 0.0, -1.0, ankle];
-        return -1.0;
+        (ls.free_heading[3], ls.motion[3]) = (0.0, -1.0);
+        return (goal, -1.0);
     }
-    let (from, goal) = (ls.heading[3], ch.foot_weights[l]);
+    let from = ls.heading[3];
     let told = ch.foot_event_times[l];
     let mut event = if told >= 0.0 && told <= dt { told } else { -1.0 };
-    let (mut lo, mut hi) = (lo, hi);
+    let (mut lo, mut hi) = (ls.free_heading[3], ls.motion[3]);
     let flip = (from <= 0.0 && goal >= 1.0) || (from >= 1.0 && goal <= 0.0);
-    // Landing the ankle came down across the level, lifting it rose across it.
-    let (a, b) = if goal >= 1.0 { (ankle, last) } else { (last, ankle) };
-    if flip && a <= b {
+    // Landing the contact came down across the height, lifting it rose across it.
+    let (a, b) = if goal >= 1.0 { (now, last) } else { (last, now) };
+    // (Within `eps` a range that ends where the next begins still fits: no rounding
+    // decides.)
+    if flip && b - a > eps {
         let known = lo <= hi;
         (lo, hi) = (lo.max(a), hi.min(b));
-        if !(known && lo <= hi) {
+        if !(known && lo <= hi + eps) {
             (lo, hi) = (a, b);
         }
-        if event < 0.0 && b > a {
-            // (A frame before last the same height as last: not known, or still; linear.)
-            event = crossed_bent(earlier, earlier != last, last, ankle, 0.5 * (lo + hi), dt);
+        if event < 0.0 {
+            event = crossed(last, now, 0.5 * (lo + hi), dt);
         }
     }
-    ls.contact_level = [ankle, lo, hi, last];
-    event
+    (ls.free_heading[3], ls.motion[3]) = (lo, hi);
+    let blend_time = rig.weight_blend_time();
+    if !(blend_time > 0.0) {
+        return (goal, event);
+    }
+    let w = blend_weight(ls.fk[3].clamp(0.0, 1.0), from.clamp(0.0, 1.0), goal, 1.0 / blend_time, dt, event);
+    (w.clamp(0.0, 1.0), event)
+}
+
+/// When leg `l`'s weight took its value this frame, as seconds before the frame's end:
+/// `event` where known (from [`weigh_foot`]), else the frame's middle.
+fn event_or_middle(event: f32, dt: f32) -> f32 {
+    if event >= 0.0 {
+        event
+    } else {
+        0.5 * dt
+    }
 }
 
 /// How much of a frame's motion of a point happened in its last `since` seconds (of `dt`),
@@ -256,8 +271,7 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
             + v(l.heading)
             + v(l.motion)
             + v(l.free)
-            + v(l.free_heading)
-            + v(l.contact_level);
+            + v(l.free_heading);
         (sum + leg + v(l.lift), heading.max(l.heading[0].abs().max(l.heading[1].abs())))
     });
     let total = (sum.x + sum.y) + (sum.z + sum.w);
@@ -266,7 +280,8 @@ fn state_in_range(s: &CharacterState, legs: usize) -> bool {
         | (mask << STATE_LOCKED_SHIFT)
         | (mask << STATE_PLANTED_SHIFT)
         | (mask << STATE_RELEASED_SHIFT)
-        | (mask << STATE_HEEL_SHIFT);
+        | (mask << STATE_HEEL_SHIFT)
+        | (mask << STATE_MOTION_SHIFT);
     s.flags & !known == 0 && total <= MAX_STATE_MAGNITUDE && heading <= MAX_STATE_HEADING
 }
 
@@ -348,12 +363,6 @@ pub(crate) struct Placement {
     /// The state is reset to this frame's solve (spawn, explicit reset, a hitch, a
     /// non-finite state).
     pub snap: bool,
-    /// Foot weights blended over time, in `[0, 1]`.
-    pub weights: [f32; MAX_LEGS],
-    /// Per leg, when its input weight took its value this frame, as seconds before the
-    /// frame's end: the caller's event time, or else for a 0/1 flip where the ankle's
-    /// height crossed the level the flips were seen at; negative where neither is known.
-    pub events: [f32; MAX_LEGS],
     /// Seconds since the last frame.
     pub dt: f32,
     /// The pelvis and ground springs over this frame.
@@ -395,34 +404,12 @@ pub(crate) struct FreeFoot {
 /// stays where its continuous motion would have put it, the jump then decaying by the
 /// pelvis spring (within `[−max drop, max rise]`). A slope's climb changes the root's speed
 /// gradually, so it passes through however fast.
-pub(crate) fn begin_placement(
-    rig: &SolverRig,
-    ch: &CharacterInput,
-    root: &Root,
-    pose_in: &[JointPose],
-    state: &mut CharacterState,
-    frame: &FrameInput,
-) -> Placement {
+pub(crate) fn begin_placement(rig: &SolverRig, root: &Root, state: &CharacterState, frame: &FrameInput) -> Placement {
     let dt = frame.dt;
     let pelvis = Decay { y: spring_rate(rig.pelvis_half_life()), e: frame.pelvis_decay, dt };
     let ground = Decay { y: spring_rate(rig.ground_half_life()), e: frame.ground_decay, dt };
     let legs = rig.leg_count() as usize;
     let snap = state.flags & STATE_VALID == 0 || !state_in_range(state, legs) || !(dt <= MAX_FRAME_TIME);
-    let blend_time = rig.weight_blend_time();
-    let mut weights = [0.0; MAX_LEGS];
-    let mut events = [0.0; MAX_LEGS];
-    for l in 0..legs {
-        let goal = ch.foot_weights[l].clamp(0.0, 1.0);
-        let ankle = root.dir_to_world(pose_in[rig.legs[l].ankle() as usize].position()).y * root.s;
-        events[l] = flip_time(&mut state.legs[l], ch, l, ankle, snap, dt);
-        weights[l] = if snap || !(blend_time > 0.0) {
-            goal
-        } else {
-            let from = state.legs[l].heading[3].clamp(0.0, 1.0);
-            let event = events[l];
-            blend_weight(state.legs[l].fk[3].clamp(0.0, 1.0), from, goal, 1.0 / blend_time, dt, event).clamp(0.0, 1.0)
-        };
-    }
     let (mut held, mut held_velocity, mut start, mut jump, mut root_velocity, mut settle) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     if !snap {
@@ -450,8 +437,6 @@ pub(crate) fn begin_placement(
     }
     Placement {
         snap,
-        weights,
-        events,
         dt,
         pelvis,
         ground,
@@ -465,18 +450,6 @@ pub(crate) fn begin_placement(
     }
 }
 
-impl Placement {
-    /// When leg `l`'s weight took its value this frame, as seconds before the frame's end:
-    /// [`Placement::events`] where known, else the caller's time or the frame's middle.
-    fn event_time(&self, ch: &CharacterInput, l: usize) -> f32 {
-        if self.events[l] >= 0.0 {
-            self.events[l]
-        } else {
-            event_time(ch, l, self.dt)
-        }
-    }
-}
-
 /// One leg's FK inputs to this frame's placement stages.
 #[derive(Clone, Copy)]
 struct LegFrame<'a> {
@@ -486,8 +459,10 @@ struct LegFrame<'a> {
     ball_pivot: bool,
     /// Foot height.
     h: f32,
-    /// The blended foot weight.
+    /// The blended foot weight, and when the input weight took its value this frame
+    /// (seconds before the frame's end; negative: not known).
     w: f32,
+    event: f32,
     ankle: JointPose,
     /// The toe from the ankle (model space).
     toe_off: Vec3,
@@ -554,12 +529,22 @@ fn crossed_bent(s0: f32, known: bool, s1: f32, s2: f32, at: f32, dt: f32) -> f32
 /// Plant detection: whether the animation plants the foot this frame (by its contact
 /// point's filtered speed with hysteresis, or by its input weight), and how long before the
 /// frame's end a speed crossing its threshold did so (0 when no crossing is known).
-fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placement, ch: &CharacterInput) -> (bool, f32) {
-    let LegFrame { l, leg, contact_fk, .. } = *f;
+/// `moving` says whether `LegState::motion` holds a filtered velocity (and becomes so once
+/// it does).
+fn detect_plant(
+    f: &LegFrame,
+    ls: &mut LegState,
+    was_planted: bool,
+    moving: &mut bool,
+    p: &Placement,
+    ch: &CharacterInput,
+) -> (bool, f32) {
+    let LegFrame { l, leg, contact_fk, event, .. } = *f;
     let dt = p.dt;
 
     if p.snap {
-        ls.motion = [0.0; 4];
+        (ls.motion[0], ls.motion[1], ls.motion[2]) = (0.0, 0.0, 0.0);
+        *moving = false;
     }
     let mode = leg.plant_detection();
     match mode {
@@ -569,7 +554,7 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
             // fixed time (exact for a contact moving linearly over the frame), so every
             // frame rate reads the same speed.
             let v = (contact_fk - v3(ls.fk) - Vec3::Y * p.settle) / dt;
-            let (before, vf) = if ls.motion[3] > 0.0 {
+            let (before, vf) = if *moving {
                 let m = v3(ls.motion);
                 (m.length(), v + (m - v) * p.plant_decay)
             } else {
@@ -577,9 +562,10 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
             };
             // The filtered speed a frame earlier still (negative: unknown), and this frame's
             // for the next.
-            let earlier = if ls.motion[3] > 0.0 { ls.free_heading[2] } else { -1.0 };
-            ls.free_heading[2] = if ls.motion[3] > 0.0 { before } else { -1.0 };
-            ls.motion = vf.extend(1.0).to_array();
+            let earlier = if *moving { ls.free_heading[2] } else { -1.0 };
+            ls.free_heading[2] = if *moving { before } else { -1.0 };
+            (ls.motion[0], ls.motion[1], ls.motion[2]) = (vf.x, vf.y, vf.z);
+            *moving = true;
             let speed = vf.length();
             if was_planted {
                 let planted = speed <= leg.plant_exit();
@@ -597,7 +583,7 @@ fn detect_plant(f: &LegFrame, ls: &mut LegState, was_planted: bool, p: &Placemen
             // An input weight reaches 1 (or leaves it) at the moment the caller told, or
             // else at its frame's middle, as the weight's blend takes a 0/1 step.
             let planted = ch.foot_weights[l] >= 1.0;
-            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { p.event_time(ch, l) } else { 0.0 })
+            (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { event_or_middle(event, dt) } else { 0.0 })
         }
         _ => (false, 0.0),
     }
@@ -893,7 +879,7 @@ fn lock_foot(
     let known = !p.snap && dt > 0.0;
     ls.free = free.contact.extend(if known { speed } else { -1.0 }).to_array();
     let h = if known { free_heading } else { [0.0; 2] };
-    ls.free_heading = [h[0], h[1], if p.snap { -1.0 } else { ls.free_heading[2] }, 0.0];
+    ls.free_heading = [h[0], h[1], if p.snap { -1.0 } else { ls.free_heading[2] }, ls.free_heading[3]];
     (FootAim { target, turn, up, lag }, locked, fading)
 }
 
@@ -1019,27 +1005,33 @@ pub(crate) fn place_feet(
         let (ankle, toe) = (pose_in[leg.ankle() as usize], pose_in[leg.toe() as usize]);
         let ref_fk = root.to_world(pose_in[reference_joint(leg)].position());
         let contact_fk = if ball_pivot { root.to_world(toe.position()) } else { ref_fk };
+        // The FK contact's height above the held root, this frame and last.
+        let (now, last) = (contact_fk.y - root.t.y, state.legs[l].fk[1] - (state.root[0] + state.pelvis[2]));
+        let eps = 8.0 * f32::EPSILON * root.t.y.abs() + 64.0 * f32::EPSILON * (now.abs() + last.abs() + root.s);
+        let heights = (now, last, eps);
+        let (w, event) = weigh_foot(rig, &mut state.legs[l], ch, l, heights, p.snap, p.dt);
         let f = LegFrame {
             l,
             leg,
             three,
             ball_pivot,
             h: leg.foot_height(),
-            w: p.weights[l],
+            w,
+            event,
             ankle,
             toe_off: toe.position() - ankle.position(),
             toe_dir: toe_dir_ms(leg, toe.rotation()),
             ref_fk,
             contact_fk,
         };
-        let w = f.w;
         let ls = &mut state.legs[l];
-        let (detected, since) = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, p, ch);
+        let mut moving = flags & bit(STATE_MOTION_SHIFT, l) != 0;
+        let (detected, since) = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, &mut moving, p, ch);
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
         // caller told, or else in the frame's middle.
         let lifted = !(ch.foot_weights[l] > 0.0) && ls.heading[3] > 0.0 && !p.snap;
-        let since = if lifted { p.event_time(ch, l) } else { since };
+        let since = if lifted { event_or_middle(event, p.dt) } else { since };
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
         // rough ground); a planted one stands on it.
         let tolerance = if planted { 0.0 } else { rig.ground_tolerance() };
@@ -1078,7 +1070,11 @@ pub(crate) fn place_feet(
         flags &= !(bit(STATE_LOCKED_SHIFT, l)
             | bit(STATE_PLANTED_SHIFT, l)
             | bit(STATE_RELEASED_SHIFT, l)
-            | bit(STATE_HEEL_SHIFT, l));
+            | bit(STATE_HEEL_SHIFT, l)
+            | bit(STATE_MOTION_SHIFT, l));
+        if moving {
+            flags |= bit(STATE_MOTION_SHIFT, l);
+        }
         if heel {
             flags |= bit(STATE_HEEL_SHIFT, l);
         }

@@ -232,7 +232,7 @@ impl FootPlacement {
     }
 }
 
-/// One leg of a [`CharacterState`]. 176 bytes. Keep in sync with `LegState` in
+/// One leg of a [`CharacterState`]. 160 bytes. Keep in sync with `LegState` in
 /// `shaders/shared/crowd.wgsl`.
 ///
 /// A value needed only while the foot is locked shares its place with one needed only while
@@ -270,8 +270,9 @@ pub struct LegState {
     /// ground height was taken.
     pub lift: [f32; 4],
     /// `xyz` = the FK contact point's velocity (world units/s) filtered over
-    /// `plant_speed_half_life`, what [`PlantDetection::Speed`] reads; `w` = 1 once it holds a
-    /// velocity (0: the next frame's motion starts it).
+    /// `plant_speed_half_life`, what [`PlantDetection::Speed`] reads (the flag bit
+    /// `STATE_MOTION_SHIFT + leg` says whether it holds one); `w` = the top of the range of
+    /// contact heights 0/1 weight flips crossed (see `free_heading`).
     pub motion: [f32; 4],
     /// `xyz` = last frame's contact point of the unlocked solve (world: the ground target's
     /// ankle, ball, or sole pivot), what an event inside a frame is backed off along (a
@@ -282,17 +283,14 @@ pub struct LegState {
     /// `xy` = last frame's heading of the unlocked solve (world `x, z`, unit; zero:
     /// unknown), what an event's heading is turned back along; `z` = the filtered speed of
     /// `motion` a frame before last (negative: unknown), which places a lift-off on the
-    /// speed's curve; `w` = 0 (reserved).
+    /// speed's curve; `w` = the bottom of the range of FK contact heights above the root
+    /// that the input weight's 0/1 flips were seen crossing (its top in `motion[3]`; bottom
+    /// above top: none yet), which places a flip without an event time inside its frame.
     pub free_heading: [f32; 4],
-    /// `x` = last frame's FK ankle height above the root (world up), `yz` = the range of
-    /// ankle heights the input weight's 0/1 flips were seen crossing (`y > z`: none yet),
-    /// `w` = the ankle's height a frame before last: what places a flip without an event
-    /// time inside its frame.
-    pub contact_level: [f32; 4],
 }
 
 /// One character's foot-placement state, read and written every frame by both twins (the
-/// GPU keeps it in its own buffer across frames). 736 bytes. All zero (`default()`) = no
+/// GPU keeps it in its own buffer across frames). 672 bytes. All zero (`default()`) = no
 /// state: the next frame resets it to that frame's solve. Keep in sync with
 /// `CharacterState` in `shaders/shared/crowd.wgsl`.
 #[repr(C)]
@@ -308,7 +306,8 @@ pub struct CharacterState {
     /// `STATE_VALID`, locked feet (bit `4 + leg`), planted feet (bit `8 + leg`), feet whose
     /// lock was released while they stayed planted and that wait for the release's fade
     /// before locking again (bit `12 + leg`), feet whose sole pivot
-    /// ([`LockPivot::Sole`]) is the heel rather than the ball (bit `16 + leg`).
+    /// ([`LockPivot::Sole`]) is the heel rather than the ball (bit `16 + leg`), feet whose
+    /// `motion` holds a filtered velocity (bit `20 + leg`).
     pub flags: u32,
     /// The root's continuous vertical velocity last frame (world units/s; a root snap is not
     /// part of it): a snap is told from a slope by how much this changes in one frame.
@@ -408,5 +407,5 @@ pub fn spring_rate(half_life: f32) -> f32 {
 }
 
 const _: () = assert!(std::mem::size_of::<FrameInput>() == 16);
-const _: () = assert!(std::mem::size_of::<LegState>() == 176);
-const _: () = assert!(std::mem::size_of::<CharacterState>() == 736);
+const _: () = assert!(std::mem::size_of::<LegState>() == 160);
+const _: () = assert!(std::mem::size_of::<CharacterState>() == 672);
