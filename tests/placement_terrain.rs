@@ -1064,9 +1064,9 @@ fn sampled(
 
 /// 0/1 weights flipped where the FK ankle crosses a height (as contact events are made from
 /// motion capture), given without their moments: after the first steps the crate places the
-/// flips where the ankle crossed the heights earlier flips were seen at, so the feet and
-/// pelvis follow what the flips' real moments give more closely than flips at their frames'
-/// middle do. CMU clips over flat ground and hills at 30 and 60 Hz, compared every 1/30 s
+/// flips where the foot crossed the heights earlier flips were seen at, so at 30 Hz the feet
+/// and pelvis follow what the flips' real moments give about twice as closely as flips at
+/// their frames' middle do (at 60 Hz, a flip within ±8 ms, as closely). CMU clips over flat ground and hills at 30 and 60 Hz, compared every 1/30 s
 /// from the second second on (the first steps teach the heights), both lock pivots.
 #[test]
 fn weight_flips_without_event_times_land_where_the_ankle_crossed() {
@@ -1113,11 +1113,11 @@ fn weight_flips_without_event_times_land_where_the_ankle_crossed() {
 /// crossed its threshold inside the frame; a release fades from where the lock would be in
 /// the frame it lets go. A 0/1 weight's flip is known only to its frame unless the caller
 /// gives its time (`CharacterInput::foot_event_times`, as an animation system's events
-/// would): without it, the flip is placed where the FK ankle crossed the heights earlier
-/// flips crossed (the first flips near their frame's middle: ±8 ms at 60 Hz, ±17 ms at
+/// would): without it, the flip is placed where the FK foot crossed the heights earlier
+/// flips crossed (the first flips at their frame's middle: ±8 ms at 60 Hz, ±17 ms at
 /// 30 Hz, of a 0.15 s blend). Measured (feet: ankles, heels and balls; pelvis), without
-/// event times: 60 vs 120 Hz at most 8.3 and 6.4 mm, 30 vs 120 Hz at most 11.6 and
-/// 8.2 mm (flips at their frames' middle: 7.2 and 6.4, 22.1 and 15.7 mm). With them, flat and hills: within 5.0 mm (feet) and 3.8 mm (pelvis) from the
+/// event times: 60 vs 120 Hz at most 9.0 and 6.4 mm, 30 vs 120 Hz at most 14.5 and
+/// 10.9 mm (flips at their frames' middle: 7.2 and 6.4, 22.1 and 15.7 mm). With them, flat and hills: within 5.0 mm (feet) and 3.8 mm (pelvis) from the
 /// second 1/30 s on; the first 1/30 s leaves the pelvis 5.2 mm apart on the hills (the
 /// clip's first frame stands 15 cm from its second, the capture's start: the pelvis goal
 /// steps by 5 cm, which 120 Hz sees at 1/120 s and 30 Hz spreads over its frame). (A

@@ -60,7 +60,7 @@ pub struct CharacterInput {
     /// end, where the caller knows it (an animation event's time inside the frame): foot
     /// placement starts the weight's blend, and a lock or release the weight causes, at that
     /// moment, so 30 and 120 Hz agree. A value outside `[0, dt]` (the default, −1; NaN) is not
-    /// known: a 0/1 flip is then placed where the FK ankle's height crossed the heights
+    /// known: a 0/1 flip is then placed where the FK foot's height crossed the heights
     /// earlier flips crossed (weights made from the foot's height above the floor, as contact
     /// events from motion capture are), any other step at the frame's middle; a subnormal
     /// one is 0 (the frame's end). Read by foot placement only

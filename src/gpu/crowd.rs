@@ -52,7 +52,7 @@ fn foot_ik_source(device: &wgpu::Device) -> &'static str {
 
 /// Bytes of one character's foot-placement state in the GPU buffer for a rig of `legs`
 /// legs: the head of its [`CharacterState`] (pelvis, root, flags) and the rig's legs only,
-/// i.e. the first `32 + 176 × legs` bytes of the record (a biped's 384 of 736: the kernel's
+/// i.e. the first `32 + 160 × legs` bytes of the record (a biped's 352 of 672: the kernel's
 /// state traffic, the largest part of foot placement's cost, is what it reads).
 pub(super) fn state_bytes(legs: usize) -> u64 {
     (std::mem::size_of::<CharacterState>() - (MAX_LEGS - legs) * std::mem::size_of::<LegState>()) as u64
