@@ -501,17 +501,12 @@ fn back_along(moved: vec3<f32>, f: f32) -> vec3<f32> {
 // parabola through them, its bend limited to what keeps it monotone over the frame, by
 // bisection (the CPU twin's `crossed_curved`).
 fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
-    return crossed_bent(s0, s0 >= 0.0, s1, s2, at, dt);
-}
-
-// crossed_curved for any value, s0 used where `known`.
-fn crossed_bent(s0: f32, known: bool, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
     if ((s1 - at) * (s2 - at) > 0.0) {
         return crossed(s1, s2, at, dt);
     }
     let d = s2 - s1;
     var a = 0.0;
-    if (known) {
+    if (s0 >= 0.0) {
         a = clamp(0.5 * (s0 - 2.0 * s1 + s2), -abs(d), abs(d));
     }
     let b = d - a;
@@ -602,8 +597,8 @@ fn detect_plant(ch: CharacterInput, l: u32) -> Plant {
             p.detected = was_planted && !pl_snap;
         }
     } else if (mode == PLANT_WEIGHTS) {
-        // An input weight reaches 1 (or leaves it) at the moment the caller told, or else
-        // at its frame's middle.
+        // An input weight reaches 1 (or leaves it) at the moment the caller told or
+        // weigh_foot placed, or else at its frame's middle.
         p.detected = ch.foot_weights[l] >= 1.0;
         if (p.detected != (st.legs[l].heading.w >= 1.0) && !pl_snap) {
             p.since = event_time(l, dt);
@@ -1007,7 +1002,7 @@ fn place_foot(base: u32, ch: CharacterInput, root: Root, l: u32) {
     let detected = plant.detected;
     let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
     // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
-    // caller told, or else in the frame's middle.
+    // caller told or weigh_foot placed, or else in the frame's middle.
     var since = plant.since;
     if (!(ch.foot_weights[l] > 0.0) && st.legs[l].heading.w > 0.0 && !pl_snap) {
         since = event_time(l, frame.dt);

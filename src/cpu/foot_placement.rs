@@ -500,18 +500,13 @@ fn crossed(s0: f32, s1: f32, at: f32, dt: f32) -> f32 {
 /// across the frame (so the crossing moves continuously with the speeds; none without
 /// `s0`: linear), found by bisection, as seconds before the frame's end.
 fn crossed_curved(s0: f32, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
-    crossed_bent(s0, s0 >= 0.0, s1, s2, at, dt)
-}
-
-/// [`crossed_curved`] for any value, `s0` used where `known`.
-fn crossed_bent(s0: f32, known: bool, s1: f32, s2: f32, at: f32, dt: f32) -> f32 {
     if (s1 - at) * (s2 - at) > 0.0 {
         return crossed(s1, s2, at, dt);
     }
     // s(u) = s1 + u (b + u a) over the frame, u ∈ [0, 1]: s(1) = s2, s(−1) = s0 unless the
     // bend is limited.
     let d = s2 - s1;
-    let a = if known { (0.5 * (s0 - 2.0 * s1 + s2)).clamp(-d.abs(), d.abs()) } else { 0.0 };
+    let a = if s0 >= 0.0 { (0.5 * (s0 - 2.0 * s1 + s2)).clamp(-d.abs(), d.abs()) } else { 0.0 };
     let b = d - a;
     let rising = d > 0.0;
     let (mut lo, mut hi) = (0.0f32, 1.0f32);
@@ -580,8 +575,8 @@ fn detect_plant(
         }
         PLANT_SPEED => (was_planted && !p.snap, 0.0),
         PLANT_WEIGHTS => {
-            // An input weight reaches 1 (or leaves it) at the moment the caller told, or
-            // else at its frame's middle, as the weight's blend takes a 0/1 step.
+            // An input weight reaches 1 (or leaves it) at the moment the caller told or
+            // `weigh_foot` placed, or else at its frame's middle, as the weight's blend does.
             let planted = ch.foot_weights[l] >= 1.0;
             (planted, if planted != (ls.heading[3] >= 1.0) && !p.snap { event_or_middle(event, dt) } else { 0.0 })
         }
@@ -1029,7 +1024,7 @@ pub(crate) fn place_feet(
         let (detected, since) = detect_plant(&f, ls, flags & bit(STATE_PLANTED_SHIFT, l) != 0, &mut moving, p, ch);
         let planted = detected && ground.hit[l] && ch.foot_weights[l] > 0.0;
         // A foot lifted by its input weight going to 0 this frame: lifted at the moment the
-        // caller told, or else in the frame's middle.
+        // caller told or `weigh_foot` placed, or else in the frame's middle.
         let lifted = !(ch.foot_weights[l] > 0.0) && ls.heading[3] > 0.0 && !p.snap;
         let since = if lifted { event_or_middle(event, p.dt) } else { since };
         // A swinging foot may lag the tolerance below the ground (so it does not jitter over
