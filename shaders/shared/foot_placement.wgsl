@@ -9,12 +9,12 @@
 #import foot_ground
 #import foot_state
 
-// This character's state: its rig's legs and the character's values read once into `st`
-// by begin_placement and written back once by end_placement (with constant leg indices it
-// stays in registers).
 // f32::EPSILON: the rounding of heights taken from world coordinates (weigh_foot).
 const F32_EPSILON: f32 = 1.1920929e-7;
 
+// This character's state: its rig's legs and the character's values read once into `st`
+// by begin_placement and written back once by end_placement (with constant leg indices it
+// stays in registers).
 var<private> pl_c: u32;
 var<private> st: CharacterState;
 var<private> pl_snap: bool;                          // the state resets this frame
@@ -301,8 +301,8 @@ fn state_bit(shift: u32, l: u32) -> u32 {
     return 1u << (shift + l);
 }
 
-// Begin: whether the state resets this frame, the foot weights blended over time, and the
-// root snap held (src/cpu/foot_placement.rs).
+// Begin: whether the state resets this frame, and the root snap held (the weights are
+// blended per leg by weigh_foot; src/cpu/foot_placement.rs).
 fn begin_placement(ch: CharacterInput, root: Root) {
     let dt = frame.dt;
     load_state();
@@ -311,8 +311,8 @@ fn begin_placement(ch: CharacterInput, root: Root) {
     if (pl_snap) {
         st.flags = 0u; // a reset starts from clean flags
     }
-    // (Each leg's weight is blended where place_foot begins, from the FK ankle find_leg
-    // read: the same values as the CPU twin's begin_placement.)
+    // (Each leg's weight is blended where place_foot begins, by weigh_foot, as the CPU
+    // twin's place_feet does.)
     pl_weights = vec4<f32>(0.0);
     pl_events = vec4<f32>(-1.0);
     pl_held = vec2<f32>(0.0);

@@ -3,8 +3,9 @@
 //! rig has placement settings.
 //!
 //! Per character and frame (docs/ALGORITHMS.md, "Foot placement across frames"):
-//! [`begin_placement`] (reset or not, weights blended over time) → `find_ground` (raw
+//! [`begin_placement`] (reset or not, the root snap held) → `find_ground` (raw
 //! ground under each foot, the sole's own normal) → [`place_feet`], per leg:
+//! `weigh_foot` (the weight blended over time, a 0/1 flip placed inside the frame) →
 //! `detect_plant` → `ground_target` (ground plane smoothed by springs, never more than the
 //! tolerance below the real ground; the weight's blend from the swing target) →
 //! `lock_foot` (locks held or blended back) → `lift_foot` (nothing below the ground; the
@@ -129,7 +130,8 @@ fn blend_weight(w: f32, from: f32, goal: f32, rate: f32, dt: f32, event: f32) ->
     follow(w, goal, goal, rate, dt - before - ramp)
 }
 
-/// Leg `l`'s foot weight blended over this frame and when its input took its value, as
+/// Leg `l`'s foot weight blended over this frame (linear, `weight_blend_time` from 0 to 1;
+/// [`blend_weight`]) and when its input took its value, as
 /// seconds before the frame's end (negative: not known); the range of contact heights its
 /// flips crossed (`LegState::free_heading[3]`, `LegState::motion[3]`) updated. `now` and
 /// `last` = the FK contact point's height above the (held) root this frame and last.
@@ -398,8 +400,7 @@ pub(crate) struct FreeFoot {
     reach: f32,
 }
 
-/// Begin: whether the state resets this frame, the foot weights blended over time
-/// (linear, `weight_blend_time` from 0 to 1), and the root snap held: a root whose vertical
+/// Begin: whether the state resets this frame, and the root snap held: a root whose vertical
 /// velocity changed by more than `root_snap_speed` this frame snapped, and the character
 /// stays where its continuous motion would have put it, the jump then decaying by the
 /// pelvis spring (within `[−max drop, max rise]`). A slope's climb changes the root's speed
