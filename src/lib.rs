@@ -70,9 +70,10 @@ pub mod records;
 
 pub use error::{ChainError, IkError};
 pub use records::{
-    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, Corrections, DlsChain, FabrikChain, FabrikCorrections,
-    FabrikSolved, LimbBuilder, LimbSettings, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode,
-    SolvedChain, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved, MAX_FABRIK_JOINTS,
+    BendMode, CcdChain, ChainLimits, ConstrainedFabrikChain, Corrections, DlsChain, DlsTree, FabrikChain,
+    FabrikCorrections, FabrikSolved, LimbBuilder, LimbSettings, LookAtChain, LookAtSolved, MultiFabrikChain,
+    MultiFabrikSolved, PoleMode, SolvedChain, ThreeBoneChain, ThreeBoneSolved, TreeLimits, TwoBoneChain,
+    TwoBoneCorrections, TwoBoneSolved, MAX_FABRIK_JOINTS,
 };
 /// The wgpu this crate is built against, re-exported so callers use the same version.
 #[cfg(feature = "gpu")]
@@ -93,8 +94,8 @@ compile_error!("crowd-ik needs a glam: enable the feature `glam-0-34` (default) 
 /// Everything a caller usually needs.
 pub mod prelude {
     pub use crate::cpu::{
-        AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, DlsJob, FabrikJob,
-        FabrikMode, FootIkJob, LookAtJob, MultiFabrikJob, ThreeBoneJob, TwoBoneJob,
+        AimJob, AimMethod, BatchJob, BatchSummary, CcdJob, ConstrainedFabrikJob, CpuPath, DlsJob, DlsTreeJob,
+        FabrikJob, FabrikMode, FootIkJob, LookAtJob, MultiFabrikJob, ThreeBoneJob, TwoBoneJob,
     };
     pub use crate::crowd::{
         CharacterInput, CharacterState, FootPlacement, FootResult, FootRig, Ground, GroundHit, Heightfield, JointPose,
@@ -104,9 +105,10 @@ pub mod prelude {
     pub use crate::gpu::{ClipPoseSource, CrowdSolver, GpuContext, GpuError, GpuSolver, PaletteBuilder};
     pub use crate::records::{info, option, Options};
     pub use crate::{
-        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikCorrections,
-        FabrikSolved, IkError, LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, PoleMode,
-        ThreeBoneChain, ThreeBoneSolved, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved,
+        BendMode, CcdChain, ChainError, ChainLimits, ConstrainedFabrikChain, DlsChain, DlsTree, FabrikChain,
+        FabrikCorrections, FabrikSolved, IkError, LimbBuilder, LookAtChain, LookAtSolved, MultiFabrikChain,
+        MultiFabrikSolved, PoleMode, ThreeBoneChain, ThreeBoneSolved, TreeLimits, TwoBoneChain, TwoBoneCorrections,
+        TwoBoneSolved,
     };
 }
 

@@ -12,7 +12,7 @@ use super::math::{
 };
 use crate::constants::{LIMIT_AXIS2, LIMIT_CONE, LIMIT_HINGE, LIMIT_MIN_CONE, LIMIT_TWIST, PI};
 use crate::error::ChainError;
-use crate::records::{v3, ChainLimits};
+use crate::records::{v3, ChainLimits, JointLimit};
 
 /// One joint's limit, prepared for solving: its axes made perpendicular to its bone.
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,47 +70,56 @@ pub(crate) fn setup_limits(
         return Err(ChainError::NotNormalized);
     }
     for i in 0..n.saturating_sub(1) {
-        let kind = limits.kind(i);
-        if kind == 0 {
-            out[i] = Limit::default();
-            continue;
-        }
-        let j = &limits.joints[i];
-        if !finite4(j.rest) || !finite4(j.axis) || !finite4(j.range) {
-            return Err(ChainError::NonFinite);
-        }
-        let rest = Quat::from_array(j.rest);
-        if !is_unit_quat(rest) {
-            return Err(ChainError::NotNormalized);
-        }
-        let r = j.range;
-        let angle = |a: f32| (-PI..=PI).contains(&a);
-        let ok = (kind & LIMIT_HINGE == 0 || (angle(r[0]) && angle(r[1]) && r[0] <= r[1]))
-            && (kind & LIMIT_CONE == 0
-                || (r[0] >= LIMIT_MIN_CONE && r[0] <= PI && r[1] >= LIMIT_MIN_CONE && r[1] <= PI))
-            && (kind & LIMIT_TWIST == 0 || (angle(r[2]) && angle(r[3]) && r[2] <= r[3]));
-        if !ok {
-            return Err(ChainError::InvalidParameter);
-        }
-        // The bone in the joint's own frame.
-        let bone = (Quat::from_array(rotations_ms[i]).conjugate() * dir_fk[i]).normalize();
-        // The axis as a direction, whatever its length (scaled by its largest component
-        // first, so a huge one neither overflows nor cancels): its part off the bone. A
-        // hinge, and a cone of two different half-angles, need that part.
-        let a = v3(j.axis);
-        let m = a.abs().max_element();
-        let dir = if m > 0.0 { normalize_or(a / m, Vec3::ZERO, 0.0) } else { Vec3::ZERO };
-        let perp = reject(dir, bone);
-        let needs_axis = kind & LIMIT_HINGE != 0 || (kind & LIMIT_CONE != 0 && r[0] != r[1]);
-        if needs_axis && !(perp.length_squared() > LIMIT_AXIS2) {
-            return Err(ChainError::DegenerateMidAxis);
-        }
-        let u = normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2);
         let parent_fk = if i == 0 { limits.parent_ms } else { rotations_ms[i - 1] };
-        let frame = rest.conjugate() * Quat::from_array(parent_fk).conjugate();
-        out[i] = Limit { kind, rest, frame, bone, u, range: r };
+        out[i] = setup_joint_limit(limits.kind(i), &limits.joints[i], rotations_ms[i], dir_fk[i], parent_fk)?;
     }
     Ok(())
+}
+
+/// Checks and prepares one joint's limit of kind bits `kind` (0: none), the joint's FK
+/// model rotation `rotation`, its unit bone direction `dir` (model space) and its parent's
+/// FK model rotation `parent_fk`.
+pub(crate) fn setup_joint_limit(
+    kind: u32,
+    j: &JointLimit,
+    rotation: [f32; 4],
+    dir: Vec3,
+    parent_fk: [f32; 4],
+) -> Result<Limit, ChainError> {
+    if kind == 0 {
+        return Ok(Limit::default());
+    }
+    if !finite4(j.rest) || !finite4(j.axis) || !finite4(j.range) {
+        return Err(ChainError::NonFinite);
+    }
+    let rest = Quat::from_array(j.rest);
+    if !is_unit_quat(rest) {
+        return Err(ChainError::NotNormalized);
+    }
+    let r = j.range;
+    let angle = |a: f32| (-PI..=PI).contains(&a);
+    let ok = (kind & LIMIT_HINGE == 0 || (angle(r[0]) && angle(r[1]) && r[0] <= r[1]))
+        && (kind & LIMIT_CONE == 0 || (r[0] >= LIMIT_MIN_CONE && r[0] <= PI && r[1] >= LIMIT_MIN_CONE && r[1] <= PI))
+        && (kind & LIMIT_TWIST == 0 || (angle(r[2]) && angle(r[3]) && r[2] <= r[3]));
+    if !ok {
+        return Err(ChainError::InvalidParameter);
+    }
+    // The bone in the joint's own frame.
+    let bone = (Quat::from_array(rotation).conjugate() * dir).normalize();
+    // The axis as a direction, whatever its length (scaled by its largest component
+    // first, so a huge one neither overflows nor cancels): its part off the bone. A
+    // hinge, and a cone of two different half-angles, need that part.
+    let a = v3(j.axis);
+    let m = a.abs().max_element();
+    let dir = if m > 0.0 { normalize_or(a / m, Vec3::ZERO, 0.0) } else { Vec3::ZERO };
+    let perp = reject(dir, bone);
+    let needs_axis = kind & LIMIT_HINGE != 0 || (kind & LIMIT_CONE != 0 && r[0] != r[1]);
+    if needs_axis && !(perp.length_squared() > LIMIT_AXIS2) {
+        return Err(ChainError::DegenerateMidAxis);
+    }
+    let u = normalize_or(perp, any_orthonormal(bone), LIMIT_AXIS2);
+    let frame = rest.conjugate() * Quat::from_array(parent_fk).conjugate();
+    Ok(Limit { kind, rest, frame, bone, u, range: r })
 }
 
 /// The deviation `d` (from rest) moved into the limit: a hinge keeps the bone's angle

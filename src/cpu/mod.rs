@@ -12,6 +12,7 @@ pub(crate) mod chain;
 pub mod clip_sample;
 pub mod constrained_fabrik;
 pub mod dls;
+pub mod dls_tree;
 pub mod fabrik;
 pub(crate) mod foot_ground;
 pub mod foot_ik;
@@ -33,14 +34,15 @@ use rayon::prelude::*;
 pub use crate::cpu_path::CpuPath;
 use crate::error::{ChainError, IkError};
 use crate::records::{
-    CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, FabrikChain, FabrikCorrections, FabrikSolved, LookAtChain,
-    LookAtSolved, MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
+    CcdChain, ChainRecord, ConstrainedFabrikChain, DlsChain, DlsTree, FabrikChain, FabrikCorrections, FabrikSolved,
+    LookAtChain, LookAtSolved, MultiFabrikChain, MultiFabrikSolved, ThreeBoneChain, ThreeBoneSolved, TwoBoneChain,
     TwoBoneCorrections, TwoBoneSolved,
 };
 pub use aim::{AimJob, AimMethod, AimResult};
 pub use ccd::{ccd, ccd_with_mode, validate_ccd};
 pub use constrained_fabrik::{constrained_fabrik, constrained_fabrik_with_mode, validate_constrained_fabrik};
 pub use dls::{dls, dls_with_mode, validate_dls};
+pub use dls_tree::{dls_tree, validate_dls_tree};
 pub use fabrik::{fabrik, fabrik_corrections, fabrik_with_mode, validate_fabrik, FabrikMode, MAX_FABRIK_ITERATIONS};
 pub use foot_ik::FootIkJob;
 pub use look_at::{look_at, validate_look_at};
@@ -164,6 +166,19 @@ impl Chain for DlsChain {
         validate_dls(self)
     }
     fn outcome(s: &FabrikSolved) -> (bool, u32) {
+        (s.reached(), s.status[1])
+    }
+}
+
+impl Chain for DlsTree {
+    type Options = FabrikMode;
+    fn solve(&self, _mode: FabrikMode, out: &mut MultiFabrikSolved) {
+        dls_tree(self, out);
+    }
+    fn validate(&self) -> Result<(), ChainError> {
+        validate_dls_tree(self)
+    }
+    fn outcome(s: &MultiFabrikSolved) -> (bool, u32) {
         (s.reached(), s.status[1])
     }
 }
@@ -304,6 +319,9 @@ pub type ConstrainedFabrikJob<'a> = BatchJob<'a, ConstrainedFabrikChain>;
 pub type CcdJob<'a> = BatchJob<'a, CcdChain>;
 /// Batch damped least squares (joint limits, orientation targets).
 pub type DlsJob<'a> = BatchJob<'a, DlsChain>;
+/// Batch damped least squares on joint trees (full-body IK: limits, up to 4 effectors with
+/// orientations, a root that may move); both [`FabrikMode`]s solve alike.
+pub type DlsTreeJob<'a> = BatchJob<'a, DlsTree>;
 /// Batch multi-effector FABRIK (`FabrikMode::Fixed` on AVX-512/AVX2 CPUs in SIMD lanes, bit
 /// for bit the scalar solver; a batch that mixes tree shapes is grouped by shape first).
 pub type MultiFabrikJob<'a> = BatchJob<'a, MultiFabrikChain>;

@@ -292,7 +292,7 @@ fn effector_error(t: &Tree, ch: &MultiFabrikChain, p: &[Vec3; MAX_TREE_JOINTS]) 
 /// coordinates where that is coarser (`1e-6 × (|root| + total length)`), so both twins
 /// agree on a tree far from the origin or scaled up.
 #[inline]
-fn reach_tolerance(precision: f32, root: Vec3, total: f32) -> f32 {
+pub(crate) fn reach_tolerance(precision: f32, root: Vec3, total: f32) -> f32 {
     precision.max(1e-6 * (root.length() + total))
 }
 
@@ -324,14 +324,31 @@ fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -
             last = err;
         }
     }
-    // Finishing: weight every relative delta and rebuild the pose from them.
+    let pw = write_tree(ch, &t, &d, v3(ch.joints_ms[0]), weight, out);
+    let reached = weight >= 1.0 && effector_error(&t, ch, &pw) <= reach_tolerance(precision, pw[0], t.total);
+    out.status = [u32::from(reached), 0, 0, n as u32];
+    Ok(())
+}
+
+/// Writes a solved tree: every joint's relative delta (from its total model-space delta
+/// `d`) weighted by `weight`, the pose rebuilt from them with the root at `root`
+/// (positions, rotations, local corrections). Returns the positions written; the status is
+/// left for the caller.
+pub(crate) fn write_tree(
+    ch: &MultiFabrikChain,
+    t: &Tree,
+    d: &[Quat; MAX_TREE_JOINTS],
+    root: Vec3,
+    weight: f32,
+    out: &mut MultiFabrikSolved,
+) -> [Vec3; MAX_TREE_JOINTS] {
     *out = MultiFabrikSolved::default();
     let fk = |j: usize| Quat::from_array(ch.rotations_ms[j]);
     let mut dw = [Quat::IDENTITY; MAX_TREE_JOINTS];
     let mut pw = [Vec3::ZERO; MAX_TREE_JOINTS];
-    for j in 0..n {
+    for j in 0..t.n {
         let (d_par, dw_par, here) = if j == 0 {
-            (Quat::IDENTITY, Quat::IDENTITY, v3(ch.joints_ms[0]))
+            (Quat::IDENTITY, Quat::IDENTITY, root)
         } else {
             let par = t.parent[j];
             (d[par], dw[par], pw[par] + dw[par] * t.bone[j])
@@ -344,7 +361,5 @@ fn solve(ch: &MultiFabrikChain, mode: FabrikMode, out: &mut MultiFabrikSolved) -
         out.rotations_ms[j] = (dw[j] * r).normalize().to_array();
         out.corrections[j] = (r.conjugate() * e * r).to_array();
     }
-    let reached = weight >= 1.0 && effector_error(&t, ch, &pw) <= reach_tolerance(precision, pw[0], t.total);
-    out.status = [u32::from(reached), 0, 0, n as u32];
-    Ok(())
+    pw
 }

@@ -62,34 +62,46 @@ pub struct JointLimit {
 }
 assert_layout!(JointLimit, 48, rest == 0, axis == 16, range == 32);
 
-/// The limits of a chain's joints. 800 bytes. Keep in sync with `ChainLimits` in
-/// `shaders/shared/records.wgsl`.
+/// The limits of `N` joints: a chain's ([`ChainLimits`], 16 joints) or a joint tree's
+/// ([`TreeLimits`], 32). Keep in sync with `ChainLimits` in `shaders/shared/records.wgsl`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
-pub struct ChainLimits {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits<const N: usize> {
     /// The model rotation of the chain's parent (the joint above its first joint, e.g. the
     /// pelvis for a leg): the first joint's limit is stated relative to it. Identity = the
     /// model frame.
     pub parent_ms: [f32; 4],
     /// Four [`limit`] bits per joint: joint `i` in bits `4·(i % 8) ..` of `kinds[i / 8]`.
-    /// Zero = unlimited. `kinds[2..4]` reserved (0).
+    /// Zero = unlimited. Words past the joints (`kinds[2..4]` of a chain's) are reserved (0).
     pub kinds: [u32; 4],
     /// Per joint; read only where the joint's kind bits are set.
-    pub joints: [JointLimit; MAX_FABRIK_JOINTS],
+    pub joints: [JointLimit; N],
 }
-assert_layout!(ChainLimits, 800, parent_ms == 0, kinds == 16, joints == 32);
+// SAFETY: `Limits<N>` is `repr(C)` and made only of `[f32; 4]`/`[u32; 4]` arrays and
+// `JointLimit`s (themselves `[f32; 4]` arrays), so it has no padding and every bit pattern
+// is valid, for every `N`.
+unsafe impl<const N: usize> Zeroable for Limits<N> {}
+// SAFETY: see above.
+unsafe impl<const N: usize> Pod for Limits<N> {}
 
-impl Default for ChainLimits {
+/// The limits of a chain's joints (16). 800 bytes.
+pub type ChainLimits = Limits<MAX_FABRIK_JOINTS>;
+/// The limits of a joint tree's joints (32, [`crate::records::DlsTree`]). 1 568 bytes.
+pub type TreeLimits = Limits<{ c::MAX_TREE_JOINTS as usize }>;
+assert_layout!(ChainLimits, 800, parent_ms == 0, kinds == 16, joints == 32);
+assert_layout!(TreeLimits, 1568, parent_ms == 0, kinds == 16, joints == 32);
+
+impl<const N: usize> Default for Limits<N> {
     fn default() -> Self {
         Self { parent_ms: Quat::IDENTITY.to_array(), ..Self::zeroed() }
     }
 }
 
-impl ChainLimits {
+impl<const N: usize> Limits<N> {
     /// The kind bits of joint `i` (0 past the last joint).
     #[must_use]
     pub fn kind(&self, i: usize) -> u32 {
-        if i >= MAX_FABRIK_JOINTS {
+        if i >= N {
             return 0;
         }
         (self.kinds[i / 8] >> (4 * (i % 8))) & 0xf
@@ -97,7 +109,7 @@ impl ChainLimits {
     /// Whether any joint is limited.
     #[must_use]
     pub fn any(&self) -> bool {
-        self.kinds[0] | self.kinds[1] != 0
+        self.kinds[..N.div_ceil(8)].iter().any(|&k| k != 0)
     }
     /// Sets the parent's model rotation.
     #[must_use]
@@ -106,10 +118,10 @@ impl ChainLimits {
         self
     }
     /// Sets joint `i`'s limit: `kind` ([`limit`] bits), rest local rotation, axis, range.
-    /// Ignored for `i ≥ MAX_FABRIK_JOINTS`.
+    /// Ignored for `i ≥ N`.
     #[must_use]
     pub fn with_joint(mut self, i: usize, kind: u32, rest: Quat, axis: Vec3, range: [f32; 4]) -> Self {
-        if i < MAX_FABRIK_JOINTS {
+        if i < N {
             let shift = 4 * (i % 8);
             self.kinds[i / 8] = (self.kinds[i / 8] & !(0xf << shift)) | ((kind & 0xf) << shift);
             self.joints[i] = JointLimit { rest: rest.to_array(), axis: axis.extend(0.0).to_array(), range };
@@ -138,13 +150,26 @@ impl ChainLimits {
     }
     /// The rest local rotations read from a pose (model rotations of the chain's joints and
     /// of its parent), for every limited joint: angles are then measured from that pose.
+    /// For a chain (each joint's parent the joint before it); see
+    /// [`Limits::with_rest_from_tree_pose`] for a tree.
     #[must_use]
     pub fn with_rest_from_pose(mut self, parent_ms: Quat, rotations_ms: &[Quat]) -> Self {
         self.parent_ms = parent_ms.to_array();
         let mut parent = parent_ms;
-        for (i, r) in rotations_ms.iter().enumerate().take(MAX_FABRIK_JOINTS) {
+        for (i, r) in rotations_ms.iter().enumerate().take(N) {
             self.joints[i].rest = (parent.conjugate() * *r).normalize().to_array();
             parent = *r;
+        }
+        self
+    }
+    /// [`Limits::with_rest_from_pose`] for a joint tree: joint `i`'s rest is its rotation
+    /// relative to joint `parents[i]`'s (joint 0's relative to `parent_ms`).
+    #[must_use]
+    pub fn with_rest_from_tree_pose(mut self, parent_ms: Quat, rotations_ms: &[Quat], parents: &[usize]) -> Self {
+        self.parent_ms = parent_ms.to_array();
+        for (i, r) in rotations_ms.iter().enumerate().take(N) {
+            let parent = if i == 0 { parent_ms } else { rotations_ms[parents[i]] };
+            self.joints[i].rest = (parent.conjugate() * *r).normalize().to_array();
         }
         self
     }
@@ -230,7 +255,7 @@ impl CcdChain {
     }
 }
 
-impl ChainLimits {
+impl<const N: usize> Limits<N> {
     pub(super) fn unmirrored(&self) -> Self {
         let mut l = *self;
         mirror_rotation(&mut l.parent_ms);

@@ -176,6 +176,7 @@ option_word! {
     DlsChain => chain.mode;
     LookAtChain => mode;
     MultiFabrikChain => mode;
+    DlsTree => tree.mode;
 }
 
 /// Informational bits in `status[2]` of a solved record: what the solver had to do.
@@ -223,10 +224,10 @@ mod look_at;
 mod multi_fabrik;
 mod solved;
 
-pub use dls::{DlsChain, DlsGoal, MAX_DLS_STARTS};
+pub use dls::{DlsChain, DlsGoal, DlsTree, DlsTreeGoal, MAX_DLS_STARTS};
 pub use limb::{LimbBuilder, LimbSettings};
 pub(crate) use limits::kinds_valid;
-pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit};
+pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit, Limits, TreeLimits};
 pub use look_at::{LookAtChain, LookAtSolved, MAX_LOOK_AT_JOINTS, NO_PARENT};
 pub use multi_fabrik::{MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
 pub use solved::{
@@ -600,5 +601,6 @@ chain_records! {
     CcdChain => FabrikSolved,
     DlsChain => FabrikSolved,
     MultiFabrikChain => MultiFabrikSolved,
+    DlsTree => MultiFabrikSolved,
     LookAtChain => LookAtSolved,
 }

@@ -396,3 +396,206 @@ pub fn dls_arms(n: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::DlsChain>
     let mut rng = Rng::new(seed);
     (0..n).map(|_| dls_arm(&mut rng, iterations)).collect()
 }
+
+/// A joint tree with a limit on every joint that has children, in a neutral pose where every
+/// joint's rotation is the identity (model axes: +Y up, +Z forward, +X the character's
+/// left), for damped least squares on trees ([`crowd_ik::DlsTree`]).
+#[derive(Clone, Debug)]
+pub struct LimitedTree {
+    /// Each joint's parent (joint 0's ignored).
+    pub parents: Vec<usize>,
+    /// Each joint's offset from its parent in the neutral pose.
+    pub offsets: Vec<Vec3>,
+    /// Each joint's limit: [`crowd_ik::records::limit`] bits (0 = none), axis, range; the
+    /// rest is the neutral pose.
+    pub limits: Vec<(u32, Vec3, [f32; 4])>,
+    /// The effectors' joints and their orientation weights (0 = position only).
+    pub effectors: Vec<(usize, f32)>,
+    /// How far the root may move along each axis (zero = it stays).
+    pub root_reach: Vec3,
+    /// How far the root turns in a random pose (radians; it has no limit).
+    pub root_turn: f32,
+    /// Whether the root keeps its rotation ([`crowd_ik::records::option::KEEP_ROOT_ROTATION`]).
+    pub keep_root: bool,
+}
+
+/// A humanoid upper body: pelvis (root, kept), spine, chest, neck and head, and two arms of
+/// clavicle, shoulder, elbow and hand off the chest: 13 joints (the multi-effector tests'
+/// skeleton). Spine and chest cones of 20° with ±20° twist, a neck of 40° × 29° with ±57°,
+/// clavicles of 17° with ±11°, shoulders of 75° with ±69° twist, elbows hinged one way
+/// (0–138°). Effectors: both hands and the head, each with an orientation (0.1 m per
+/// radian).
+#[must_use]
+pub fn upper_body_tree() -> LimitedTree {
+    use crowd_ik::records::limit::{CONE, HINGE, TWIST};
+    let ball = |cone: [f32; 2], twist: f32, axis: Vec3| (CONE | TWIST, axis, [cone[0], cone[1], -twist, twist]);
+    let mut parents = vec![0, 0, 1, 2, 3];
+    let mut offsets = vec![Vec3::ZERO, Vec3::Y * 0.15, Vec3::Y * 0.15, Vec3::Y * 0.2, Vec3::Y * 0.1];
+    let mut limits = vec![
+        (0, Vec3::ZERO, [0.0; 4]),
+        ball([0.35, 0.35], 0.35, Vec3::X),
+        ball([0.35, 0.35], 0.35, Vec3::X),
+        ball([0.7, 0.5], 1.0, Vec3::X),
+        (0, Vec3::ZERO, [0.0; 4]),
+    ];
+    for side in [1.0, -1.0] {
+        let first = parents.len();
+        parents.extend([2, first, first + 1, first + 2]);
+        offsets.extend([
+            Vec3::new(0.05 * side, 0.15, 0.0),
+            Vec3::X * 0.15 * side,
+            Vec3::X * 0.28 * side,
+            Vec3::X * 0.25 * side,
+        ]);
+        limits.extend([
+            ball([0.3, 0.3], 0.2, Vec3::Y),
+            ball([1.3, 1.3], 1.2, Vec3::Y),
+            (HINGE, -Vec3::Y * side, [0.0, 2.4, 0.0, 0.0]),
+            (0, Vec3::ZERO, [0.0; 4]),
+        ]);
+    }
+    LimitedTree {
+        parents,
+        offsets,
+        limits,
+        effectors: vec![(8, 0.1), (12, 0.1), (4, 0.1)],
+        root_reach: Vec3::ZERO,
+        root_turn: 0.0,
+        keep_root: true,
+    }
+}
+
+/// The quadruped of [`quadruped_tree`] with limits: spine joints of 17° cones with ±11°
+/// twist, hips of 34° × 23° with ±17° twist, knees and hocks hinged about the left axis
+/// (−69°..+11° and −11°..+69°); a pelvis (the root, no limit) that turns and moves up to
+/// 10 cm sideways and forward and 15 cm up or down. Effectors: the four hooves, positions
+/// only.
+#[must_use]
+pub fn quadruped_limited_tree() -> LimitedTree {
+    use crowd_ik::records::limit::{CONE, HINGE, TWIST};
+    let (parents, offsets, hooves) = quadruped_tree();
+    let mut limits = vec![(0, Vec3::ZERO, [0.0; 4]); parents.len()];
+    for l in &mut limits[1..4] {
+        *l = (CONE | TWIST, Vec3::X, [0.3, 0.3, -0.2, 0.2]);
+    }
+    for &h in &hooves {
+        limits[h - 3] = (CONE | TWIST, Vec3::X, [0.6, 0.4, -0.3, 0.3]);
+        limits[h - 2] = (HINGE, Vec3::X, [-1.2, 0.2, 0.0, 0.0]);
+        limits[h - 1] = (HINGE, Vec3::X, [-0.2, 1.2, 0.0, 0.0]);
+    }
+    LimitedTree {
+        parents,
+        offsets,
+        limits,
+        effectors: hooves.iter().map(|&h| (h, 0.0)).collect(),
+        root_reach: Vec3::new(0.1, 0.15, 0.1),
+        root_turn: 0.3,
+        keep_root: false,
+    }
+}
+
+impl LimitedTree {
+    /// Joint `i`'s bone in the neutral pose: the offset of its first (lowest-numbered) child.
+    fn bone(&self, i: usize) -> Option<Vec3> {
+        (i + 1..self.parents.len()).find(|&c| self.parents[c] == i).map(|c| self.offsets[c])
+    }
+
+    /// Local rotations inside the limits: each ball joint's swing within `share` of its
+    /// cone and its twist within its range, each hinge within its range; the root turned up
+    /// to `root_turn` (none if it keeps its rotation).
+    pub fn random_locals(&self, rng: &mut Rng, share: f32) -> Vec<Quat> {
+        use crowd_ik::records::limit::{CONE, HINGE};
+        (0..self.parents.len())
+            .map(|i| {
+                let (kind, axis, r) = self.limits[i];
+                if i == 0 {
+                    let turn = if self.keep_root { 0.0 } else { self.root_turn };
+                    return Quat::from_axis_angle(rng.unit(), rng.range(0.0, turn));
+                }
+                let Some(bone) = self.bone(i) else { return Quat::IDENTITY };
+                let b = bone.normalize();
+                let u = (axis - b * axis.dot(b)).normalize();
+                if kind & HINGE != 0 {
+                    return Quat::from_axis_angle(u, rng.range(r[0], r[1]));
+                }
+                if kind & CONE == 0 {
+                    return Quat::IDENTITY;
+                }
+                let v = b.cross(u);
+                let t = rng.range(0.0, std::f32::consts::TAU);
+                let k = rng.range(0.0, 1.0).sqrt() * share;
+                let swing = Quat::from_scaled_axis(u * (r[0] * k * t.cos()) + v * (r[1] * k * t.sin()));
+                swing * Quat::from_axis_angle(b, rng.range(r[2], r[3]))
+            })
+            .collect()
+    }
+
+    /// The model-space pose of local rotations `locals`, the root at `root` under `body`.
+    #[must_use]
+    pub fn pose(&self, root: Vec3, body: Quat, locals: &[Quat]) -> (Vec<Vec3>, Vec<Quat>) {
+        let (mut p, mut r) = (vec![root], vec![(body * locals[0]).normalize()]);
+        for (j, local) in locals.iter().enumerate().skip(1) {
+            let par = self.parents[j];
+            p.push(p[par] + r[par] * self.offsets[j]);
+            r.push((r[par] * *local).normalize());
+        }
+        (p, r)
+    }
+
+    /// The tree's limits with the body's rotation `body` as the root's parent.
+    #[must_use]
+    pub fn tree_limits(&self, body: Quat) -> crowd_ik::TreeLimits {
+        let mut l = crowd_ik::TreeLimits::default().with_parent(body);
+        for (i, &(kind, axis, range)) in self.limits.iter().enumerate() {
+            if kind != 0 {
+                l = l.with_joint(i, kind, Quat::IDENTITY, axis, range);
+            }
+        }
+        l
+    }
+
+    /// A record: the tree in a random pose inside its limits under a random body rotation,
+    /// each effector's target where another random pose inside the limits puts it (the
+    /// root moved within its box and turned), with that pose's rotation as the
+    /// orientation target where the effector has a weight; precision 1e-4 m, `iterations`
+    /// per start. Every target is reachable within the limits.
+    pub fn record(&self, rng: &mut Rng, iterations: u32) -> crowd_ik::DlsTree {
+        let body = rng.quat();
+        let root = Vec3::new(rng.range(-20.0, 20.0), rng.range(0.5, 1.5), rng.range(-20.0, 20.0));
+        let fk_locals = self.random_locals(rng, 0.9);
+        let goal_locals = self.random_locals(rng, 1.0);
+        let (p, r) = self.pose(root, body, &fk_locals);
+        let shift = self.root_reach * Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+        let (gp, gr) = self.pose(root + shift, body, &goal_locals);
+        let mut tree = crowd_ik::MultiFabrikChain::new(&p, &r, &self.parents, iterations)
+            .with_precision(1e-4)
+            .with_keep_root_rotation(self.keep_root);
+        for &(e, _) in &self.effectors {
+            tree = tree.with_effector(e, gp[e], 1.0);
+        }
+        let mut rec = crowd_ik::DlsTree::new(tree, self.tree_limits(body));
+        for (k, &(e, w)) in self.effectors.iter().enumerate() {
+            if w > 0.0 {
+                rec = rec.with_orientation_target(k, gr[e], w);
+            }
+        }
+        if self.root_reach != Vec3::ZERO {
+            rec = rec.with_root_translation(self.root_reach, 0.0);
+        }
+        rec
+    }
+}
+
+/// `n` upper bodies of [`upper_body_tree`] ([`LimitedTree::record`]) from `seed`.
+#[must_use]
+pub fn dls_upper_bodies(n: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::DlsTree> {
+    let (tree, mut rng) = (upper_body_tree(), Rng::new(seed));
+    (0..n).map(|_| tree.record(&mut rng, iterations)).collect()
+}
+
+/// `n` quadrupeds of [`quadruped_limited_tree`] ([`LimitedTree::record`]) from `seed`.
+#[must_use]
+pub fn dls_quadrupeds(n: usize, iterations: u32, seed: u64) -> Vec<crowd_ik::DlsTree> {
+    let (tree, mut rng) = (quadruped_limited_tree(), Rng::new(seed));
+    (0..n).map(|_| tree.record(&mut rng, iterations)).collect()
+}

@@ -37,7 +37,7 @@ use crate::error::ChainError;
 use crate::records::{option, v3, DlsChain, FabrikSolved, Options, MAX_DLS_STARTS, MAX_FABRIK_JOINTS};
 
 /// The solver: `f32`, with the kernels' own sin/cos/atan2 (the GPU twin's arithmetic).
-mod single {
+pub(crate) mod single {
     use crate::constants::{LIMIT_CONE, LIMIT_TWIST};
     use crate::records::MAX_FABRIK_JOINTS;
     type F = f32;
@@ -46,11 +46,13 @@ mod single {
     type M3 = glam::Mat3;
     const PI_: F = crate::constants::PI;
     use crate::cpu::math::{atan2 as atan2_, quat_from_axis_angle as axis_angle, sin_cos as sin_cos_};
+    include!("joint.rs");
     include!("descent.rs");
+    include!("tree.rs");
 }
 
 /// The reference: the same descent in `f64` with the standard library's trigonometry.
-mod double {
+pub(crate) mod double {
     use crate::constants::{LIMIT_CONE, LIMIT_TWIST};
     use crate::records::MAX_FABRIK_JOINTS;
     type F = f64;
@@ -67,7 +69,9 @@ mod double {
     fn axis_angle(axis: V3, angle: F) -> Q {
         Q::from_axis_angle(axis, angle)
     }
+    include!("joint.rs");
     include!("descent.rs");
+    include!("tree.rs");
 }
 
 /// The option bits a damped-least-squares chain may set.
@@ -248,3 +252,16 @@ pub fn reference(chain: &DlsChain, starts: u32, iterations: u32) -> Result<(Vec<
     );
     Ok((pose.p[..s.n].to_vec(), err))
 }
+
+/// A joint's limit and bone as the `f32` descent reads them (the tree's solver).
+pub(crate) fn joint_single(l: &Limit, bone: Vec3) -> single::Joint {
+    joint_of!(single, l, bone, |q| q, |v| v, |x| x)
+}
+
+/// A joint's limit and bone as the `f64` descent reads them (the tree's reference).
+pub(crate) fn joint_double(l: &Limit, bone: Vec3) -> double::Joint {
+    joint_of!(double, l, bone, |q: Quat| q.as_dquat(), |v: Vec3| v.as_dvec3(), f64::from)
+}
+
+/// The damping at the start of a tree's descent, as a share of its length.
+pub(crate) const TREE_DAMPING_START: f32 = DAMPING_START;
