@@ -33,14 +33,18 @@ usage: cargo run --release --example bench -- [flags]
 
   --quick              sizes 1k,16k,64k (default 1k,4k,16k,64k,256k,1m)
   --sizes LIST         chain counts, e.g. 1k,64k,1m,4m
-  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,tree20x8,lookat,mixed,crowd,placement,
+  --workloads LIST     any of two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,upper,quadruped,tree20x8,lookat,mixed,crowd,placement,
                        gltf,gltf-placement
                        (fabrikJxK: J joints, K iterations; limitedJxK: constrained FABRIK
                        (alignedJxK: with option::ALIGN_HINGES) and
                        ccdJxK: CCD, both with joint limits on every joint; tree20xK:
                        multi-effector FABRIK on a 20-joint quadruped with 4 hooves; arm: damped
                        least squares on 7-degree-of-freedom arms with hand position and
-                       orientation targets, and k's Jacobian solver beside it; lookat:
+                       orientation targets, and k's Jacobian solver beside it; upper,
+                       quadruped: damped least squares on a 13-joint upper body (hands and head
+                       with orientations) and a 20-joint quadruped (four hooves, a pelvis that
+                       moves), limits on every joint, targets the limits allow (CPU rows);
+                       lookat:
                        neck, head and eyes with limits and an up target; crowd/placement: the
                        box-rig walkers over hills, gltf/gltf-placement: the same with Cesium
                        Man, a glTF character (tests/data/gltf); default all)
@@ -188,6 +192,15 @@ where
         gpu_resident: resident,
         peer: None,
     })
+}
+
+/// The CPU columns alone, for records without a GPU kernel (damped least squares on trees).
+fn cpu_rows<C: Chain>(name: &str, chains: &[C]) -> Res<Row> {
+    let n = chains.len();
+    let mut out = vec![C::Solved::default(); n];
+    let cpu1 = best(|| Ok(cpu_job::<C>(chains, &mut out).run().map(|_| ())?))?;
+    let cpu_all = best(|| Ok(cpu_job::<C>(chains, &mut out).run_par().map(|_| ())?))?;
+    Ok(Row::cpu_only(name, n, cpu1, cpu_all))
 }
 
 /// Inputs already on the GPU: CPU µs to encode and submit, wall ms to completion, device ms.
@@ -430,7 +443,7 @@ fn main() -> Res<()> {
             }
         });
     let all =
-        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
+        "two,three,fabrik4x8,fabrik4x16,fabrik8x8,fabrik8x16,limited8x16,ccd8x16,dls8x32,dlsreach8x32,arm,upper,quadruped,tree20x8,lookat,mixed,crowd,placement,gltf,gltf-placement";
     let workloads: Vec<String> =
         value("--workloads").unwrap_or_else(|| all.into()).split(',').map(String::from).collect();
     let json_path = value("--json").unwrap_or_else(|| "bench.json".into());
@@ -484,6 +497,8 @@ fn main() -> Res<()> {
                 },
                 "lookat" => chains("look-at 4", gpu.as_mut(), &workload::look_at(n, 5))?,
                 "arm" => chains("dls arm", gpu.as_mut(), &workload::dls_arms(n, 32, 6))?,
+                "upper" => cpu_rows("dls upper 13", &workload::dls_upper_bodies(n, 32, 7))?,
+                "quadruped" => cpu_rows("dls quad 20", &workload::dls_quadrupeds(n, 32, 8))?,
                 f if f.starts_with("tree20x") => {
                     let it = f["tree20x".len()..].parse()?;
                     chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?
