@@ -64,6 +64,14 @@ fn wgsl_records_match_rust_records() {
         [joints_ms, rotations_ms, targets_ms, parents, effectors, params, mode]
     );
     check_struct!(s, "MultiFabrikSolved", MultiFabrikSolved, [positions_ms, rotations_ms, corrections, status]);
+    check_struct!(s, "TreeLimits", crowd_ik::TreeLimits, [parent_ms, kinds, joints]);
+    check_struct!(
+        s,
+        "DlsTreeGoal",
+        crowd_ik::records::DlsTreeGoal,
+        [orientations_ms, orientation_weights, root_translation, starts, stiffness]
+    );
+    check_struct!(s, "DlsTree", crowd_ik::DlsTree, [tree, limits, goal]);
     assert_eq!(s["DispatchParams"].0, 16);
 }
 

@@ -122,6 +122,31 @@ struct MultiFabrikChain {
     mode: vec4<u32>,                  // joint count, iterations, option bits (0), effector count
 }
 
+// The limits of a joint tree's joints (src/records/limits.rs, TreeLimits): a ChainLimits of
+// 32 joints, every word of `kinds` in use.
+struct TreeLimits {
+    parent_ms: vec4<f32>,
+    kinds: vec4<u32>,
+    joints: array<JointLimit, 32>,
+}
+
+// What a damped-least-squares tree asks for beyond its effectors' positions
+// (src/records/dls.rs, DlsTreeGoal).
+struct DlsTreeGoal {
+    orientations_ms: array<vec4<f32>, 4>, // per effector, its target model rotation
+    orientation_weights: vec4<f32>,       // per effector (length per radian; 0 = none)
+    root_translation: vec4<f32>,          // xyz = the root's box half-extents, w = its stiffness
+    starts: vec4<u32>,                    // x = starting poses, 1..=MAX_DLS_STARTS
+    stiffness: array<vec4<f32>, 8>,       // joint k's in stiffness[k / 4][k % 4]
+}
+
+// A limited joint tree solved by damped least squares (src/records/dls.rs, DlsTree).
+struct DlsTree {
+    tree: MultiFabrikChain,
+    limits: TreeLimits,
+    goal: DlsTreeGoal,
+}
+
 struct MultiFabrikSolved {
     positions_ms: array<vec4<f32>, 32>,
     rotations_ms: array<vec4<f32>, 32>,
