@@ -26,18 +26,20 @@ fn records(tree: &LimitedTree, n: usize, seed: u64, iterations: u32) -> Vec<DlsT
     (0..n).map(|_| tree.record(&mut rng, iterations)).collect()
 }
 
+/// Each effector's squared error `|Δp|² + (w·θ)²` (metres²) and its weight.
+fn effector_errors<'a>(c: &'a DlsTree, s: &'a MultiFabrikSolved) -> impl Iterator<Item = (f32, f32)> + 'a {
+    (0..c.tree.effector_count()).map(move |e| {
+        let j = c.tree.effectors[e] as usize;
+        let dp = s.position(j).distance(c.tree.target(e));
+        let w = c.goal.orientation_weights[e];
+        let a = if w > 0.0 { quat_angle(s.rotation(j), Quat::from_array(c.goal.orientations_ms[e])) * w } else { 0.0 };
+        (dp * dp + a * a, c.tree.targets_ms[e][3])
+    })
+}
+
 /// The largest effector error of a solved tree: `√(|Δp|² + (w·θ)²)` per effector, metres.
 fn worst_effector(c: &DlsTree, s: &MultiFabrikSolved) -> f32 {
-    (0..c.tree.effector_count())
-        .map(|e| {
-            let j = c.tree.effectors[e] as usize;
-            let dp = s.position(j).distance(c.tree.target(e));
-            let w = c.goal.orientation_weights[e];
-            let a =
-                if w > 0.0 { quat_angle(s.rotation(j), Quat::from_array(c.goal.orientations_ms[e])) * w } else { 0.0 };
-            (dp * dp + a * a).sqrt()
-        })
-        .fold(0.0, f32::max)
+    effector_errors(c, s).map(|(e2, _)| e2.sqrt()).fold(0.0, f32::max)
 }
 
 /// How far a solved joint is outside its limit, radians: the deviation from rest
@@ -207,17 +209,7 @@ fn the_f64_reference_agrees_and_unreachable_targets_end_near_the_optimum() {
 /// effector's `|Δp|² + (w·θ)²` weighted by its weight over the heaviest's).
 fn residual(c: &DlsTree, s: &MultiFabrikSolved) -> f32 {
     let heaviest = (0..c.tree.effector_count()).map(|e| c.tree.targets_ms[e][3]).fold(0.0, f32::max);
-    (0..c.tree.effector_count())
-        .map(|e| {
-            let j = c.tree.effectors[e] as usize;
-            let dp = s.position(j).distance(c.tree.target(e));
-            let w = c.goal.orientation_weights[e];
-            let a =
-                if w > 0.0 { quat_angle(s.rotation(j), Quat::from_array(c.goal.orientations_ms[e])) * w } else { 0.0 };
-            (dp * dp + a * a) * c.tree.targets_ms[e][3] / heaviest
-        })
-        .sum::<f32>()
-        .sqrt()
+    effector_errors(c, s).map(|(e2, w)| e2 * w / heaviest).sum::<f32>().sqrt()
 }
 
 /// Weight 0 gives the FK pose; weight 0.5 turns every joint half way (the corrections

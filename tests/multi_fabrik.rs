@@ -21,21 +21,11 @@ struct Skeleton {
 }
 
 /// Pelvis, spine, chest, neck, head, and two arms (clavicle, upper arm, forearm, hand)
-/// off the chest: 13 joints, effectors on both hands and the head.
+/// off the chest: 13 joints, effectors on both hands and the head
+/// (`crowd_ik_tools::workload::upper_body_tree`'s skeleton).
 fn upper_body() -> Skeleton {
-    let mut parents = vec![0, 0, 1, 2, 3];
-    let mut offsets = vec![Vec3::ZERO, Vec3::Y * 0.15, Vec3::Y * 0.15, Vec3::Y * 0.2, Vec3::Y * 0.1];
-    for side in [1.0, -1.0] {
-        let first = parents.len();
-        parents.extend([2, first, first + 1, first + 2]);
-        offsets.extend([
-            Vec3::new(0.05 * side, 0.15, 0.0),
-            Vec3::X * 0.15 * side,
-            Vec3::X * 0.28 * side,
-            Vec3::X * 0.25 * side,
-        ]);
-    }
-    Skeleton { parents, offsets, effectors: vec![8, 12, 4] }
+    let t = crowd_ik_tools::workload::upper_body_tree();
+    Skeleton { parents: t.parents, offsets: t.offsets, effectors: vec![8, 12, 4] }
 }
 
 /// The benchmark's quadruped tree (`crowd_ik_tools::workload::quadruped_tree`): hips,
