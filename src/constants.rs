@@ -27,6 +27,8 @@ shared_constants! {
     ERR_NOT_NORMALIZED: u32 = 8;
     /// `ChainError::OutOfRange`.
     ERR_OUT_OF_RANGE: u32 = 9;
+    /// `ChainError::DeviceLoopLimit` (GPU kernels only).
+    ERR_DEVICE_LOOP_LIMIT: u32 = 10;
 
     /// `records::PoleMode::FkPlane` (a limb's `mode.x`).
     POLE_FK_PLANE: u32 = 0;

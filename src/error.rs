@@ -52,6 +52,12 @@ pub enum ChainError {
     /// beyond ±1e9 ([`crate::constants::MAX_COORDINATE`]): finite, but past what f32
     /// arithmetic on its squares can solve.
     OutOfRange = c::ERR_OUT_OF_RANGE,
+    /// GPU only: the device ended the kernel's loops before the record was solved. Mesa's
+    /// software Vulkan driver (lavapipe) ends every loop of an invocation once all its loops
+    /// together have run 65 535 times; the multi-effector FABRIK kernel, whose loops over a
+    /// tree's joints do not unroll, sees it and flags the record with its FK pose instead
+    /// of returning a pose cut short (see the GPU guide). The CPU twins never return it.
+    DeviceLoopLimit = c::ERR_DEVICE_LOOP_LIMIT,
 }
 
 impl ChainError {
@@ -68,6 +74,7 @@ impl ChainError {
             c::ERR_JOINT_COUNT => Self::JointCount,
             c::ERR_NOT_NORMALIZED => Self::NotNormalized,
             c::ERR_OUT_OF_RANGE => Self::OutOfRange,
+            c::ERR_DEVICE_LOOP_LIMIT => Self::DeviceLoopLimit,
             _ => return None,
         })
     }
@@ -90,6 +97,7 @@ impl fmt::Display for ChainError {
             Self::JointCount => "the joint count is out of range (FABRIK 2 to 16, joint trees 2 to 32, look-at 1 to 4)",
             Self::NotNormalized => "a rotation is not a unit quaternion",
             Self::OutOfRange => "a position, target, pole, axis or offset is beyond ±1e9",
+            Self::DeviceLoopLimit => "the device ended the kernel's loops before the record was solved",
         })
     }
 }

@@ -439,3 +439,47 @@ fn flushing_subnormals_changes_no_status_word_for_multi_effector_fabrik() {
         assert!(bad.len() * 1_000 < size.max(1_000), "{what}: {} trees outside the contract", bad.len());
     }
 }
+
+/// Long runs on the GPU: a record whose loops the device ended early (lavapipe ends every
+/// loop of an invocation once they have run 65 535 times together; docs/gpu.md) is flagged
+/// `ChainError::DeviceLoopLimit` with its whole FK pose written over what the output buffer
+/// held (the buffer first holds another batch's answers), never returned cut short; on a
+/// device without the limit no record is flagged.
+#[test]
+fn long_runs_are_solved_or_flagged_never_cut_short() {
+    let Some(mut gpu) = solver() else { return };
+    let limited = gpu.adapter_info().is_some_and(|a| a.name.contains("llvmpipe"));
+    let fk_tail = crowd_ik_tools::workload::multi_fabrik(64, 64, 9);
+    for iterations in [64, 300, 2000] {
+        let mut out = vec![MultiFabrikSolved::default(); fk_tail.len()];
+        gpu.solve(&fk_tail, &mut out).unwrap();
+        let trees = crowd_ik_tools::workload::multi_fabrik(64, iterations, 5);
+        gpu.solve(&trees, &mut out).unwrap();
+        let mut cpu = vec![MultiFabrikSolved::default(); trees.len()];
+        MultiFabrikJob::new(&trees, &mut cpu).run().unwrap();
+        let flagged = out.iter().filter(|s| s.error() == Some(ChainError::DeviceLoopLimit)).count();
+        let worst = (0..trees.len())
+            .filter(|&i| out[i].error().is_none())
+            .map(|i| contract_distance(&cpu[i], &out[i], total_length(&trees[i])))
+            .fold(0.0, f32::max);
+        eprintln!(
+            "{iterations} iterations: {flagged} of {} flagged, the others within {worst} contract units",
+            trees.len()
+        );
+        for (c, s) in trees.iter().zip(&out) {
+            if s.error() == Some(ChainError::DeviceLoopLimit) {
+                assert!(limited, "a device without a loop limit flagged a record");
+                for j in 0..32 {
+                    let want = if j < c.joint_count() { c.joints_ms[j] } else { [0.0; 4] };
+                    assert_eq!(s.positions_ms[j], want, "slot {j}");
+                }
+            } else {
+                assert_eq!(s.error(), None);
+            }
+        }
+        if iterations == 64 {
+            assert_eq!(flagged, 0);
+            assert!(worst <= 1.0);
+        }
+    }
+}

@@ -21,14 +21,18 @@ fn fitted_twist(axis: vec3<f32>, cs: f32, sn: f32, scale: f32) -> vec4<f32> {
 @group(0) @binding(2) var<uniform> dispatch: DispatchParams;
 
 // Zeroes the slots from n up to what this record held before (its status.w), so a
-// record never carries a previous frame's joints past its count.
-fn clear_past_tree(i: u32, n: u32) {
+// record never carries a previous frame's joints past its count. Returns whether every
+// pass ran (see ERR_DEVICE_LOOP_LIMIT).
+fn clear_past_tree(i: u32, n: u32) -> bool {
     let held = min(solved[i].status.w, MAX_TREE_JOINTS);
+    var cleared = 0u;
     for (var k = n; k < held; k++) {
         solved[i].positions_ms[k] = vec4<f32>(0.0);
         solved[i].rotations_ms[k] = vec4<f32>(0.0);
         solved[i].corrections[k] = vec4<f32>(0.0);
+        cleared += 1u;
     }
+    return held <= n || cleared == held - n;
 }
 
 fn write_fk(i: u32, n: u32, err: u32) {
@@ -37,6 +41,25 @@ fn write_fk(i: u32, n: u32, err: u32) {
         solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
         solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
         solved[i].corrections[k] = Q_IDENTITY;
+    }
+    solved[i].status = vec4<u32>(0u, err, 0u, n);
+}
+
+// The FK fallback written without loops (every one of the 32 slots: the FK pose below n,
+// zeros past it), for a record whose loops the device ended early (ERR_DEVICE_LOOP_LIMIT:
+// lavapipe then ends every later loop after its first pass too; docs/gpu.md).
+fn write_fk_unrolled(i: u32, n: u32, err: u32) {
+    // unroll
+    for (var k = 0u; k < 32u; k++) {
+        if (k < n) {
+            solved[i].positions_ms[k] = finite_point(chains[i].joints_ms[k]);
+            solved[i].rotations_ms[k] = finite_rotation(chains[i].rotations_ms[k]);
+            solved[i].corrections[k] = Q_IDENTITY;
+        } else {
+            solved[i].positions_ms[k] = vec4<f32>(0.0);
+            solved[i].rotations_ms[k] = vec4<f32>(0.0);
+            solved[i].corrections[k] = vec4<f32>(0.0);
+        }
     }
     solved[i].status = vec4<u32>(0u, err, 0u, n);
 }
@@ -269,15 +292,26 @@ fn solve(i: u32) -> u32 {
         d[j] = Q_IDENTITY;
     }
     let iters = iterations(chains[i].mode);
+    // Every loop counts its passes: one the device ended early (lavapipe's loop limit) is
+    // flagged rather than returned cut short.
+    var done = 0u;
     for (var it = 0u; it < iters; it++) {
         backward(i, n, eps2);
         forward(n, has_option(chains[i].mode, OPT_KEEP_ROOT_ROTATION), eps2);
+        done += 1u;
+    }
+    if (done != iters) {
+        return ERR_DEVICE_LOOP_LIMIT;
     }
     // Finishing (weights, pose rebuilt from the deltas); dw and pw reuse q and an array.
-    clear_past_tree(i, n);
+    if (!clear_past_tree(i, n)) {
+        return ERR_DEVICE_LOOP_LIMIT;
+    }
     var dw: array<vec4<f32>, T>;
     var worst = 0.0;
+    var written = 0u;
     for (var j = 0u; j < n; j++) {
+        written += 1u;
         var d_par = Q_IDENTITY;
         var dw_par = Q_IDENTITY;
         var here = chains[i].joints_ms[0].xyz;
@@ -298,6 +332,9 @@ fn solve(i: u32) -> u32 {
             worst = max(worst, distance(here, chains[i].targets_ms[effector[j]].xyz));
         }
     }
+    if (written != n) {
+        return ERR_DEVICE_LOOP_LIMIT;
+    }
     // cpu::multi_fabrik::reach_tolerance.
     let reach = max(tolerance, 1e-6 * (length(chains[i].joints_ms[0].xyz) + total));
     let reached = weight >= 1.0 && worst <= reach;
@@ -312,7 +349,10 @@ fn multi_fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
         return;
     }
     let err = solve(i);
-    if (err != 0u) {
-        write_fk(i, min(joint_count(chains[i].mode), MAX_TREE_JOINTS), err);
+    let n = min(joint_count(chains[i].mode), MAX_TREE_JOINTS);
+    if (err == ERR_DEVICE_LOOP_LIMIT) {
+        write_fk_unrolled(i, n, err);
+    } else if (err != 0u) {
+        write_fk(i, n, err);
     }
 }
