@@ -10,7 +10,7 @@
 
 use crowd_ik::crowd::{CharacterInput, CharacterState, Ground, GroundHit, JointPose, MAX_LEGS};
 use crowd_ik::glam::{Quat, Vec2, Vec3};
-use crowd_ik::{CcdChain, ConstrainedFabrikChain, DlsChain};
+use crowd_ik::{CcdChain, ConstrainedFabrikChain, DlsChain, DlsTree};
 use crowd_ik_tools::{scene, terrain, workload};
 use std::path::Path;
 
@@ -127,6 +127,13 @@ fn main() {
         .collect();
     seeds(dir, "dls", "limited", &dls);
     seeds(dir, "multi_fabrik", "quadruped", &workload::multi_fabrik(16, 8, 5));
+    let trees: Vec<DlsTree> = workload::dls_upper_bodies(8, 8, 7)
+        .into_iter()
+        .chain(workload::dls_quadrupeds(8, 8, 8))
+        .enumerate()
+        .map(|(i, t)| t.with_starts(1 + i as u32 % 2).with_stiffness(1, [0.0, 0.5][i % 2]))
+        .collect();
+    seeds(dir, "dls_tree", "bodies", &trees);
     seeds(dir, "look_at", "heads", &workload::look_at(16, 6));
 
     for head in 0..=255u8 {
