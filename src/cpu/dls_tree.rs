@@ -16,10 +16,9 @@ use glam::{DVec3, Quat, Vec3};
 
 use super::chain::solve_or_fk;
 use super::dls::{double, joint_double, joint_single, single, TREE_DAMPING_START};
-use super::limits::{setup_joint_limit, Limit};
+use super::limits::{check_kinds_and_parent, setup_joint_limit, Limit};
 use super::math::{finite4, in_range, is_unit_quat};
 use super::multi_fabrik::{reach_tolerance, setup, write_tree, Tree, NONE};
-use crate::constants as c;
 use crate::error::ChainError;
 use crate::records::{option, v3, DlsTree, MultiFabrikSolved, Options, TreeLimits, MAX_DLS_STARTS, MAX_TREE_JOINTS};
 
@@ -70,20 +69,7 @@ fn setup_tree_limits(
     t: &Tree,
 ) -> Result<[Limit; TJ], ChainError> {
     let mut out = [Limit::default(); TJ];
-    let known = c::LIMIT_HINGE | c::LIMIT_CONE | c::LIMIT_TWIST;
-    for i in 0..TJ {
-        let k = l.kind(i);
-        let ok = k & !known == 0 && (k & c::LIMIT_HINGE == 0 || k == c::LIMIT_HINGE);
-        if !ok || (k != 0 && (i >= t.n || t.first_child[i] == NONE)) {
-            return Err(ChainError::InvalidParameter);
-        }
-    }
-    if !finite4(l.parent_ms) {
-        return Err(ChainError::NonFinite);
-    }
-    if !is_unit_quat(Quat::from_array(l.parent_ms)) {
-        return Err(ChainError::NotNormalized);
-    }
+    check_kinds_and_parent(l, |i| i < t.n && t.first_child[i] != NONE)?;
     for i in 0..t.n {
         let fc = t.first_child[i];
         if fc == NONE {

@@ -12,7 +12,7 @@ use super::math::{
 };
 use crate::constants::{LIMIT_AXIS2, LIMIT_CONE, LIMIT_HINGE, LIMIT_MIN_CONE, LIMIT_TWIST, PI};
 use crate::error::ChainError;
-use crate::records::{v3, ChainLimits, JointLimit};
+use crate::records::{v3, ChainLimits, JointLimit, Limits};
 
 /// One joint's limit, prepared for solving: its axes made perpendicular to its bone.
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,7 +60,22 @@ pub(crate) fn setup_limits(
     n: usize,
     out: &mut [Limit],
 ) -> Result<(), ChainError> {
-    if !crate::records::kinds_valid(limits, n) {
+    check_kinds_and_parent(limits, |i| i + 1 < n)?;
+    for i in 0..n.saturating_sub(1) {
+        let parent_fk = if i == 0 { limits.parent_ms } else { rotations_ms[i - 1] };
+        out[i] = setup_joint_limit(limits.kind(i), &limits.joints[i], rotations_ms[i], dir_fk[i], parent_fk)?;
+    }
+    Ok(())
+}
+
+/// The checks every set of limits takes before its joints': the kind bits
+/// ([`crate::records::kinds_valid`], `has_bone(i)` = joint `i` has a bone to limit), then the
+/// parent's rotation finite and unit.
+pub(crate) fn check_kinds_and_parent<const N: usize>(
+    limits: &Limits<N>,
+    has_bone: impl Fn(usize) -> bool,
+) -> Result<(), ChainError> {
+    if !crate::records::kinds_valid(limits, has_bone) {
         return Err(ChainError::InvalidParameter);
     }
     if !finite4(limits.parent_ms) {
@@ -68,10 +83,6 @@ pub(crate) fn setup_limits(
     }
     if !is_unit_quat(Quat::from_array(limits.parent_ms)) {
         return Err(ChainError::NotNormalized);
-    }
-    for i in 0..n.saturating_sub(1) {
-        let parent_fk = if i == 0 { limits.parent_ms } else { rotations_ms[i - 1] };
-        out[i] = setup_joint_limit(limits.kind(i), &limits.joints[i], rotations_ms[i], dir_fk[i], parent_fk)?;
     }
     Ok(())
 }

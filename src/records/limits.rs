@@ -263,16 +263,17 @@ impl<const N: usize> Limits<N> {
     }
 }
 
-/// The kind bits of every joint of a chain, checked: `Err` for unknown bits, a hinge with
-/// anything else, a limit on the last joint, or reserved words set.
-pub(crate) fn kinds_valid(limits: &ChainLimits, n: usize) -> bool {
-    if limits.kinds[2] | limits.kinds[3] != 0 {
+/// The kind bits of every joint, checked: `false` for unknown bits, a hinge with anything
+/// else, a limit on a joint without a bone (`has_bone(i)` false: a chain's last joint, a
+/// tree's leaves), or reserved words set (those past the `N` joints).
+pub(crate) fn kinds_valid<const N: usize>(limits: &Limits<N>, has_bone: impl Fn(usize) -> bool) -> bool {
+    if limits.kinds[N.div_ceil(8)..].iter().any(|&k| k != 0) {
         return false;
     }
-    (0..MAX_FABRIK_JOINTS).all(|i| {
+    (0..N).all(|i| {
         let k = limits.kind(i);
         let known = k & !(c::LIMIT_HINGE | c::LIMIT_CONE | c::LIMIT_TWIST) == 0;
         let hinge_alone = k & c::LIMIT_HINGE == 0 || k == c::LIMIT_HINGE;
-        known && hinge_alone && (k == 0 || i + 1 < n)
+        known && hinge_alone && (k == 0 || has_bone(i))
     })
 }

@@ -179,7 +179,7 @@ pub(crate) fn tree_descend(
         let mut held_t = [false; 3];
         let mut dt = V3::ZERO;
         for pass in 0..2 {
-            tree_step(&pose, joints, s, goal, lambda, (&held, &rim, &held_t), &mut delta, &mut dt);
+            tree_step(&pose, &e, joints, s, goal, lambda, (&held, &rim, &held_t), &mut delta, &mut dt);
             if pass == 1 {
                 break;
             }
@@ -220,9 +220,10 @@ pub(crate) fn tree_descend(
         }
         next.t = (pose.t + dt).clamp(-s.reach, s.reach);
         tree_forward(&mut next, joints, s);
-        let (next_err, next_worst) = tree_residual(&next, s, goal, &mut e);
+        let mut e_next = [0.0; ROWS];
+        let (next_err, next_worst) = tree_residual(&next, s, goal, &mut e_next);
         if next_err < err * (1.0 - STEP_MARGIN) {
-            (pose, err, worst) = (next, next_err, next_worst);
+            (pose, e, err, worst) = (next, e_next, next_err, next_worst);
             lambda = (lambda * 0.5).max(lambda_min);
             rejected = 0;
         } else {
@@ -278,10 +279,12 @@ fn add_column(a: &mut [[F; ROWS]; ROWS], c: &[F; ROWS], d2: F, touched: u32, s: 
 
 /// The damped least-squares step of a tree (as [`solve_step`] for a chain, with `J Jᵀ`
 /// over every effector's rows, up to 24 × 24, solved by Cholesky): each turning joint's
-/// coordinate change (`delta`) and the root's translation (`dt`).
+/// coordinate change (`delta`) and the root's translation (`dt`); `e` is the pose's
+/// residual ([`tree_residual`]).
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 fn tree_step(
     pose: &TreePose,
+    e: &[F; ROWS],
     joints: &[Joint],
     s: &Shape,
     g: &TreeGoal,
@@ -290,8 +293,7 @@ fn tree_step(
     delta: &mut [V3; TJ],
     dt: &mut V3,
 ) {
-    let mut y = [0.0; ROWS];
-    tree_residual(pose, s, g, &mut y);
+    let mut y = *e;
     let mut a = [[0.0; ROWS]; ROWS];
     let mut cols = [[[0.0; ROWS]; 3]; TJ];
     let mut axs = [[V3::ZERO; 3]; TJ];
