@@ -130,7 +130,8 @@ mod shaders {
     /// Kernels assembled with one imported module replaced by another wherever it is
     /// imported: (kernel, module, replacement). The dls kernel's records hold a
     /// LimitedChain's fields and more, so its records binding is its own.
-    const SWAPS: &[(&str, &str, &str)] = &[("dls", "limited_binding", "dls_binding")];
+    const SWAPS: &[(&str, &str, &str)] =
+        &[("dls", "limited_binding", "dls_binding"), ("dls_tree", "tree_binding", "dls_tree_binding")];
 
     /// A source assembled from its imports: the text and, per file, where it starts.
     struct Assembled {
@@ -255,7 +256,7 @@ mod shaders {
                     continue;
                 }
                 Build::Once => {
-                    let expanded = expand_unrolls(source, None);
+                    let expanded = expand_unrolls(source, None, &[]);
                     if expanded != *source {
                         validate(kernel, &expanded, &|line| format!("expanded line {line}"), Default::default());
                     }
@@ -278,7 +279,7 @@ mod shaders {
                     .unwrap();
                     writeln!(out, "pub const {upper}_WGSL: [(u32, &str); {}] = [", max - 1).unwrap();
                     for n in 2..=max {
-                        let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n)));
+                        let variant = format!("const N: u32 = {n}u;\n{}", expand_unrolls(template, Some(n), &[]));
                         validate(
                             kernel,
                             &variant,
@@ -308,7 +309,7 @@ mod shaders {
             assemble(kernel, &mut asm, &mut HashSet::new(), &mut Vec::new(), Some((module, replacement)));
             let caps = naga::valid::Capabilities::SHADER_INT64;
             validate(kernel, &asm.source, &|line| asm.locate(kernel, line), caps);
-            let expanded = expand_unrolls(&asm.source, None);
+            let expanded = expand_unrolls(&asm.source, None, &[]);
             validate(kernel, &expanded, &|line| format!("expanded line {line}"), caps);
             writeln!(
                 out,
@@ -365,8 +366,9 @@ mod shaders {
     }
 
     /// Expands each `for (var k = A; k OP B; k++ | k--) { .. }` under a `// unroll` line into one
-    /// `{ let k = <constant>u; .. }` block per step, `A` and `B` being sums of `N` and literals.
-    fn expand_unrolls(source: &str, n: Option<u32>) -> String {
+    /// `{ let k = <constant>u; .. }` block per step, `A` and `B` being sums of `N`, literals and
+    /// the variables of the unrolled loops around it (`outer`, with their values).
+    fn expand_unrolls(source: &str, n: Option<u32>, outer: &[(String, u32)]) -> String {
         let lines: Vec<&str> = source.lines().collect();
         let mut out = String::new();
         let mut i = 0;
@@ -379,7 +381,7 @@ mod shaders {
             }
             let header = lines.get(i + 1).unwrap_or_else(|| panic!("`// unroll` at the end of the source"));
             let indent = &header[..header.len() - header.trim_start().len()];
-            let (var, steps) = parse_for(header.trim(), n);
+            let (var, steps) = parse_for(header.trim(), n, outer);
             // The body: up to the brace that closes the loop.
             let mut depth = 0i32;
             let mut end = i + 1;
@@ -392,15 +394,18 @@ mod shaders {
                 end += 1;
             }
             assert_eq!(lines[end].trim(), "}", "an unrolled loop ends with a line holding only `}}`");
-            let body = expand_unrolls(&lines[i + 2..end].join("\n"), n);
+            let raw = lines[i + 2..end].join("\n");
             for word in ["break", "continue"] {
                 assert!(
-                    !body.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == word),
+                    !raw.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == word),
                     "`{word}` in the unrolled loop `{}`",
                     header.trim()
                 );
             }
             for v in steps {
+                let mut scope = outer.to_vec();
+                scope.push((var.clone(), v));
+                let body = expand_unrolls(&raw, n, &scope);
                 writeln!(out, "{indent}{{\n{indent}    let {var} = {v}u;\n{body}{indent}}}").unwrap();
             }
             i = end + 1;
@@ -409,7 +414,7 @@ mod shaders {
     }
 
     /// The loop variable and its values for `for (var k = A; k OP B; k++) {` (or `k--`).
-    fn parse_for(header: &str, n: Option<u32>) -> (String, Vec<u32>) {
+    fn parse_for(header: &str, n: Option<u32>, outer: &[(String, u32)]) -> (String, Vec<u32>) {
         let bad =
             || -> ! { panic!("cannot unroll `{header}`: expected `for (var k = A; k < B; k++) {{` or `k > B; k--`") };
         let inner = header.strip_prefix("for (var ").and_then(|h| h.strip_suffix(") {")).unwrap_or_else(|| bad());
@@ -417,10 +422,10 @@ mod shaders {
         let [init, cond, step] = parts[..] else { bad() };
         let (var, start) = init.split_once('=').unwrap_or_else(|| bad());
         let var = var.trim().to_string();
-        let start = eval(start, n);
+        let start = eval(start, n, outer);
         let rest = cond.strip_prefix(var.as_str()).unwrap_or_else(|| bad()).trim();
         let (op, bound) = rest.split_once(' ').unwrap_or_else(|| bad());
-        let bound = eval(bound, n);
+        let bound = eval(bound, n, outer);
         let values: Vec<u32> = match (op, step.strip_prefix(var.as_str())) {
             ("<", Some("++")) => (start..bound).collect(),
             ("<=", Some("++")) => (start..=bound).collect(),
@@ -431,8 +436,9 @@ mod shaders {
         (var, values)
     }
 
-    /// Evaluates a sum of `N` (in a per-joint-count kernel) and `u32` literals (`N - 1u`).
-    fn eval(expr: &str, n: Option<u32>) -> u32 {
+    /// Evaluates a sum of `N` (in a per-joint-count kernel), `u32` literals and the variables
+    /// of the unrolled loops around it (`N - 1u`, `x + 1u`).
+    fn eval(expr: &str, n: Option<u32>, outer: &[(String, u32)]) -> u32 {
         let mut total = 0i64;
         let mut sign = 1i64;
         for token in expr.split_whitespace() {
@@ -442,6 +448,9 @@ mod shaders {
                 "N" => {
                     total += sign
                         * i64::from(n.unwrap_or_else(|| panic!("`N` in `{expr}` outside a per-joint-count kernel")))
+                }
+                t if outer.iter().any(|(v, _)| v == t) => {
+                    total += sign * i64::from(outer.iter().rev().find(|(v, _)| v == t).unwrap().1)
                 }
                 t => {
                     let v: i64 =

@@ -58,7 +58,9 @@ fn fabrik(c: &mut Criterion) {
 }
 
 /// The IK toolbox beyond legs: constrained FABRIK and CCD 8x16, the 20-joint quadruped tree
-/// (multi-effector FABRIK, 8 iterations) and 4-joint look-at records, one thread and all.
+/// (multi-effector FABRIK, 8 iterations), damped least squares on the 13-joint upper body
+/// and the 20-joint quadruped (8 starts of 32 iterations at most) and 4-joint look-at
+/// records, one thread and all.
 fn toolbox(c: &mut Criterion) {
     fn both<C: crowd_ik::cpu::Chain>(
         g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
@@ -79,6 +81,8 @@ fn toolbox(c: &mut Criterion) {
     let dls: Vec<DlsChain> = reachable.iter().map(|l| DlsChain::new(l.chain, l.limits)).collect();
     both(&mut g, "dls_reach_8x32", &dls);
     both(&mut g, "tree_20x8", &workload::multi_fabrik(N / 16, 8, 4));
+    both(&mut g, "dls_upper_13", &workload::dls_upper_bodies(N / 64, 32, 7));
+    both(&mut g, "dls_quad_20", &workload::dls_quadrupeds(N / 64, 32, 8));
     both(&mut g, "look_at_4", &workload::look_at(N, 5));
     g.finish();
 }

@@ -82,10 +82,14 @@ fn gpu_chains(c: &mut Criterion) {
     gpu.upload(&workload::two_bone(n, 1)).expect("upload");
     gpu.upload(&workload::three_bone(n, 2)).expect("upload");
     gpu.upload(&workload::fabrik(n / 4, 8, 16, 3)).expect("upload");
+    gpu.upload(&workload::dls_upper_bodies(n / 256, 32, 7)).expect("upload");
     let mut g = c.benchmark_group("gpu_resident");
-    for (name, kind, count) in
-        [("two_bone", Kind::TwoBone, n), ("three_bone", Kind::ThreeBone, n), ("fabrik_8x16", Kind::Fabrik, n / 4)]
-    {
+    for (name, kind, count) in [
+        ("two_bone", Kind::TwoBone, n),
+        ("three_bone", Kind::ThreeBone, n),
+        ("fabrik_8x16", Kind::Fabrik, n / 4),
+        ("dls_upper_13", Kind::DlsTree, n / 256),
+    ] {
         g.throughput(Throughput::Elements(count as u64));
         g.bench_function(name, |b| {
             b.iter(|| {

@@ -2,7 +2,8 @@
 //! CPU–GPU difference and both timings.
 //!
 //! `cargo run --release --example gpu_vs_cpu -- [chains]` (default 262 144 per kind; FABRIK
-//! a quarter of that, the limited chains and joint trees a sixteenth), and crowd foot IK on a
+//! a quarter of that, the limited chains and joint trees a sixteenth, the trees solved by
+//! damped least squares a sixty-fourth), and crowd foot IK on a
 //! real rig: a sixteenth as many Cesium Men (a glTF character, 19 joints) walking its clip
 //! over hills, one stateless frame.
 
@@ -40,6 +41,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dls: Vec<crowd_ik::DlsChain> = reachable.iter().map(|c| crowd_ik::DlsChain::new(c.chain, c.limits)).collect();
     compare("dls reach 8x32", &mut gpu, &dls)?;
     compare("tree 20x8", &mut gpu, &workload::multi_fabrik(n / 16, 8, 4))?;
+    compare("dls upper 13", &mut gpu, &workload::dls_upper_bodies((n / 64).max(1), 32, 7))?;
+    compare("dls quad 20", &mut gpu, &workload::dls_quadrupeds((n / 64).max(1), 32, 8))?;
     compare("look-at 4", &mut gpu, &workload::look_at(n, 5))?;
     feet(&gpu, (n / 16).max(1))?;
     println!(

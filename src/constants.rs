@@ -94,6 +94,10 @@ shared_constants! {
     MIN_EFFECTOR_WEIGHT: f32 = 1e-6;
     /// Largest effector weight (the weighted sums stay far from f32 overflow).
     MAX_EFFECTOR_WEIGHT: f32 = 1e6;
+    /// Largest orientation weight of a damped-least-squares goal, length per radian
+    /// (`ChainError::InvalidParameter` above): the squared, weighted residual stays far from
+    /// f32 overflow.
+    MAX_ORIENTATION_WEIGHT: f32 = 1e6;
     /// Most end effectors of a multi-effector FABRIK tree.
     MAX_EFFECTORS: u32 = 4;
     /// Most starting poses of a damped-least-squares chain (`DlsGoal::starts`).

@@ -7,12 +7,13 @@
 
 mod common;
 
+use common::gpu::{contract_distance, mismatches, one_ulp_sensitivity, solver};
 use common::{quat_angle, Rng};
 use crowd_ik::cpu::dls_tree::dls_tree_reference;
 use crowd_ik::cpu::{dls_tree, validate_dls_tree};
 use crowd_ik::glam::{Quat, Vec3};
 use crowd_ik::prelude::*;
-use crowd_ik::records::limit;
+use crowd_ik::records::{limit, MAX_TREE_JOINTS};
 use crowd_ik_tools::workload::{self, LimitedTree};
 
 fn solve(c: &DlsTree) -> MultiFabrikSolved {
@@ -78,11 +79,11 @@ fn worst_violation(tree: &LimitedTree, c: &DlsTree, s: &MultiFabrikSolved) -> f3
     worst
 }
 
+/// The tree's total bone length (over the joints a record can hold, whatever its count says).
 fn length(c: &DlsTree) -> f32 {
     let ch = &c.tree;
-    (1..ch.joint_count())
-        .map(|j| Vec3::from_slice(&ch.joints_ms[j][..3]).distance(Vec3::from_slice(&ch.joints_ms[ch.parent(j)][..3])))
-        .sum()
+    let at = |j: usize| Vec3::from_slice(&ch.joints_ms[j.min(MAX_TREE_JOINTS - 1)][..3]);
+    (1..ch.joint_count().min(MAX_TREE_JOINTS)).map(|j| at(j).distance(at(ch.parent(j)))).sum()
 }
 
 /// Targets a pose inside the limits reaches (2 000 per body, 8 starts of 32 iterations):
@@ -325,5 +326,154 @@ fn bad_trees_are_reported_and_fall_back_to_fk() {
             s.positions_ms.iter().chain(&s.rotations_ms).chain(&s.corrections).flatten().all(|x| x.is_finite());
         assert!(finite, "{c:?}");
         assert_eq!(s.error().is_some(), validate_dls_tree(&c).is_err());
+    }
+}
+
+/// A random tree for the GPU comparison: an upper body or a quadruped with reachable
+/// targets (a third of them pushed out of reach), random starts (1–8), stiffness on some,
+/// the record's weight below 1 on some, and one in 12 corrupted.
+fn random_tree(rng: &mut Rng, bodies: &[LimitedTree; 2], iterations: u32) -> DlsTree {
+    let tree = &bodies[rng.below(2) as usize];
+    let mut c = tree.record(&mut workload::Rng::new(rng.next_u64()), iterations);
+    c = c.with_starts(1 + rng.below(8));
+    if rng.below(3) == 0 {
+        let len = length(&c);
+        for e in 0..c.tree.effector_count() {
+            let push = rng.unit() * len * rng.range(0.0, 0.3);
+            for k in 0..3 {
+                c.tree.targets_ms[e][k] += push[k];
+            }
+        }
+    }
+    if rng.below(5) == 0 {
+        for i in 0..c.tree.joint_count() {
+            c = c.with_stiffness(i, [0.0, 0.5, 0.9, 1.0][rng.below(4) as usize]);
+        }
+    }
+    if rng.below(8) == 0 {
+        c.tree = c.tree.with_weight(rng.range(0.0, 1.0));
+    }
+    if rng.below(12) == 0 {
+        let count = 1 + rng.below(3);
+        common::corrupt(rng, &mut c, count);
+    }
+    c
+}
+
+/// GPU = CPU for damped least squares on trees, on N ∈ {1, 63, 64, 65, 100 003} random
+/// upper bodies and quadrupeds (`random_tree`: targets in and out of reach, starts,
+/// stiffness, weights, corrupted records): every error code agrees, every output is
+/// finite, and fewer than 1 in 1 000 trees are outside the contract (1e-4 × length,
+/// 1e-3 rad), each of them either ill-conditioned (one ulp of one target moves the CPU's
+/// own answer by a tenth of the gap) or ending as close to its targets on both twins
+/// within 5e-2 × length.
+#[test]
+fn gpu_matches_cpu_for_damped_least_squares_on_trees() {
+    let Some(mut gpu) = solver() else { return };
+    let bodies = [workload::upper_body_tree(), workload::quadruped_limited_tree()];
+    let mut rng = Rng(2035);
+    for size in sizes() {
+        let start = std::time::Instant::now();
+        let trees: Vec<_> = (0..size).map(|_| random_tree(&mut rng, &bodies, 8)).collect();
+        let mut cpu = vec![MultiFabrikSolved::default(); size];
+        DlsTreeJob::new(&trees, &mut cpu).run_par().unwrap();
+        let mut out = vec![MultiFabrikSolved::default(); size];
+        gpu.solve(&trees, &mut out).unwrap();
+        let what = format!("damped least squares on trees x{size}");
+        let len = |i: usize| length(&trees[i]).max(1e-6);
+        assert!(out.iter().all(|s| s.positions_ms.iter().chain(&s.rotations_ms).flatten().all(|x| x.is_finite())));
+        for (i, (c, g)) in cpu.iter().zip(&out).enumerate() {
+            assert_eq!(c.status[1], g.status[1], "{what}: tree {i}'s error code differs");
+        }
+        let bad = mismatches(&cpu, &out, len);
+        let (mut sensitive, mut closer) = (0, 0.0f32);
+        for &i in &bad {
+            let apart = contract_distance(&cpu[i], &out[i], len(i));
+            let moved = (0..trees[i].tree.effector_count())
+                .map(|e| {
+                    one_ulp_sensitivity(&cpu[i], trees[i].tree.targets_ms[e], len(i), |t| {
+                        let mut c = trees[i];
+                        c.tree.targets_ms[e] = t;
+                        solve(&c)
+                    })
+                })
+                .fold(0.0, f32::max);
+            let ill = moved >= 0.1 * apart;
+            sensitive += usize::from(ill);
+            let gap = (residual(&trees[i], &out[i]) - residual(&trees[i], &cpu[i])).abs() / len(i);
+            if !ill {
+                closer = closer.max(gap);
+            }
+        }
+        eprintln!(
+            "{what}: {} of {size} trees outside the contract ({sensitive} of them moved by one ulp of a target by a tenth of the gap; the others' residuals within {closer:e} × length): {:?} ({:.1} s)",
+            bad.len(),
+            &bad[..bad.len().min(8)],
+            start.elapsed().as_secs_f32()
+        );
+        assert!(bad.len() * 100 < size.max(100), "{what}: {} trees outside the contract", bad.len());
+        assert!(closer <= 5e-2, "{what}: a residual {closer} × length apart on a well-conditioned tree");
+        let flagged = out.iter().filter(|s| s.error().is_some()).count();
+        assert!(size < 1000 || flagged > size / 40, "{what}: the corrupted records are flagged ({flagged})");
+    }
+}
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("TREE_SIZES") {
+        Ok(v) => v.split(',').map(|x| x.parse().unwrap()).collect(),
+        Err(_) => vec![1, 63, 64, 65, 100_003],
+    }
+}
+
+/// Long runs on the GPU: quadrupeds whose targets are out of reach (pushed 0.3 of the body's
+/// length away, so starts run their iterations out), 8 starts each. At 32 iterations per
+/// start no tree is flagged and every one is within the contract; at 1 000, on a device with
+/// lavapipe's loop limit (every loop of an invocation ended once they have run 65 535 times
+/// together; docs/gpu.md), a tree whose loops were ended early is flagged
+/// `ChainError::DeviceLoopLimit` with its whole FK pose written over what the output buffer
+/// held, never returned cut short; on a device without the limit none is flagged.
+#[test]
+fn long_runs_are_solved_or_flagged_never_cut_short() {
+    let Some(mut gpu) = solver() else { return };
+    let limited = gpu.adapter_info().is_some_and(|a| a.name.contains("llvmpipe"));
+    let tree = workload::quadruped_limited_tree();
+    let previous = records(&workload::upper_body_tree(), 64, 70, 8);
+    for iterations in [32, 100, 1000] {
+        let mut out = vec![MultiFabrikSolved::default(); 64];
+        gpu.solve(&previous, &mut out).unwrap();
+        let mut trees = records(&tree, 64, 71, iterations);
+        let mut rng = Rng(72);
+        for c in &mut trees {
+            let len = length(c);
+            for e in 0..c.tree.effector_count() {
+                let push = rng.unit() * len * 0.3;
+                for k in 0..3 {
+                    c.tree.targets_ms[e][k] += push[k];
+                }
+            }
+        }
+        gpu.solve(&trees, &mut out).unwrap();
+        let cpu: Vec<_> = trees.iter().map(solve).collect();
+        let flagged = out.iter().filter(|s| s.error() == Some(ChainError::DeviceLoopLimit)).count();
+        let worst = (0..trees.len())
+            .filter(|&i| out[i].error().is_none())
+            .map(|i| contract_distance(&cpu[i], &out[i], length(&trees[i])))
+            .fold(0.0, f32::max);
+        eprintln!("{iterations} iterations: {flagged} of 64 flagged, the others within {worst} contract units");
+        for (c, s) in trees.iter().zip(&out) {
+            if s.error() == Some(ChainError::DeviceLoopLimit) {
+                assert!(limited, "a device without a loop limit flagged a record");
+                for j in 0..32 {
+                    let want = if j < c.tree.joint_count() { c.tree.joints_ms[j] } else { [0.0; 4] };
+                    assert_eq!(s.positions_ms[j], want, "slot {j}");
+                }
+            } else {
+                assert_eq!(s.error(), None);
+            }
+        }
+        if iterations == 32 {
+            assert_eq!(flagged, 0);
+            assert!(worst <= 1.0, "a tree {worst} contract units from the CPU's");
+        }
     }
 }

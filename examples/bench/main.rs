@@ -43,7 +43,7 @@ usage: cargo run --release --example bench -- [flags]
                        orientation targets, and k's Jacobian solver beside it; upper,
                        quadruped: damped least squares on a 13-joint upper body (hands and head
                        with orientations) and a 20-joint quadruped (four hooves, a pelvis that
-                       moves), limits on every joint, targets the limits allow (CPU rows);
+                       moves), limits on every joint, targets the limits allow;
                        lookat:
                        neck, head and eyes with limits and an up target; crowd/placement: the
                        box-rig walkers over hills, gltf/gltf-placement: the same with Cesium
@@ -192,15 +192,6 @@ where
         gpu_resident: resident,
         peer: None,
     })
-}
-
-/// The CPU columns alone, for records without a GPU kernel (damped least squares on trees).
-fn cpu_rows<C: Chain>(name: &str, chains: &[C]) -> Res<Row> {
-    let n = chains.len();
-    let mut out = vec![C::Solved::default(); n];
-    let cpu1 = best(|| Ok(cpu_job::<C>(chains, &mut out).run().map(|_| ())?))?;
-    let cpu_all = best(|| Ok(cpu_job::<C>(chains, &mut out).run_par().map(|_| ())?))?;
-    Ok(Row::cpu_only(name, n, cpu1, cpu_all))
 }
 
 /// Inputs already on the GPU: CPU µs to encode and submit, wall ms to completion, device ms.
@@ -497,8 +488,8 @@ fn main() -> Res<()> {
                 },
                 "lookat" => chains("look-at 4", gpu.as_mut(), &workload::look_at(n, 5))?,
                 "arm" => chains("dls arm", gpu.as_mut(), &workload::dls_arms(n, 32, 6))?,
-                "upper" => cpu_rows("dls upper 13", &workload::dls_upper_bodies(n, 32, 7))?,
-                "quadruped" => cpu_rows("dls quad 20", &workload::dls_quadrupeds(n, 32, 8))?,
+                "upper" => chains("dls upper 13", gpu.as_mut(), &workload::dls_upper_bodies(n, 32, 7))?,
+                "quadruped" => chains("dls quad 20", gpu.as_mut(), &workload::dls_quadrupeds(n, 32, 8))?,
                 f if f.starts_with("tree20x") => {
                     let it = f["tree20x".len()..].parse()?;
                     chains(&format!("tree 20x{it}"), gpu.as_mut(), &workload::multi_fabrik(n, it, 4))?

@@ -20,7 +20,10 @@ use super::limits::{check_kinds_and_parent, setup_joint_limit, Limit};
 use super::math::{finite4, in_range, is_unit_quat};
 use super::multi_fabrik::{reach_tolerance, setup, write_tree, Tree, NONE};
 use crate::error::ChainError;
-use crate::records::{option, v3, DlsTree, MultiFabrikSolved, Options, TreeLimits, MAX_DLS_STARTS, MAX_TREE_JOINTS};
+use crate::records::{
+    option, v3, DlsTree, MultiFabrikSolved, Options, TreeLimits, MAX_DLS_STARTS, MAX_ORIENTATION_WEIGHT,
+    MAX_TREE_JOINTS,
+};
 
 const TJ: usize = MAX_TREE_JOINTS;
 
@@ -39,7 +42,8 @@ pub fn dls_tree(tree: &DlsTree, out: &mut MultiFabrikSolved) {
 /// ([`super::validate_multi_fabrik`]); then its limits: known kind bits, a hinge alone, no
 /// limit on a joint without children ([`ChainError::InvalidParameter`]), the parent
 /// rotation finite and unit, and each limit as for a chain's joint; then its goal: every
-/// number finite ([`ChainError::NonFinite`]); orientation weights `≥ 0` and 0 past the
+/// number finite ([`ChainError::NonFinite`]); orientation weights in
+/// `[0, MAX_ORIENTATION_WEIGHT]` and 0 past the
 /// effector count, the root's half-extents `≥ 0` and within range, its stiffness and every
 /// joint's in `[0, 1]`, starts within `1..=MAX_DLS_STARTS` and the reserved words zero
 /// ([`ChainError::InvalidParameter`]); an orientation in use a unit quaternion
@@ -94,7 +98,7 @@ fn check_tree_goal(tree: &DlsTree, m: usize) -> Result<(), ChainError> {
     }
     let w = g.orientation_weights;
     let t = g.root_translation;
-    let invalid = w.iter().any(|&x| x < 0.0)
+    let invalid = w.iter().any(|&x| !(0.0..=MAX_ORIENTATION_WEIGHT).contains(&x))
         || w[m..].iter().any(|&x| x != 0.0)
         || !(t[0] >= 0.0 && t[1] >= 0.0 && t[2] >= 0.0 && (0.0..=1.0).contains(&t[3]))
         || !in_range(t)

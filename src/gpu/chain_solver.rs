@@ -15,7 +15,7 @@
 
 use crate::records::ChainRecord;
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, DlsChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
+    CcdChain, ConstrainedFabrikChain, DlsChain, DlsTree, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
     TwoBoneChain,
 };
 
@@ -98,6 +98,7 @@ impl GpuSolver {
                 Kind::LookAt => sizes::<LookAtChain>(),
                 Kind::MultiFabrik => sizes::<MultiFabrikChain>(),
                 Kind::Dls => sizes::<DlsChain>(),
+                Kind::DlsTree => sizes::<DlsTree>(),
             };
             KindState {
                 pipelines: vec![None; kind.variants()],

@@ -3,7 +3,7 @@
 
 use super::shaders;
 use crate::records::{
-    CcdChain, ConstrainedFabrikChain, DlsChain, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
+    CcdChain, ConstrainedFabrikChain, DlsChain, DlsTree, FabrikChain, LookAtChain, MultiFabrikChain, ThreeBoneChain,
     TwoBoneChain, MAX_FABRIK_JOINTS,
 };
 use crate::records::{ChainRecord, Options};
@@ -28,11 +28,14 @@ pub enum Kind {
     /// `shaders/kernels/dls.wgsl` (damped least squares with joint limits, fixed iterations
     /// per start).
     Dls = 7,
+    /// `shaders/kernels/dls_tree.wgsl` (damped least squares on a limited joint tree, fixed
+    /// iterations per start).
+    DlsTree = 8,
 }
 
 impl Kind {
     /// All kinds, in dispatch order.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::TwoBone,
         Kind::ThreeBone,
         Kind::Fabrik,
@@ -41,6 +44,7 @@ impl Kind {
         Kind::LookAt,
         Kind::MultiFabrik,
         Kind::Dls,
+        Kind::DlsTree,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Kind {
             Kind::LookAt => "look_at",
             Kind::MultiFabrik => "multi_fabrik",
             Kind::Dls => "dls",
+            Kind::DlsTree => "dls_tree",
         }
     }
 
@@ -66,13 +71,14 @@ impl Kind {
             Kind::LookAt => shaders::LOOK_AT_WORKGROUP_SIZE[0],
             Kind::MultiFabrik => shaders::MULTI_FABRIK_WORKGROUP_SIZE[0],
             Kind::Dls => shaders::DLS_WORKGROUP_SIZE[0],
+            Kind::DlsTree => shaders::DLS_TREE_WORKGROUP_SIZE[0],
         }
     }
 
     /// Number of kernel variants (see [`GpuChain::variant`]).
     pub(crate) fn variants(self) -> usize {
         match self {
-            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik | Kind::DlsTree => 1,
             Kind::Fabrik | Kind::Dls => MAX_FABRIK_JOINTS + 1,
             // Per joint count, without and with `option::ALIGN_HINGES` (constrained FABRIK)
             // or `option::ROOT_FIRST` (CCD); see `variant_constants`.
@@ -104,7 +110,7 @@ impl Kind {
             Kind::ConstrainedFabrik => option::ALIGN_HINGES,
             Kind::Ccd => option::ROOT_FIRST,
             Kind::Fabrik | Kind::Dls => 0,
-            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => return 0,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik | Kind::DlsTree => return 0,
         };
         if v != 0 && options & option_bit != 0 {
             v + MAX_FABRIK_JOINTS + 1
@@ -120,6 +126,7 @@ impl Kind {
             (Kind::ThreeBone, _) => (shaders::THREE_BONE_WGSL, shaders::THREE_BONE_ENTRY),
             (Kind::LookAt, _) => (shaders::LOOK_AT_WGSL, shaders::LOOK_AT_ENTRY),
             (Kind::MultiFabrik, _) => (shaders::MULTI_FABRIK_WGSL, shaders::MULTI_FABRIK_ENTRY),
+            (Kind::DlsTree, _) => (shaders::DLS_TREE_WGSL, shaders::DLS_TREE_ENTRY),
             (Kind::Fabrik, v) => {
                 per_joint_count(&shaders::FABRIK_WGSL, shaders::FABRIK_ENTRY, "fabrik_joint_count_error", v)
             }
@@ -180,6 +187,9 @@ impl GpuChain for LookAtChain {
 }
 impl GpuChain for MultiFabrikChain {
     const KIND: Kind = Kind::MultiFabrik;
+}
+impl GpuChain for DlsTree {
+    const KIND: Kind = Kind::DlsTree;
 }
 impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;

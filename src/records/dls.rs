@@ -14,6 +14,10 @@ use super::{option, MultiFabrikSolved};
 
 /// The most starting poses a [`DlsChain`] may ask for ([`DlsGoal::starts`]).
 pub const MAX_DLS_STARTS: u32 = crate::constants::MAX_DLS_STARTS;
+/// Largest orientation weight of a damped-least-squares goal, length per radian (above it
+/// the record is [`crate::ChainError::InvalidParameter`]): the squared, weighted residual
+/// stays far from f32 overflow.
+pub const MAX_ORIENTATION_WEIGHT: f32 = crate::constants::MAX_ORIENTATION_WEIGHT;
 
 /// What a [`DlsChain`] asks for beyond a position: the end's orientation, how many starting
 /// poses to try, and how stiff each joint is. 112 bytes. Keep in sync with `DlsGoal` in
@@ -26,7 +30,8 @@ pub struct DlsGoal {
     pub orientation_ms: [f32; 4],
     /// `x` = the orientation's weight, in length per radian: an orientation error of one
     /// radian counts as far as the end being `x` away from its target (0 = position only;
-    /// the bone's length or the hand's size is a good value). `yzw` = 0.
+    /// the bone's length or the hand's size is a good value; at most
+    /// [`MAX_ORIENTATION_WEIGHT`]). `yzw` = 0.
     pub settings: [f32; 4],
     /// `x` = how many starting poses to try, 1 to [`MAX_DLS_STARTS`]: the FK pose moved
     /// into the limits first, then poses spread over the limits, each run for the chain's
@@ -122,7 +127,7 @@ pub struct DlsTreeGoal {
     /// its weight in `orientation_weights` is above 0).
     pub orientations_ms: [[f32; 4]; MAX_EFFECTORS],
     /// Per effector: the orientation's weight, length per radian (0 = position only; 0 for
-    /// the effectors past the record's count).
+    /// the effectors past the record's count; at most [`MAX_ORIENTATION_WEIGHT`]).
     pub orientation_weights: [f32; 4],
     /// `xyz`: how far the root may move from its FK position along each model axis (a box
     /// of these half-extents; 0 = it stays), `w`: the root translation's stiffness in

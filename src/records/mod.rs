@@ -224,7 +224,7 @@ mod look_at;
 mod multi_fabrik;
 mod solved;
 
-pub use dls::{DlsChain, DlsGoal, DlsTree, DlsTreeGoal, MAX_DLS_STARTS};
+pub use dls::{DlsChain, DlsGoal, DlsTree, DlsTreeGoal, MAX_DLS_STARTS, MAX_ORIENTATION_WEIGHT};
 pub use limb::{LimbBuilder, LimbSettings};
 pub(crate) use limits::kinds_valid;
 pub use limits::{limit, CcdChain, ChainLimits, ConstrainedFabrikChain, JointLimit, Limits, TreeLimits};

@@ -34,7 +34,9 @@ use super::limits::Limit;
 use super::math::{finite4, is_unit_quat};
 use crate::constants::LIMIT_HINGE;
 use crate::error::ChainError;
-use crate::records::{option, v3, DlsChain, FabrikSolved, Options, MAX_DLS_STARTS, MAX_FABRIK_JOINTS};
+use crate::records::{
+    option, v3, DlsChain, FabrikSolved, Options, MAX_DLS_STARTS, MAX_FABRIK_JOINTS, MAX_ORIENTATION_WEIGHT,
+};
 
 /// The solver: `f32`, with the kernels' own sin/cos/atan2 (the GPU twin's arithmetic).
 pub(crate) mod single {
@@ -96,7 +98,7 @@ pub fn dls_with_mode(chain: &DlsChain, _mode: FabrikMode, out: &mut FabrikSolved
 
 /// Checks one chain the way [`dls`] does (a mirrored chain as its unmirrored twin): the
 /// chain and its limits as for CCD, then its goal: every number finite (else
-/// [`ChainError::NonFinite`]); the orientation weight `≥ 0`, the reserved fields zero, the
+/// [`ChainError::NonFinite`]); the orientation weight in `[0, MAX_ORIENTATION_WEIGHT]`, the reserved fields zero, the
 /// starts within `1..=MAX_DLS_STARTS`, every stiffness in `[0, 1]`, and no orientation
 /// target on a chain whose end keeps its FK rotation ([`option::KEEP_END_ROTATION`]) (else
 /// [`ChainError::InvalidParameter`]); an orientation in use (weight > 0) a unit quaternion
@@ -113,7 +115,7 @@ pub(crate) fn check_goal(chain: &DlsChain) -> Result<(), ChainError> {
         return Err(ChainError::NonFinite);
     }
     let w = g.settings[0];
-    let invalid = !(w >= 0.0)
+    let invalid = !(w >= 0.0 && w <= MAX_ORIENTATION_WEIGHT)
         || g.settings[1..] != [0.0; 3]
         || g.starts[1..] != [0; 3]
         || !(1..=MAX_DLS_STARTS).contains(&g.starts[0])
