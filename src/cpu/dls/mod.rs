@@ -115,7 +115,7 @@ pub(crate) fn check_goal(chain: &DlsChain) -> Result<(), ChainError> {
         return Err(ChainError::NonFinite);
     }
     let w = g.settings[0];
-    let invalid = !(w >= 0.0 && w <= MAX_ORIENTATION_WEIGHT)
+    let invalid = !(0.0..=MAX_ORIENTATION_WEIGHT).contains(&w)
         || g.settings[1..] != [0.0; 3]
         || g.starts[1..] != [0; 3]
         || !(1..=MAX_DLS_STARTS).contains(&g.starts[0])
