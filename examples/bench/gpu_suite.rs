@@ -37,7 +37,8 @@ struct Sizes {
     chains: &'static [usize],
     /// Constrained FABRIK 8×16, CCD 8×16, look-at.
     limited: usize,
-    /// Damped least squares 8×32 (reachable targets), the 20-joint tree.
+    /// Damped least squares 8×32 (reachable targets), the 20-joint tree (damped least
+    /// squares on trees: a sixteenth of it).
     heavy: usize,
     /// Crowd characters (stateless, placement, palette).
     characters: &'static [usize],
@@ -523,6 +524,9 @@ pub fn run(tiny: bool, json_path: &str, budget_s: f64) -> Res<()> {
     }));
     steps.push(chain_step(ctx, "look-at 4", l, runs, move || workload::look_at(l, 5)));
     steps.push(chain_step(ctx, "tree 20x8", h, runs, move || workload::multi_fabrik(h, 8, 4)));
+    let t = (h / 16).max(16);
+    steps.push(chain_step(ctx, "dls upper 13", t, runs, move || workload::dls_upper_bodies(t, 32, 7)));
+    steps.push(chain_step(ctx, "dls quad 20", t, runs, move || workload::dls_quadrupeds(t, 32, 8)));
     for &n in sizes.characters {
         steps.push(("crowd".into(), n, Box::new(move || crowd_rows(ctx, "crowd", n, runs, true))));
         steps.push(("placement".into(), n, Box::new(move || crowd_rows(ctx, "placement", n, runs, false))));

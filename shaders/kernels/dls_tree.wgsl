@@ -15,6 +15,17 @@
 
 const WORKGROUP_SIZE: u32 = 64u;
 
+// Pipeline-overridable: this variant solves the trees with orientation targets (true) or
+// those without any (false: every orientation weight ±0; half the rows, their code gone;
+// the host dispatches the variants its records need, src/gpu/kinds.rs).
+override ORIENTATIONS: bool = true;
+
+// Whether block x of the residual's rows exists in this variant (its orientation blocks
+// only with ORIENTATIONS).
+fn block_exists(x: u32) -> bool {
+    return ORIENTATIONS || x % 2u == 0u;
+}
+
 // The tree's state (cpu::dls TreePose).
 struct TreePose {
     q: array<vec3<f32>, T>,
@@ -59,7 +70,7 @@ fn tree_residual(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>
             var e2 = dot(dp, dp);
             let sw = g_sw[k];
             (*e)[2u * k] = dp * sw;
-            if (g_wo[k] > 0.0) {
+            if (ORIENTATIONS && g_wo[k] > 0.0) {
                 var dq = quat_mul(g_orient[k], quat_conj((*pose).rot[j]));
                 if (dq.w < 0.0) {
                     dq = -dq;
@@ -108,7 +119,8 @@ struct TreeBounds {
 }
 
 // The world axes of joint i's coordinates, a swing on its cone's rim moved along it and
-// the held coordinates zeroed (zero: it takes no part; cpu::dls tree_step).
+// the held coordinates zeroed (zero: it takes no part; cpu::dls tree_step). Found again
+// wherever needed: on lavapipe that is cheaper than keeping them per joint.
 fn step_axes(pose: ptr<function, TreePose>, i: u32, bounds: ptr<function, TreeBounds>) -> Axes {
     var par = parent_ms;
     if (i > 0u) {
@@ -130,28 +142,45 @@ fn step_axes(pose: ptr<function, TreePose>, i: u32, bounds: ptr<function, TreeBo
     return ax;
 }
 
-// Joint i's columns of J, per block of rows: the column of a coordinate turning it about
-// the world axis `a` is `G_x a` in block x (cpu::dls tree_column): `√w · a × (p − pᵢ)` for
-// an effector it moves (G = −√w [p − pᵢ]×), `√w · wo · a` for an orientation it turns.
-// Returns the bits of the blocks touched.
-fn joint_factors(pose: ptr<function, TreePose>, i: u32, g: ptr<function, array<mat3x3<f32>, 8>>) -> u32 {
-    var touched = 0u;
+// Joint i's part in each effector's rows: per effector k, `u` = its position less the
+// joint's, `a` = √w where the joint moves it (else 0) and `b` = √w · wo where it turns its
+// orientation (else 0). The column of a coordinate turning the joint about the world axis
+// `ax` is then `a · ax × u` in k's position rows and `b · ax` in its orientation rows
+// (cpu::dls tree_column).
+struct Reach {
+    u: array<vec3<f32>, 4>,
+    a: vec4<f32>,
+    b: vec4<f32>,
+}
+
+fn joint_reach(pose: ptr<function, TreePose>, i: u32) -> Reach {
+    var r: Reach;
     // unroll
     for (var k = 0u; k < 4u; k++) {
-        (*g)[2u * k] = mat3x3<f32>();
-        (*g)[2u * k + 1u] = mat3x3<f32>();
         if (k < m_eff) {
+            r.u[k] = (*pose).p[eff[k]] - (*pose).p[i];
             if (((moved_by[k] >> i) & 1u) != 0u) {
-                (*g)[2u * k] = cross_matrix((*pose).p[eff[k]] - (*pose).p[i]) * (-g_sw[k]);
-                touched |= 1u << (2u * k);
+                r.a[k] = g_sw[k];
             }
-            if (g_wo[k] > 0.0 && ((turned_by[k] >> i) & 1u) != 0u) {
-                (*g)[2u * k + 1u] = diagonal(g_sw[k] * g_wo[k]);
-                touched |= 2u << (2u * k);
+            if (ORIENTATIONS && ((turned_by[k] >> i) & 1u) != 0u) {
+                r.b[k] = g_sw[k] * g_wo[k];
             }
         }
     }
-    return touched;
+    return r;
+}
+
+// Jᵀ y restricted to joint i, as the vector w with (Jᵀ y) of axis `ax` = ax · w.
+fn joint_gradient(r: Reach, y: ptr<function, array<vec3<f32>, 8>>) -> vec3<f32> {
+    var w = vec3<f32>(0.0);
+    // unroll
+    for (var k = 0u; k < 4u; k++) {
+        w += cross(r.u[k], (*y)[2u * k]) * r.a[k];
+        if (ORIENTATIONS) {
+            w += (*y)[2u * k + 1u] * r.b[k];
+        }
+    }
+    return w;
 }
 
 // Where block (x, y), y ≤ x, of the lower triangle is kept.
@@ -159,12 +188,19 @@ fn tri(x: u32, y: u32) -> u32 {
     return x * (x + 1u) / 2u + y;
 }
 
-// Whether block x holds rows of the residual (an effector's position, or its orientation
-// when it has one).
-fn block_used(x: u32) -> bool {
-    let k = x / 2u;
-    return k < m_eff && (x % 2u == 0u || g_wo[k] > 0.0);
+// The blocks that hold rows of the residual (bit x: an effector's position, or its
+// orientation when it has one).
+fn blocks_used() -> u32 {
+    var used = 0u;
+    // unroll
+    for (var k = 0u; k < 4u; k++) {
+        if (k < m_eff) {
+            used |= select(1u, 3u, g_wo[k] > 0.0) << (2u * k);
+        }
+    }
+    return used;
 }
+
 
 // L with L Lᵀ = s (Cholesky of a symmetric positive definite 3 × 3).
 fn cholesky3(s: mat3x3<f32>) -> mat3x3<f32> {
@@ -201,44 +237,61 @@ fn right_solve(t: mat3x3<f32>, l: mat3x3<f32>) -> mat3x3<f32> {
 
 // A⁻¹ b into `b` for the symmetric positive definite A of 8 × 8 blocks of 3 × 3 given by its
 // lower triangle (block Cholesky in place; the scalar Cholesky of cpu::dls cholesky_solve,
-// rows taken three at a time). Unrolled: no loop passes (docs/gpu.md, the loop limit).
-fn block_cholesky_solve(a: ptr<function, array<mat3x3<f32>, 36>>, b: ptr<function, array<vec3<f32>, 8>>) {
+// rows taken three at a time), over the blocks in `used` (the others have zero right sides
+// and no entries off the diagonal: they solve to zero, and are skipped). Unrolled: no loop passes (docs/gpu.md, the loop limit).
+fn block_cholesky_solve(a: ptr<function, array<mat3x3<f32>, 36>>, b: ptr<function, array<vec3<f32>, 8>>, used: u32) {
     // unroll
     for (var x = 0u; x < 8u; x++) {
-        var s = (*a)[tri(x, x)];
-        // unroll
-        for (var k = 0u; k < x; k++) {
-            s -= (*a)[tri(x, k)] * transpose((*a)[tri(x, k)]);
-        }
-        let l = cholesky3(s);
-        (*a)[tri(x, x)] = l;
-        // unroll
-        for (var y = x + 1u; y < 8u; y++) {
-            var t = (*a)[tri(y, x)];
+        if (block_exists(x) && ((used >> x) & 1u) != 0u) {
+            var s = (*a)[tri(x, x)];
             // unroll
             for (var k = 0u; k < x; k++) {
-                t -= (*a)[tri(y, k)] * transpose((*a)[tri(x, k)]);
+                if (block_exists(k)) {
+                    s -= (*a)[tri(x, k)] * transpose((*a)[tri(x, k)]);
+                }
             }
-            (*a)[tri(y, x)] = right_solve(t, l);
+            let l = cholesky3(s);
+            (*a)[tri(x, x)] = l;
+            // unroll
+            for (var y = x + 1u; y < 8u; y++) {
+                if (block_exists(y) && ((used >> y) & 1u) != 0u) {
+                    var t = (*a)[tri(y, x)];
+                    // unroll
+                    for (var k = 0u; k < x; k++) {
+                        if (block_exists(k)) {
+                            t -= (*a)[tri(y, k)] * transpose((*a)[tri(x, k)]);
+                        }
+                    }
+                    (*a)[tri(y, x)] = right_solve(t, l);
+                }
+            }
         }
     }
     // unroll
     for (var x = 0u; x < 8u; x++) {
-        var v = (*b)[x];
-        // unroll
-        for (var k = 0u; k < x; k++) {
-            v -= (*a)[tri(x, k)] * (*b)[k];
+        if (block_exists(x) && ((used >> x) & 1u) != 0u) {
+            var v = (*b)[x];
+            // unroll
+            for (var k = 0u; k < x; k++) {
+                if (block_exists(k)) {
+                    v -= (*a)[tri(x, k)] * (*b)[k];
+                }
+            }
+            (*b)[x] = lower_solve((*a)[tri(x, x)], v);
         }
-        (*b)[x] = lower_solve((*a)[tri(x, x)], v);
     }
     // unroll
     for (var x = 7u; x >= 0u; x--) {
-        var v = (*b)[x];
-        // unroll
-        for (var k = x + 1u; k < 8u; k++) {
-            v -= transpose((*a)[tri(k, x)]) * (*b)[k];
+        if (block_exists(x) && ((used >> x) & 1u) != 0u) {
+            var v = (*b)[x];
+            // unroll
+            for (var k = x + 1u; k < 8u; k++) {
+                if (block_exists(k)) {
+                    v -= transpose((*a)[tri(k, x)]) * (*b)[k];
+                }
+            }
+            (*b)[x] = upper_solve((*a)[tri(x, x)], v);
         }
-        (*b)[x] = upper_solve((*a)[tri(x, x)], v);
     }
 }
 
@@ -257,15 +310,21 @@ fn translation_mask(bounds: ptr<function, TreeBounds>) -> vec3<f32> {
 // Each turning joint's coordinate change (cpu::dls tree_step).
 var<private> delta: array<vec3<f32>, T>;
 
+// N Uᵀ for U = [u]× (row r of N U is row r of N crossed with u; Uᵀ = −U).
+fn times_cross_t(n: mat3x3<f32>, u: vec3<f32>) -> mat3x3<f32> {
+    let t = transpose(n);
+    return transpose(mat3x3<f32>(cross(u, t[0]), cross(u, t[1]), cross(u, t[2])));
+}
+
 // The damped least-squares step of a tree (cpu::dls tree_step): each turning joint's
 // coordinate change into `delta`, the root's translation returned; `e` is the pose's
-// residual. J Jᵀ is built per joint from the 3 × 3 `M = d² Σ a aᵀ` of its axes as
-// `G_x M G_yᵀ` per pair of blocks (the same sums as the CPU's column by column, in another
-// order), so an iteration's only loops are over joints.
+// residual. J Jᵀ is built per joint from the 3 × 3 `M = d² Σ ax axᵀ` of its axes: with
+// `U = [u]×` per effector, position against position adds `a a' U M U'ᵀ`, position against
+// orientation `−a b' U M`, orientation against orientation `b b' M` (Reach): the CPU's
+// column by column sums in another order, and an iteration's only loops are over joints.
 fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>>, lambda_in: f32, bounds: ptr<function, TreeBounds>) -> vec3<f32> {
     var a: array<mat3x3<f32>, 36>;
-    var g: array<mat3x3<f32>, 8>;
-    // |Jᵀe|² (for the damping's floor): per joint wᵀ M w with w = Σ G_xᵀ e_x.
+    // |Jᵀe|² (for the damping's floor): per joint wᵀ M w with w = joint_gradient(e).
     var g2 = 0.0;
     for (var i = 0u; i < n_joints; i++) {
         let d2 = g_d[i] * g_d[i];
@@ -274,21 +333,31 @@ fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>
         }
         let ax = step_axes(pose, i, bounds);
         let m = (outer(ax.a[0], ax.a[0]) + outer(ax.a[1], ax.a[1]) + outer(ax.a[2], ax.a[2])) * d2;
-        let touched = joint_factors(pose, i, &g);
-        var w = vec3<f32>(0.0);
+        let r = joint_reach(pose, i);
+        // U M per effector (its columns: u × M's).
+        var um: array<mat3x3<f32>, 4>;
         // unroll
-        for (var x = 0u; x < 8u; x++) {
-            if (((touched >> x) & 1u) != 0u) {
-                w += transpose(g[x]) * (*e)[x];
-                let h = g[x] * m;
-                // unroll
-                for (var y = 0u; y <= x; y++) {
-                    if (((touched >> y) & 1u) != 0u) {
-                        a[tri(x, y)] += h * transpose(g[y]);
-                    }
+        for (var k = 0u; k < 4u; k++) {
+            um[k] = mat3x3<f32>(cross(r.u[k], m[0]), cross(r.u[k], m[1]), cross(r.u[k], m[2]));
+        }
+        // unroll
+        for (var k = 0u; k < 4u; k++) {
+            // unroll
+            for (var l = 0u; l <= k; l++) {
+                a[tri(2u * k, 2u * l)] += times_cross_t(um[k], r.u[l]) * (r.a[k] * r.a[l]);
+                if (ORIENTATIONS) {
+                    a[tri(2u * k + 1u, 2u * l)] -= transpose(um[l]) * (r.b[k] * r.a[l]);
+                    a[tri(2u * k + 1u, 2u * l + 1u)] += m * (r.b[k] * r.b[l]);
+                }
+            }
+            // unroll
+            for (var l = 0u; l < k; l++) {
+                if (ORIENTATIONS) {
+                    a[tri(2u * k, 2u * l + 1u)] -= um[k] * (r.a[k] * r.b[l]);
                 }
             }
         }
+        let w = joint_gradient(r, e);
         g2 += dot(w, m * w);
     }
     // The root's translation: its column along model axis k is √w in row k of every
@@ -319,18 +388,13 @@ fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>
         floor_ = DLS_ERROR_DAMPING * min(el, sqrt(g2) / el);
     }
     let lambda = max(lambda_in, floor_);
-    // A block without rows (no such effector or orientation) is the identity, its right
-    // side zero: it solves to zero and leaves the others as they are.
+    let used = blocks_used();
     var y = *e;
     // unroll
     for (var x = 0u; x < 8u; x++) {
-        if (block_used(x)) {
-            a[tri(x, x)] += diagonal(lambda * lambda);
-        } else {
-            a[tri(x, x)] = diagonal(1.0);
-        }
+        a[tri(x, x)] += diagonal(lambda * lambda);
     }
-    block_cholesky_solve(&a, &y);
+    block_cholesky_solve(&a, &y, used);
     for (var i = 0u; i < n_joints; i++) {
         let d2 = g_d[i] * g_d[i];
         delta[i] = vec3<f32>(0.0);
@@ -338,14 +402,7 @@ fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>
             continue;
         }
         let ax = step_axes(pose, i, bounds);
-        let touched = joint_factors(pose, i, &g);
-        var w = vec3<f32>(0.0);
-        // unroll
-        for (var x = 0u; x < 8u; x++) {
-            if (((touched >> x) & 1u) != 0u) {
-                w += transpose(g[x]) * y[x];
-            }
-        }
+        let w = joint_gradient(joint_reach(pose, i), &y);
         var v = vec3<f32>(dot(ax.a[0], w), dot(ax.a[1], w), dot(ax.a[2], w)) * d2;
         let rim = (*bounds).rim[i];
         if (joints[i].dof != DOF_FREE && any(rim != vec3<f32>(0.0))) {
@@ -662,6 +719,12 @@ fn solve(i: u32) -> u32 {
 fn dls_tree(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let i = (wg.y * dispatch.groups_x + wg.x) * WORKGROUP_SIZE + li;
     if (i >= dispatch.count) {
+        return;
+    }
+    // The other variant's tree (kinds.rs, GpuChain::variant: by bits, so a weight a GPU
+    // would flush to zero still has its orientation).
+    let w = bitcast<vec4<u32>>(chains[i].goal.orientation_weights) & vec4<u32>(0x7fffffffu);
+    if (any(w != vec4<u32>(0u)) != ORIENTATIONS) {
         return;
     }
     let err = solve(i);

@@ -137,7 +137,7 @@ impl GpuSolver {
     /// Builds the pipelines of `kind` now (at load time), so no frame pays for compiling
     /// them: for the kinds built per joint count (FABRIK, constrained FABRIK, CCD) the
     /// variants of these joint counts (a count outside `2..=MAX_FABRIK_JOINTS` builds the
-    /// error kernel), for the others their one pipeline (`joint_counts` is ignored). The
+    /// error kernel), for the others their pipelines (`joint_counts` is ignored). The
     /// limited kernels' variants take seconds each to compile on lavapipe. Chains with
     /// `option::ALIGN_HINGES` (constrained FABRIK) or `option::ROOT_FIRST` (CCD) have
     /// pipelines of their own: [`GpuSolver::prepare_with_options`].
@@ -158,6 +158,8 @@ impl GpuSolver {
         self.context.check_lost()?;
         let mask = if kind.variants() == 1 {
             1
+        } else if kind == Kind::DlsTree {
+            0b11
         } else {
             joint_counts.into_iter().fold(0u64, |m, n| m | 1 << kind.variant_of(n, options))
         };

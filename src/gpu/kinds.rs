@@ -78,7 +78,9 @@ impl Kind {
     /// Number of kernel variants (see [`GpuChain::variant`]).
     pub(crate) fn variants(self) -> usize {
         match self {
-            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik | Kind::DlsTree => 1,
+            Kind::TwoBone | Kind::ThreeBone | Kind::LookAt | Kind::MultiFabrik => 1,
+            // With and without orientation targets; see `variant_constants`.
+            Kind::DlsTree => 2,
             Kind::Fabrik | Kind::Dls => MAX_FABRIK_JOINTS + 1,
             // Per joint count, without and with `option::ALIGN_HINGES` (constrained FABRIK)
             // or `option::ROOT_FIRST` (CCD); see `variant_constants`.
@@ -90,9 +92,12 @@ impl Kind {
     /// `MAX_FABRIK_JOINTS` are its joint-count variants with `ALIGN = true` (chains with
     /// `option::ALIGN_HINGES`), CCD's with `ROOT_FIRST = true` (`option::ROOT_FIRST`):
     /// lavapipe runs both sides of every branch under a mask, so an option's code lives only
-    /// in the pipelines of the chains that ask for it.
+    /// in the pipelines of the chains that ask for it. Damped least squares on trees: variant
+    /// 1 (`ORIENTATIONS = false`) solves the trees without orientation targets, with half the
+    /// rows.
     pub(crate) fn variant_constants(self, v: usize) -> &'static [(&'static str, f64)] {
         match self {
+            Kind::DlsTree if v == 1 => &[("ORIENTATIONS", 0.0)],
             Kind::ConstrainedFabrik if v > MAX_FABRIK_JOINTS => &[("ALIGN", 1.0)],
             Kind::Ccd if v > MAX_FABRIK_JOINTS => &[("ROOT_FIRST", 1.0)],
             _ => &[],
@@ -190,6 +195,12 @@ impl GpuChain for MultiFabrikChain {
 }
 impl GpuChain for DlsTree {
     const KIND: Kind = Kind::DlsTree;
+
+    /// 1 for a tree without orientation targets (every orientation weight `±0`, compared by
+    /// bits as the kernel does, so a subnormal weight a GPU would flush still counts), else 0.
+    fn variant(&self) -> usize {
+        usize::from(self.goal.orientation_weights.iter().all(|w| w.to_bits() & 0x7fff_ffff == 0))
+    }
 }
 impl GpuChain for FabrikChain {
     const KIND: Kind = Kind::Fabrik;
