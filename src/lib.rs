@@ -1,8 +1,7 @@
 //! # crowd-ik
 //!
 //! Batched inverse kinematics for whole crowds over slices of plain-old-data chain records
-//! (every chain kind with a kernel is listed in [`gpu::Kind::ALL`]; damped least squares on
-//! joint trees, [`DlsTree`], runs on the CPU), with a CPU reference path (glam,
+//! (every chain kind is listed in [`gpu::Kind::ALL`]), with a CPU reference path (glam,
 //! optionally on all cores) that the WGSL kernels mirror, crowd foot IK with foot placement
 //! across frames, and the pieces a wgpu renderer needs to keep everything on the GPU.
 //!

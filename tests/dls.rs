@@ -126,6 +126,7 @@ fn bad_goals_are_reported() {
         (good.with_orientation_target(Quat::IDENTITY, f32::INFINITY), ChainError::NonFinite),
         (good.with_stiffness(15, f32::NAN), ChainError::NonFinite),
         (good.with_orientation_target(Quat::IDENTITY, -1.0), ChainError::InvalidParameter),
+        (good.with_orientation_target(Quat::IDENTITY, 2e6), ChainError::InvalidParameter),
         (good.with_starts(0), ChainError::InvalidParameter),
         (good.with_starts(MAX_DLS_STARTS + 1), ChainError::InvalidParameter),
         (good.with_stiffness(1, 1.5), ChainError::InvalidParameter),

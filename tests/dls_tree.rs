@@ -282,6 +282,7 @@ fn bad_trees_are_reported_and_fall_back_to_fk() {
         (Box::new(|c| c.goal.root_translation[1] = f32::INFINITY), ChainError::NonFinite),
         (Box::new(|c| c.goal.stiffness[5] = f32::NAN), ChainError::NonFinite),
         (Box::new(|c| c.goal.orientation_weights[0] = -1.0), ChainError::InvalidParameter),
+        (Box::new(|c| c.goal.orientation_weights[1] = 2e6), ChainError::InvalidParameter), // MAX_ORIENTATION_WEIGHT
         (Box::new(|c| c.goal.orientation_weights[3] = 1.0), ChainError::InvalidParameter), // past the 3 effectors
         (Box::new(|c| c.goal.root_translation[0] = -0.1), ChainError::InvalidParameter),
         (Box::new(|c| c.goal.root_translation[3] = 1.5), ChainError::InvalidParameter),
@@ -292,14 +293,32 @@ fn bad_trees_are_reported_and_fall_back_to_fk() {
         (Box::new(|c| c.goal.stiffness[2] = 1.5), ChainError::InvalidParameter),
         (Box::new(|c| c.goal.orientations_ms[1] = [0.0, 0.0, 0.0, 0.5]), ChainError::NotNormalized),
     ];
+    let mut batch = Vec::new();
     for (f, error) in &cases {
         let mut c = ok;
         f(&mut c);
+        batch.push(ok);
+        batch.push(c);
         assert_eq!(validate_dls_tree(&c), Err(*error), "{error:?}");
         let s = solve(&c);
         assert_eq!(s.error(), Some(*error));
         assert_eq!(s.joints_written(), c.tree.joint_count().min(32));
         assert!(s.positions_ms.iter().chain(&s.rotations_ms).chain(&s.corrections).flatten().all(|x| x.is_finite()));
+    }
+    // On the GPU, good and bad interleaved: each bad one flagged with the CPU's code and the
+    // CPU's FK fallback, each good one as the CPU solves it (within the contract).
+    if let Some(mut gpu) = solver() {
+        let mut out = vec![MultiFabrikSolved::default(); batch.len()];
+        gpu.solve(&batch, &mut out).unwrap();
+        let good = solve(&ok);
+        for (k, (c, s)) in batch.iter().zip(&out).enumerate() {
+            assert_eq!(s.error(), solve(c).error(), "tree {k}: GPU error code");
+            if k % 2 == 0 {
+                assert!(contract_distance(&good, s, length(&ok)) <= 1.0, "tree {k} solves as alone");
+            } else {
+                assert_eq!(s.positions_ms, solve(c).positions_ms, "tree {k}: the CPU's FK fallback");
+            }
+        }
     }
     // An unused effector's orientation (weight 0) is not read.
     let mut c = ok;
