@@ -350,13 +350,12 @@ fn solve(i: u32) -> u32 {
 // The goal's checks (cpu::dls check_goal), in its order.
 fn check_goal(i: u32, l: Loaded) -> u32 {
     let g = chains[i].goal;
-    var finite = finite4(g.orientation_ms) && finite4(g.settings);
-    var stiff_ok = true;
+    var stiffness = vec2<bool>(true);
     for (var k = 0u; k < 4u; k++) {
-        finite = finite && finite4(g.stiffness[k]);
-        stiff_ok = stiff_ok && all(g.stiffness[k] >= vec4<f32>(0.0)) && all(g.stiffness[k] <= vec4<f32>(1.0));
+        check_stiffness(g.stiffness[k], &stiffness);
     }
-    if (!finite) {
+    let stiff_ok = stiffness.y;
+    if (!(finite4(g.orientation_ms) && finite4(g.settings) && stiffness.x)) {
         return ERR_NON_FINITE;
     }
     let w = g.settings.x;

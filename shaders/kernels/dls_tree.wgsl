@@ -537,15 +537,15 @@ fn setup_tree_limits(i: u32, n: u32, lim: ptr<function, array<Limit, T>>) -> u32
 fn check_tree_goal(i: u32, m: u32) -> u32 {
     let g = chains[i].goal;
     var finite = finite4(g.orientation_weights) && finite4(g.root_translation);
-    var stiff_ok = true;
     for (var e = 0u; e < 4u; e++) {
         finite = finite && finite4(g.orientations_ms[e]);
     }
+    var stiffness = vec2<bool>(true);
     for (var k = 0u; k < 8u; k++) {
-        finite = finite && finite4(g.stiffness[k]);
-        stiff_ok = stiff_ok && all(g.stiffness[k] >= vec4<f32>(0.0)) && all(g.stiffness[k] <= vec4<f32>(1.0));
+        check_stiffness(g.stiffness[k], &stiffness);
     }
-    if (!finite) {
+    let stiff_ok = stiffness.y;
+    if (!(finite && stiffness.x)) {
         return ERR_NON_FINITE;
     }
     let w = g.orientation_weights;
@@ -727,11 +727,5 @@ fn dls_tree(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
     if (any(w != vec4<u32>(0u)) != ORIENTATIONS) {
         return;
     }
-    let err = solve(i);
-    let n = min(joint_count(tree_mode(i)), MAX_TREE_JOINTS);
-    if (err == ERR_DEVICE_LOOP_LIMIT) {
-        write_fk_unrolled(i, n, err);
-    } else if (err != 0u) {
-        write_fk(i, n, err);
-    }
+    fallback_on_error(i, solve(i));
 }

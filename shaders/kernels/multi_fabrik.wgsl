@@ -160,11 +160,5 @@ fn multi_fabrik(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     if (i >= dispatch.count) {
         return;
     }
-    let err = solve(i);
-    let n = min(joint_count(chains[i].mode), MAX_TREE_JOINTS);
-    if (err == ERR_DEVICE_LOOP_LIMIT) {
-        write_fk_unrolled(i, n, err);
-    } else if (err != 0u) {
-        write_fk(i, n, err);
-    }
+    fallback_on_error(i, solve(i));
 }

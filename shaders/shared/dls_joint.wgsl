@@ -155,6 +155,13 @@ fn joint_axes(j: Joint, parent: vec4<f32>, rot: vec4<f32>, q: vec3<f32>) -> Axes
     return Axes(array<vec3<f32>, 3>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0)));
 }
 
+// The stiffness checks of four joints, kept in `checks`: x = every one finite so far, y =
+// every one within [0, 1] so far (cpu::dls check_goal, cpu::dls_tree check_tree_goal).
+fn check_stiffness(s: vec4<f32>, checks: ptr<function, vec2<bool>>) {
+    (*checks).x = (*checks).x && finite4(s);
+    (*checks).y = (*checks).y && all(s >= vec4<f32>(0.0)) && all(s <= vec4<f32>(1.0));
+}
+
 // u vᵀ.
 fn outer(u: vec3<f32>, v: vec3<f32>) -> mat3x3<f32> {
     return mat3x3<f32>(u * v.x, u * v.y, u * v.z);

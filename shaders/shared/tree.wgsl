@@ -56,6 +56,17 @@ fn write_fk_unrolled(i: u32, n: u32, err: u32) {
     solved[i].status = vec4<u32>(0u, err, 0u, n);
 }
 
+// A tree solve's end (multi_fabrik, dls_tree): an error code gets the flagged FK fallback,
+// written without loops when the device ended the loops early.
+fn fallback_on_error(i: u32, err: u32) {
+    let n = min(joint_count(tree_mode(i)), MAX_TREE_JOINTS);
+    if (err == ERR_DEVICE_LOOP_LIMIT) {
+        write_fk_unrolled(i, n, err);
+    } else if (err != 0u) {
+        write_fk(i, n, err);
+    }
+}
+
 fn parent_of(i: u32, j: u32) -> u32 {
     return (tree_parents(i, j / 16u)[(j / 4u) % 4u] >> (8u * (j % 4u))) & 0xffu;
 }
