@@ -54,9 +54,10 @@ pub enum ChainError {
     OutOfRange = c::ERR_OUT_OF_RANGE,
     /// GPU only: the device ended the kernel's loops before the record was solved. Mesa's
     /// software Vulkan driver (lavapipe) ends every loop of an invocation once all its loops
-    /// together have run 65 535 times; the multi-effector FABRIK kernel, whose loops over a
-    /// tree's joints do not unroll, sees it and flags the record with its FK pose instead
-    /// of returning a pose cut short (see the GPU guide). The CPU twins never return it.
+    /// together have run 65 535 times; the kernels on trees (multi-effector FABRIK, damped
+    /// least squares), whose loops over a tree's joints do not unroll, see it and flag the
+    /// record with its FK pose instead of returning a pose cut short (see the GPU guide).
+    /// The CPU twins never return it.
     DeviceLoopLimit = c::ERR_DEVICE_LOOP_LIMIT,
 }
 

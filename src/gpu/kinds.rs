@@ -28,8 +28,9 @@ pub enum Kind {
     /// `shaders/kernels/dls.wgsl` (damped least squares with joint limits, fixed iterations
     /// per start).
     Dls = 7,
-    /// `shaders/kernels/dls_tree.wgsl` (damped least squares on a limited joint tree, fixed
-    /// iterations per start).
+    /// `shaders/kernels/dls_tree.wgsl` (damped least squares on a limited joint tree, up to
+    /// the record's iterations per start, ending as the CPU twin does). Two pipelines: trees
+    /// with orientation targets and trees without.
     DlsTree = 8,
 }
 

@@ -98,8 +98,9 @@ pub fn dls_with_mode(chain: &DlsChain, _mode: FabrikMode, out: &mut FabrikSolved
 
 /// Checks one chain the way [`dls`] does (a mirrored chain as its unmirrored twin): the
 /// chain and its limits as for CCD, then its goal: every number finite (else
-/// [`ChainError::NonFinite`]); the orientation weight in `[0, MAX_ORIENTATION_WEIGHT]`, the reserved fields zero, the
-/// starts within `1..=MAX_DLS_STARTS`, every stiffness in `[0, 1]`, and no orientation
+/// [`ChainError::NonFinite`]); the orientation weight in `[0, MAX_ORIENTATION_WEIGHT]`, the
+/// reserved fields zero, the starts within `1..=MAX_DLS_STARTS`, every stiffness in
+/// `[0, 1]`, and no orientation
 /// target on a chain whose end keeps its FK rotation ([`option::KEEP_END_ROTATION`]) (else
 /// [`ChainError::InvalidParameter`]); an orientation in use (weight > 0) a unit quaternion
 /// (else [`ChainError::NotNormalized`]).
