@@ -12,9 +12,26 @@ use common::{quat_angle, Rng};
 use crowd_ik::cpu::dls_tree::dls_tree_reference;
 use crowd_ik::cpu::{dls_tree, validate_dls_tree};
 use crowd_ik::glam::{Quat, Vec3};
+use crowd_ik::gpu::Kind;
 use crowd_ik::prelude::*;
 use crowd_ik::records::{limit, MAX_TREE_JOINTS};
 use crowd_ik_tools::workload::{self, LimitedTree};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// One solver for this file's GPU tests, both pipelines of the tree kernel (with and without
+/// orientation targets) built once up front: lavapipe takes a minute or more to compile
+/// each, so the tests share them rather than compile them side by side.
+fn shared_gpu() -> Option<MutexGuard<'static, GpuSolver>> {
+    static SHARED: OnceLock<Option<Mutex<GpuSolver>>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| {
+        solver().map(|mut gpu| {
+            gpu.prepare(Kind::DlsTree, []).unwrap();
+            assert_eq!(gpu.prepared(Kind::DlsTree), vec![0, 1], "with and without orientations");
+            Mutex::new(gpu)
+        })
+    });
+    shared.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+}
 
 fn solve(c: &DlsTree) -> MultiFabrikSolved {
     let mut s = MultiFabrikSolved::default();
@@ -307,7 +324,7 @@ fn bad_trees_are_reported_and_fall_back_to_fk() {
     }
     // On the GPU, good and bad interleaved: each bad one flagged with the CPU's code and the
     // CPU's FK fallback, each good one as the CPU solves it (within the contract).
-    if let Some(mut gpu) = solver() {
+    if let Some(mut gpu) = shared_gpu() {
         let mut out = vec![MultiFabrikSolved::default(); batch.len()];
         gpu.solve(&batch, &mut out).unwrap();
         let good = solve(&ok);
@@ -392,7 +409,7 @@ fn random_tree(rng: &mut Rng, bodies: &[LimitedTree; 2], iterations: u32) -> Dls
 /// (the solve's discrete decisions, a step kept or a start kept, taken apart by rounding).
 #[test]
 fn gpu_matches_cpu_for_damped_least_squares_on_trees() {
-    let Some(mut gpu) = solver() else { return };
+    let Some(mut gpu) = shared_gpu() else { return };
     let bodies = [workload::upper_body_tree(), workload::quadruped_limited_tree()];
     let mut rng = Rng(2035);
     for size in sizes() {
@@ -457,7 +474,7 @@ fn sizes() -> Vec<usize> {
 /// held, never returned cut short; on a device without the limit none is flagged.
 #[test]
 fn long_runs_are_solved_or_flagged_never_cut_short() {
-    let Some(mut gpu) = solver() else { return };
+    let Some(mut gpu) = shared_gpu() else { return };
     let limited = gpu.adapter_info().is_some_and(|a| a.name.contains("llvmpipe"));
     let tree = workload::quadruped_limited_tree();
     let previous = records(&workload::upper_body_tree(), 64, 70, 8);

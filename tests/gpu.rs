@@ -180,9 +180,6 @@ fn fabrik_variants_per_joint_count_and_bad_counts_match_cpu() {
     gpu.prepare(Kind::Ccd, [2, 99]).unwrap();
     assert_eq!(gpu.prepared(Kind::LookAt), vec![0]);
     assert_eq!(gpu.prepared(Kind::MultiFabrik), vec![0]);
-    // Damped least squares on trees: with and without orientation targets.
-    gpu.prepare(Kind::DlsTree, []).unwrap();
-    assert_eq!(gpu.prepared(Kind::DlsTree), vec![0, 1]);
     assert_eq!(gpu.prepared(Kind::Ccd), vec![0, 2]);
     // The option pipelines: CCD root first, constrained FABRIK with aligned hinges.
     gpu.prepare_with_options(Kind::Ccd, [3], option::ROOT_FIRST).unwrap();

@@ -57,7 +57,7 @@ var<private> g_dt: f32;
 // The weighted residual in blocks of three rows (block 2k: effector k's position, block
 // 2k + 1: its orientation; zero where there is none) into `e`; returns its length and the
 // largest effector error (cpu::dls tree_residual).
-fn tree_residual(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>>) -> vec2<f32> {
+fn tree_residual(pose: ptr<private, TreePose>, e: ptr<function, array<vec3<f32>, 8>>) -> vec2<f32> {
     var sum = 0.0;
     var worst = 0.0;
     // unroll
@@ -92,7 +92,7 @@ fn tree_residual(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>
 }
 
 // The pose the coordinates give, root first (cpu::dls tree_forward).
-fn tree_forward(pose: ptr<function, TreePose>) {
+fn tree_forward(pose: ptr<private, TreePose>) {
     for (var i = 0u; i < n_joints; i++) {
         var par = parent_ms;
         var at = root_fk + (*pose).t;
@@ -118,10 +118,22 @@ struct TreeBounds {
     held_t: u32,
 }
 
+// The poses of a solve (cpu::dls tree_run's): the FK pose moved into the limits, the start
+// being descended, the step it tries, the best end so far; and the step's bounds. Private
+// rather than function variables: lavapipe compiles a function variable indexed by a joint
+// many times slower.
+var<private> base_pose: TreePose;
+var<private> cur_pose: TreePose;
+var<private> next_pose: TreePose;
+var<private> best_pose: TreePose;
+var<private> step_bounds: TreeBounds;
+// Each joint's prepared limit.
+var<private> tree_limits: array<Limit, T>;
+
 // The world axes of joint i's coordinates, a swing on its cone's rim moved along it and
 // the held coordinates zeroed (zero: it takes no part; cpu::dls tree_step). Found again
 // wherever needed: on lavapipe that is cheaper than keeping them per joint.
-fn step_axes(pose: ptr<function, TreePose>, i: u32, bounds: ptr<function, TreeBounds>) -> Axes {
+fn step_axes(pose: ptr<private, TreePose>, i: u32, bounds: ptr<private, TreeBounds>) -> Axes {
     var par = parent_ms;
     if (i > 0u) {
         par = (*pose).rot[parent[i]];
@@ -153,7 +165,7 @@ struct Reach {
     b: vec4<f32>,
 }
 
-fn joint_reach(pose: ptr<function, TreePose>, i: u32) -> Reach {
+fn joint_reach(pose: ptr<private, TreePose>, i: u32) -> Reach {
     var r: Reach;
     // unroll
     for (var k = 0u; k < 4u; k++) {
@@ -296,7 +308,7 @@ fn block_cholesky_solve(a: ptr<function, array<mat3x3<f32>, 36>>, b: ptr<functio
 }
 
 // The root translation's axes a step may move it along (1: free; cpu::dls tree_step).
-fn translation_mask(bounds: ptr<function, TreeBounds>) -> vec3<f32> {
+fn translation_mask(bounds: ptr<private, TreeBounds>) -> vec3<f32> {
     var mask = vec3<f32>(0.0);
     // unroll
     for (var k = 0u; k < 3u; k++) {
@@ -322,7 +334,7 @@ fn times_cross_t(n: mat3x3<f32>, u: vec3<f32>) -> mat3x3<f32> {
 // `U = [u]×` per effector, position against position adds `a a' U M U'ᵀ`, position against
 // orientation `−a b' U M`, orientation against orientation `b b' M` (Reach): the CPU's
 // column by column sums in another order, and an iteration's only loops are over joints.
-fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>>, lambda_in: f32, bounds: ptr<function, TreeBounds>) -> vec3<f32> {
+fn tree_step(pose: ptr<private, TreePose>, e: ptr<function, array<vec3<f32>, 8>>, lambda_in: f32, bounds: ptr<private, TreeBounds>) -> vec3<f32> {
     var a: array<mat3x3<f32>, 36>;
     // |Jᵀe|² (for the damping's floor): per joint wᵀ M w with w = joint_gradient(e).
     var g2 = 0.0;
@@ -422,7 +434,7 @@ fn tree_step(pose: ptr<function, TreePose>, e: ptr<function, array<vec3<f32>, 8>
 
 // Levenberg–Marquardt on a tree from `pose` (cpu::dls tree_descend); returns its error and
 // largest effector error, leaving the pose in `pose`.
-fn tree_descend(pose: ptr<function, TreePose>, lambda_start: f32, iterations_: u32, precision_: f32) -> vec2<f32> {
+fn tree_descend(pose: ptr<private, TreePose>, lambda_start: f32, iterations_: u32, precision_: f32) -> vec2<f32> {
     var e: array<vec3<f32>, 8>;
     var res = tree_residual(pose, &e);
     var lambda = lambda_start;
@@ -430,32 +442,44 @@ fn tree_descend(pose: ptr<function, TreePose>, lambda_start: f32, iterations_: u
     let lambda_max = lambda * 1e3;
     var rejected = 0u;
     for (var it = 0u; it < iterations_ && rejected < DLS_STALL && !(res.y <= precision_); it++) {
-        var bounds: TreeBounds;
-        var dt = tree_step(pose, &e, lambda, &bounds);
-        var any_held = false;
-        for (var i = 0u; i < n_joints; i++) {
-            if (moves[i] != 0u) {
-                let h = hold_joint(joints[i], (*pose).q[i], delta[i]);
-                bounds.held[i] |= h.held;
-                if (h.rim_set) {
-                    bounds.rim[i] = h.rim;
+        // The step, and once more with the bounds it pushed against held (one call site:
+        // the step is most of the kernel's code, and lavapipe compiles each call inlined).
+        step_bounds = TreeBounds();
+        let bounds = &step_bounds;
+        var dt = vec3<f32>(0.0);
+        var held_pass = false;
+        loop {
+            dt = tree_step(pose, &e, lambda, bounds);
+            if (held_pass) {
+                break;
+            }
+            held_pass = true;
+            var any_held = false;
+            for (var i = 0u; i < n_joints; i++) {
+                if (moves[i] != 0u) {
+                    let h = hold_joint(joints[i], (*pose).q[i], delta[i]);
+                    (*bounds).held[i] |= h.held;
+                    if (h.rim_set) {
+                        (*bounds).rim[i] = h.rim;
+                    }
+                    any_held = any_held || h.moved;
                 }
-                any_held = any_held || h.moved;
+            }
+            // unroll
+            for (var k = 0u; k < 3u; k++) {
+                let t = (*pose).t[k];
+                let r = reach[k];
+                if (r > 0.0 && ((t <= -r && dt[k] < 0.0) || (t >= r && dt[k] > 0.0))) {
+                    (*bounds).held_t |= 1u << k;
+                    any_held = true;
+                }
+            }
+            if (!any_held) {
+                break;
             }
         }
-        // unroll
-        for (var k = 0u; k < 3u; k++) {
-            let t = (*pose).t[k];
-            let r = reach[k];
-            if (r > 0.0 && ((t <= -r && dt[k] < 0.0) || (t >= r && dt[k] > 0.0))) {
-                bounds.held_t |= 1u << k;
-                any_held = true;
-            }
-        }
-        if (any_held) {
-            dt = tree_step(pose, &e, lambda, &bounds);
-        }
-        var next = *pose;
+        next_pose = *pose;
+        let next = &next_pose;
         for (var i = 0u; i < n_joints; i++) {
             if (moves[i] == 0u) {
                 continue;
@@ -469,18 +493,18 @@ fn tree_descend(pose: ptr<function, TreePose>, lambda_start: f32, iterations_: u
                         pr = (*pose).rot[parent[i]];
                     }
                     let turn = quat_from_axis_angle(w / angle, angle);
-                    next.local[i] = normalize(quat_mul(quat_mul(quat_mul(quat_conj(pr), turn), pr), (*pose).local[i]));
+                    (*next).local[i] = normalize(quat_mul(quat_mul(quat_mul(quat_conj(pr), turn), pr), (*pose).local[i]));
                 }
             } else {
-                next.q[i] = project(joints[i], (*pose).q[i] + delta[i]);
+                (*next).q[i] = project(joints[i], (*pose).q[i] + delta[i]);
             }
         }
-        next.t = clamp((*pose).t + dt, -reach, reach);
-        tree_forward(&next);
+        (*next).t = clamp((*pose).t + dt, -reach, reach);
+        tree_forward(next);
         var e_next: array<vec3<f32>, 8>;
-        let next_res = tree_residual(&next, &e_next);
+        let next_res = tree_residual(next, &e_next);
         if (next_res.x < res.x * (1.0 - DLS_STEP_MARGIN)) {
-            *pose = next;
+            *pose = *next;
             e = e_next;
             res = next_res;
             lambda = max(lambda * 0.5, lambda_min);
@@ -499,7 +523,7 @@ fn stiffness_of(i: u32, k: u32) -> f32 {
 
 // The limits' checks (cpu::dls_tree setup_tree_limits), in its order, the prepared limits
 // into `lim`.
-fn setup_tree_limits(i: u32, n: u32, lim: ptr<function, array<Limit, T>>) -> u32 {
+fn setup_tree_limits(i: u32, n: u32, lim: ptr<private, array<Limit, T>>) -> u32 {
     let l = chains[i].limits;
     for (var k = 0u; k < T; k++) {
         let kind = limit_kind(l.kinds, k);
@@ -577,8 +601,7 @@ fn solve(i: u32) -> u32 {
     if (err != 0u) {
         return err;
     }
-    var lim: array<Limit, T>;
-    err = setup_tree_limits(i, n, &lim);
+    err = setup_tree_limits(i, n, &tree_limits);
     if (err != 0u) {
         return err;
     }
@@ -600,8 +623,8 @@ fn solve(i: u32) -> u32 {
     parent_ms = chains[i].limits.parent_ms;
     reach = g.root_translation.xyz;
     g_dt = 1.0 - g.root_translation.w;
-    var pose: TreePose;
-    pose.t = vec3<f32>(0.0);
+    let pose = &base_pose;
+    (*pose).t = vec3<f32>(0.0);
     for (var k = 0u; k < n; k++) {
         let rk = tree_rotation(i, k);
         var par = parent_ms;
@@ -610,7 +633,7 @@ fn solve(i: u32) -> u32 {
             par = tree_rotation(i, parent[k]);
             offset[k] = quat_rotate(quat_conj(par), bone[k]);
         }
-        pose.local[k] = normalize(quat_mul(quat_conj(par), rk));
+        (*pose).local[k] = normalize(quat_mul(quat_conj(par), rk));
         g_d[k] = 1.0 - stiffness_of(i, k);
         var turns = false;
         var c = first_child[k];
@@ -624,7 +647,7 @@ fn solve(i: u32) -> u32 {
         moves[0] = 0u;
     }
     for (var k = 0u; k < n; k++) {
-        let lk = lim[k];
+        let lk = tree_limits[k];
         var dof = DOF_BALL;
         if (lk.kind == 0u) {
             dof = DOF_FREE;
@@ -636,9 +659,9 @@ fn solve(i: u32) -> u32 {
             b = offset[first_child[k]];
         }
         joints[k] = Joint(dof, lk.kind, lk.rest, lk.bone, lk.u, cross(lk.bone, lk.u), lk.range, b);
-        pose.q[k] = vec3<f32>(0.0);
+        (*pose).q[k] = vec3<f32>(0.0);
         if (moves[k] != 0u) {
-            pose.q[k] = project(joints[k], coordinates(joints[k], quat_mul(quat_conj(lk.rest), pose.local[k])));
+            (*pose).q[k] = project(joints[k], coordinates(joints[k], quat_mul(quat_conj(lk.rest), (*pose).local[k])));
         }
     }
     var heaviest = 0.0;
@@ -675,12 +698,11 @@ fn solve(i: u32) -> u32 {
     let root = tree_joint(i, 0u).xyz;
     let tolerance = max(tree_params(i).x, 1e-6 * (length(root) + total));
     let lambda = DLS_DAMPING_START * total;
-    let base = pose;
-    var best = pose;
+    best_pose = base_pose;
     var best_err = 3.4028235e38;
     var best_worst = 3.4028235e38;
     for (var seed = 0u; seed < g.starts.x && !(best_worst <= tolerance); seed++) {
-        var start = base;
+        cur_pose = base_pose;
         if (seed > 0u) {
             for (var k = 0u; k < n; k++) {
                 let dk = g_d[k];
@@ -689,24 +711,24 @@ fn solve(i: u32) -> u32 {
                 }
                 let to = spread(joints[k], f32(seed), f32(k));
                 if (dk >= 1.0) {
-                    start.q[k] = to;
+                    cur_pose.q[k] = to;
                 } else {
-                    start.q[k] = base.q[k] + (to - base.q[k]) * dk;
+                    cur_pose.q[k] = base_pose.q[k] + (to - base_pose.q[k]) * dk;
                 }
             }
         }
-        tree_forward(&start);
-        let r = tree_descend(&start, lambda, iterations(tree_mode(i)), tolerance);
+        tree_forward(&cur_pose);
+        let r = tree_descend(&cur_pose, lambda, iterations(tree_mode(i)), tolerance);
         if (r.x < best_err * (1.0 - DLS_START_MARGIN)) {
-            best = start;
+            best_pose = cur_pose;
             best_err = r.x;
             best_worst = r.y;
         }
     }
     for (var k = 0u; k < n; k++) {
-        d[k] = normalize(quat_mul(best.rot[k], quat_conj(tree_rotation(i, k))));
+        d[k] = normalize(quat_mul(best_pose.rot[k], quat_conj(tree_rotation(i, k))));
     }
-    let written = write_tree(i, n, root + best.t * weight, weight);
+    let written = write_tree(i, n, root + best_pose.t * weight, weight);
     if (!written.complete) {
         return ERR_DEVICE_LOOP_LIMIT;
     }
