@@ -156,12 +156,10 @@ impl GpuSolver {
         options: u32,
     ) -> Result<(), GpuError> {
         self.context.check_lost()?;
-        let mask = if kind.variants() == 1 {
-            1
-        } else if kind == Kind::DlsTree {
-            0b11
-        } else {
+        let mask = if kind.built_per_joint_count() {
             joint_counts.into_iter().fold(0u64, |m, n| m | 1 << kind.variant_of(n, options))
+        } else {
+            (1u64 << kind.variants()) - 1
         };
         let scope = self.context.error_scopes();
         build_variants(self.context.device(), kind, &mut self.kinds[kind as usize], mask);

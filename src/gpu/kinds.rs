@@ -89,6 +89,13 @@ impl Kind {
         }
     }
 
+    /// Whether the kind's pipelines are built per joint count (FABRIK, constrained FABRIK,
+    /// CCD, damped least squares on chains); the others have a fixed set (one pipeline, or
+    /// damped least squares on trees' two).
+    pub(crate) fn built_per_joint_count(self) -> bool {
+        matches!(self, Kind::Fabrik | Kind::ConstrainedFabrik | Kind::Ccd | Kind::Dls)
+    }
+
     /// Values for the `override` constants of variant `v`: constrained FABRIK's variants past
     /// `MAX_FABRIK_JOINTS` are its joint-count variants with `ALIGN = true` (chains with
     /// `option::ALIGN_HINGES`), CCD's with `ROOT_FIRST = true` (`option::ROOT_FIRST`):
