@@ -218,6 +218,16 @@ impl U {
     pub fn from_word(f: F) -> U {
         U(each!(|h| regs::to_int(f.0[h])))
     }
+    /// The lane-wise larger as unsigned integers.
+    #[inline(always)]
+    pub fn max(self, o: U) -> U {
+        U(each!(|h| regs::int_max(self.0[h], o.0[h])))
+    }
+    /// Lanes no larger than `v` as unsigned integers.
+    #[inline(always)]
+    pub fn le(self, v: u32) -> M {
+        M(each!(|h| regs::int_le(self.0[h], v)))
+    }
     /// The words as lanes of an [`F`] (for storing).
     #[inline(always)]
     pub fn as_word(self) -> F {

@@ -435,11 +435,14 @@ pub(crate) fn is_unit_quat(q: Q) -> M {
 /// for itself: the lanes never solve a chain the scalar path would reject.
 #[inline(always)]
 pub(crate) fn all_in_range(words: &[F]) -> M {
-    let mut ok = M::splat(true);
+    // The same test as `|w| ≤ MAX_COORDINATE` word by word, in two instructions per word
+    // rather than three: a non-negative `f32`'s bits order as the value does, and every
+    // NaN's and infinity's bits order above the bound's.
+    let mut top = U::zero();
     for &w in words {
-        ok = ok & w.abs().le(crate::constants::MAX_COORDINATE);
+        top = top.max(U::from_word(w.abs()));
     }
-    ok
+    top.le(crate::constants::MAX_COORDINATE.to_bits())
 }
 
 /// Lanes whose word is finite.
@@ -710,6 +713,52 @@ mod tests {
         for i in 0..L {
             assert_eq!((sl[i], cl[i]), crate::cpu::math::sin_cos(x[i]));
         }
+    }
+
+    #[test]
+    fn all_in_range_is_the_scalar_bound_word_by_word() {
+        if !super::super::isa::available() {
+            return;
+        }
+        let m = crate::constants::MAX_COORDINATE;
+        let special = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            m,
+            -m,
+            f32::from_bits(m.to_bits() + 1),
+            -f32::from_bits(m.to_bits() + 1),
+            f32::from_bits(m.to_bits() - 1),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7fff_ffff),
+            f32::from_bits(0xffff_ffff),
+            f32::from_bits(3), // a mode word
+            f32::MIN_POSITIVE,
+            f32::MAX,
+        ];
+        // Lane i: three ordinary words and special[(i + k) % len] at word k (or none).
+        for start in 0..special.len() {
+            let rows: [[f32; 4]; L] = std::array::from_fn(|i| {
+                let k = (start + i) % (special.len() + 1);
+                let mut r = [0.5, -2.0, 7.0, 1e3];
+                if let Some(&x) = special.get(k) {
+                    r[i % 4] = x;
+                }
+                r
+            });
+            let words: [F; 4] = std::array::from_fn(|w| F::from_array(std::array::from_fn(|i| rows[i][w])));
+            let got = all_in_range(&words).bits();
+            for (i, r) in rows.iter().enumerate() {
+                let want = r.iter().all(|x| x.abs() <= m);
+                assert_eq!(got >> i & 1 == 1, want, "lane {i}: {r:?}");
+            }
+        }
+        assert_eq!(all_in_range(&[]).bits(), M::splat(true).bits());
     }
 
     #[test]

@@ -13,7 +13,6 @@ use crate::cpu::limb::{
 use std::mem::MaybeUninit;
 
 use crate::cpu::two_bone::{two_bone, two_bone_corrections};
-use crate::cpu::wide::build;
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved};
 
 /// The two-bone [`Kernel`].
@@ -50,8 +49,8 @@ impl Limb {
         let target = V3::at(words, w);
         let pole = V3::at(words, w + 4);
         let mid_axis = V3::at(words, w + 8);
-        let [soften, max_stretch, cos_min, cos_max] = build(|k| words[w + 12 + k]);
-        let [pole_mode, bend, options] = build(|k| words[w + 16 + k]);
+        let (soften, max_stretch, cos_min, cos_max) = (words[w + 12], words[w + 13], words[w + 14], words[w + 15]);
+        let (pole_mode, bend, options) = (words[w + 16], words[w + 17], words[w + 18]);
         let limits = !options.word_clear(option::KNEE_LIMITS);
         let swivel = pole_mode.word_eq(PoleMode::Swivel as u32);
         let (swivel_angle, twist) = (words[w + 7], words[w + 11]);
@@ -281,7 +280,8 @@ impl Kernel for TwoBone {
     type Solved = TwoBoneSolved;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
-        let (mut solved, mirrored, lanes_ok) = solve_group(c);
+        let mut solved = words::<40>();
+        let (mirrored, lanes_ok) = solve_group(c, &mut solved);
         if mirrored.any() {
             // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
             mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8], [12, 16, 20]);
@@ -306,7 +306,8 @@ impl Kernel for TwoBoneCorrectionsKernel {
     type Solved = TwoBoneCorrections;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneCorrections; L]) {
-        let (solved, _, lanes_ok) = solve_group(c);
+        let mut solved = words::<40>();
+        let (_, lanes_ok) = solve_group(c, &mut solved);
         // SAFETY: `finish_chain` wrote all 12·3 + 4 words; words 24..40 are the corrections
         // and the status, `TwoBoneCorrections`' layout.
         store_words(unsafe { assume_init_slice(&solved[24..40]) }, out);
@@ -321,7 +322,7 @@ impl Kernel for TwoBoneCorrectionsKernel {
 /// status 36..40; mirrored lanes not yet reflected back), the mirrored lanes, and the lanes
 /// the SIMD solve stands for (the rest are redone by the scalar solver).
 #[inline(always)]
-fn solve_group(c: &[TwoBoneChain; L]) -> ([MaybeUninit<F>; 40], M, M) {
+fn solve_group(c: &[TwoBoneChain; L], solved: &mut [MaybeUninit<F>; 40]) -> (M, M) {
     let mut buf = words::<48>();
     load_words_at(c, 0, &mut buf);
     // Mirrored lanes are solved as their unmirrored twins (option::MIRRORED): joints,
@@ -334,8 +335,8 @@ fn solve_group(c: &[TwoBoneChain; L]) -> ([MaybeUninit<F>; 40], M, M) {
     }
     // SAFETY: as above.
     let w = unsafe { assume_init(&buf) };
-    let p: [V3; 3] = build(|j| V3::at(w, 4 * j));
-    let r: [Q; 3] = build(|j| Q::at(w, 12 + 4 * j));
+    let p = [V3::at(w, 0), V3::at(w, 4), V3::at(w, 8)];
+    let r = [Q::at(w, 12), Q::at(w, 16), Q::at(w, 20)];
     let l = Limb::at(w, 24);
     let offset = V3::at(w, 44);
     let eligible =
@@ -351,7 +352,6 @@ fn solve_group(c: &[TwoBoneChain; L]) -> ([MaybeUninit<F>; 40], M, M) {
     let rel2 = d1.conjugate().mul(l.keep_end.sel(Q::identity(), d1));
     let none = M::splat(false);
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((rel2, none))];
-    let mut solved = words::<40>();
-    finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut solved);
-    (solved, mirrored, eligible & !sol.failed)
+    finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, solved);
+    (mirrored, eligible & !sol.failed)
 }

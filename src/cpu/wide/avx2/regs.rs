@@ -109,6 +109,16 @@ pub(crate) fn int_clear(a: I, mask: u32) -> K {
         _mm256_setzero_si256()
     )))
 }
+/// The lane-wise larger of `a` and `b` as unsigned integers.
+#[inline(always)]
+pub(crate) fn int_max(a: I, b: I) -> I {
+    avx!(_mm256_max_epu32(a, b))
+}
+/// Lanes no larger than `v` as unsigned integers.
+#[inline(always)]
+pub(crate) fn int_le(a: I, v: u32) -> K {
+    avx!(_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_min_epu32(a, _mm256_set1_epi32(v as i32)), a)))
+}
 /// `a | bit` in the lanes of `m`.
 #[inline(always)]
 pub(crate) fn int_set(a: I, m: K, bit: u32) -> I {

@@ -107,6 +107,16 @@ pub(crate) fn int_eq(a: I, v: u32) -> K {
 pub(crate) fn int_clear(a: I, mask: u32) -> K {
     avx!(_mm512_testn_epi32_mask(a, _mm512_set1_epi32(mask as i32)))
 }
+/// The lane-wise larger of `a` and `b` as unsigned integers.
+#[inline(always)]
+pub(crate) fn int_max(a: I, b: I) -> I {
+    avx!(_mm512_max_epu32(a, b))
+}
+/// Lanes no larger than `v` as unsigned integers.
+#[inline(always)]
+pub(crate) fn int_le(a: I, v: u32) -> K {
+    avx!(_mm512_cmple_epu32_mask(a, _mm512_set1_epi32(v as i32)))
+}
 /// `a | bit` in the lanes of `m`.
 #[inline(always)]
 pub(crate) fn int_set(a: I, m: K, bit: u32) -> I {
