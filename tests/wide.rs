@@ -175,6 +175,40 @@ fn two_bone_batch_of_every_length_around_the_lane_count() {
     }
 }
 
+/// Every word of the record, one at a time, set to what no check lets through and what
+/// only some do (NaN, infinities, beyond the coordinate bound, huge, subnormal, odd mode
+/// bits): each lane still bit for bit the scalar solve, whichever check catches it.
+#[test]
+fn every_word_of_a_two_bone_record_corrupted_is_the_scalar_result() {
+    let good = workload::two_bone(48, 5);
+    let specials: [u32; 12] = [
+        f32::NAN.to_bits(),
+        f32::INFINITY.to_bits(),
+        f32::NEG_INFINITY.to_bits(),
+        2e9_f32.to_bits(),
+        (-2e9_f32).to_bits(),
+        1e30_f32.to_bits(),
+        1.5_f32.to_bits(),
+        (-0.0_f32).to_bits(),
+        1,
+        3,
+        0x80,
+        0xffff_ffff,
+    ];
+    let words = std::mem::size_of::<TwoBoneChain>() / 4;
+    for path in simd_paths() {
+        for (k, &bits) in specials.iter().enumerate() {
+            let mut chains = good.clone();
+            // Each chain a different word, so one group holds many kinds of damage.
+            for (i, c) in chains.iter_mut().enumerate() {
+                let w: &mut [u32] = bytemuck::cast_slice_mut(std::slice::from_mut(c));
+                w[(i + 5 * k) % words] = bits;
+            }
+            compare_two_bone(&chains, path);
+        }
+    }
+}
+
 #[test]
 fn a_bad_chain_does_not_change_its_lane_neighbours() {
     let good = workload::two_bone(32, 3);

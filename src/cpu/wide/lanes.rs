@@ -325,7 +325,7 @@ pub(crate) fn finish_chain(
     weight: F,
     reached: M,
     info: U,
-    out: &mut [MaybeUninit<F>],
+    out: &mut (impl Fields + ?Sized),
 ) {
     let n = p.len();
     let one = F::splat(1.0);
@@ -333,7 +333,7 @@ pub(crate) fn finish_chain(
     let mut pos = p[0];
     let w01 = weight.max(0.0).min(1.0);
     for j in 0..n {
-        pos.put_point(out, 4 * j, one);
+        out.field(4 * j, [pos.x, pos.y, pos.z, one]);
         // Every product as the scalar code makes it, identities included (`r⁻¹ · r` is not
         // the exact identity, `identity · e` turns a −0 into +0), so each lane is bit for
         // bit the scalar result.
@@ -342,8 +342,10 @@ pub(crate) fn finish_chain(
             None => Q::identity(),
         };
         delta = delta.mul(e);
-        r[j].conjugate().mul(e).mul(r[j]).put(out, 4 * (2 * cap + j));
-        delta.mul(r[j]).normalize().put(out, 4 * (cap + j));
+        let c = r[j].conjugate().mul(e).mul(r[j]);
+        out.field(4 * (2 * cap + j), [c.x, c.y, c.z, c.w]);
+        let m = delta.mul(r[j]).normalize();
+        out.field(4 * (cap + j), [m.x, m.y, m.z, m.w]);
         if j + 1 < n {
             pos = pos + delta.rotate(p[j + 1] - p[j]) * (1.0 + (scale[j] - 1.0) * w01);
         }
@@ -351,7 +353,61 @@ pub(crate) fn finish_chain(
     let zero = F::splat(0.0);
     let written = F::splat(f32::from_bits(n as u32)); // a u32 word: joints written
     let status = [(reached & weight.ge(1.0)).as_u32_word(), zero, info.as_word(), written];
-    put(out, 12 * cap, &status);
+    out.field(12 * cap, status);
+}
+
+/// Where [`finish_chain`] puts a solved chain's words, one 16-byte field (4 words) at a
+/// time, at word `w` of a `SolvedChain<cap>`.
+pub(crate) trait Fields {
+    /// Takes words `w..w + 4`.
+    fn field(&mut self, w: usize, v: [F; 4]);
+}
+
+/// Transposed words, in place.
+impl Fields for [MaybeUninit<F>] {
+    #[inline(always)]
+    fn field(&mut self, w: usize, v: [F; 4]) {
+        put(self, w, &v);
+    }
+}
+
+/// Transposed words, in place.
+impl<const W: usize> Fields for Words<W> {
+    #[inline(always)]
+    fn field(&mut self, w: usize, v: [F; 4]) {
+        put(self, w, &v);
+    }
+}
+
+/// Straight into [`L`] records (a 4×4 transpose per field, no transposed copy between):
+/// the fields from word `from` on, at word `w − from` of each record (a record that keeps
+/// the corrections and the status alone drops the rest, and the compiler the work that
+/// made it); with `MIRROR`, reflected back in the `mirrored` lanes first (points at words
+/// `0..4·cap`, rotations at `4·cap..8·cap`, as [`mirror_words`]).
+pub(crate) struct Records<'a, T, const MIRROR: bool> {
+    pub out: &'a mut [T; L],
+    pub from: usize,
+    pub cap: usize,
+    pub mirrored: M,
+}
+
+impl<T: bytemuck::Pod, const MIRROR: bool> Fields for Records<'_, T, MIRROR> {
+    #[inline(always)]
+    fn field(&mut self, w: usize, mut v: [F; 4]) {
+        if w < self.from {
+            return;
+        }
+        if MIRROR {
+            let m = self.mirrored;
+            if w < 4 * self.cap {
+                v[0] = m.sel(-v[0], v[0]);
+            } else if w < 8 * self.cap {
+                v[1] = m.sel(-v[1], v[1]);
+                v[2] = m.sel(-v[2], v[2]);
+            }
+        }
+        store_block(&v, self.out, w - self.from);
+    }
 }
 
 /// Stores the words `finish_chain` wrote for `n` joints packed for capacity `cap`

@@ -3,14 +3,13 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, any_orthonormal, assume_init, assume_init_slice, assume_init_slice_mut, each_lane, finish_chain,
-    is_unit_quat, load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject,
-    rotation_arc, sin_cos, store_words, words, Kernel, Q, V3,
+    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat,
+    load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
+    sin_cos, words, Kernel, Records, Q, V3,
 };
 use crate::cpu::limb::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
 };
-use std::mem::MaybeUninit;
 
 use crate::cpu::two_bone::{two_bone, two_bone_corrections};
 use crate::records::{info, option, BendMode, PoleMode, TwoBoneChain, TwoBoneCorrections, TwoBoneSolved};
@@ -280,14 +279,8 @@ impl Kernel for TwoBone {
     type Solved = TwoBoneSolved;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneSolved; L]) {
-        let mut solved = words::<40>();
-        let (mirrored, lanes_ok) = solve_group(c, &mut solved);
-        if mirrored.any() {
-            // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
-            mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8], [12, 16, 20]);
-        }
-        // SAFETY: `finish_chain` wrote all 12·3 + 4 words of the three joints.
-        store_words(unsafe { assume_init(&solved) }, out);
+        // `finish_chain` writes all 12·3 + 4 words of the three joints: every word of `out`.
+        let lanes_ok = solve_group(c, 0, out);
         each_lane((!lanes_ok).bits(), |i| two_bone(&c[i], &mut out[i]));
     }
     fn scalar(c: &TwoBoneChain, out: &mut TwoBoneSolved) {
@@ -306,11 +299,9 @@ impl Kernel for TwoBoneCorrectionsKernel {
     type Solved = TwoBoneCorrections;
     #[inline(always)]
     fn group(c: &[TwoBoneChain; L], out: &mut [TwoBoneCorrections; L]) {
-        let mut solved = words::<40>();
-        let (_, lanes_ok) = solve_group(c, &mut solved);
-        // SAFETY: `finish_chain` wrote all 12·3 + 4 words; words 24..40 are the corrections
-        // and the status, `TwoBoneCorrections`' layout.
-        store_words(unsafe { assume_init_slice(&solved[24..40]) }, out);
+        // Words 24..40 of the solved chain are the corrections and the status,
+        // `TwoBoneCorrections`' layout (reflecting back touches neither).
+        let lanes_ok = solve_group(c, 24, out);
         each_lane((!lanes_ok).bits(), |i| two_bone_corrections(&c[i], &mut out[i]));
     }
     fn scalar(c: &TwoBoneChain, out: &mut TwoBoneCorrections) {
@@ -318,11 +309,12 @@ impl Kernel for TwoBoneCorrectionsKernel {
     }
 }
 
-/// Solves a group: the solved words (positions 0..12, rotations 12..24, corrections 24..36,
-/// status 36..40; mirrored lanes not yet reflected back), the mirrored lanes, and the lanes
-/// the SIMD solve stands for (the rest are redone by the scalar solver).
+/// Solves a group into `out`: the solved chain's words (positions 0..12, rotations 12..24,
+/// corrections 24..36, status 36..40) from word `from` on, at word `w − from` of each record
+/// ([`Records`]); returns the lanes the SIMD solve stands for (the rest are redone by the
+/// scalar solver).
 #[inline(always)]
-fn solve_group(c: &[TwoBoneChain; L], solved: &mut [MaybeUninit<F>; 40]) -> (M, M) {
+fn solve_group<T: bytemuck::Pod>(c: &[TwoBoneChain; L], from: usize, out: &mut [T; L]) -> M {
     let mut buf = words::<48>();
     load_words_at(c, 0, &mut buf);
     // Mirrored lanes are solved as their unmirrored twins (option::MIRRORED): joints,
@@ -339,8 +331,6 @@ fn solve_group(c: &[TwoBoneChain; L], solved: &mut [MaybeUninit<F>; 40]) -> (M, 
     let r = [Q::at(w, 12), Q::at(w, 16), Q::at(w, 20)];
     let l = Limb::at(w, 24);
     let offset = V3::at(w, 44);
-    let eligible =
-        all_in_range(w) & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
 
     // A zero offset leaves the target as it is (skipped when no lane has an offset).
     let offset_lanes = offset.x.ne_(0.0) | offset.y.ne_(0.0) | offset.z.ne_(0.0);
@@ -352,6 +342,18 @@ fn solve_group(c: &[TwoBoneChain; L], solved: &mut [MaybeUninit<F>; 40]) -> (M, 
     let rel2 = d1.conjugate().mul(l.keep_end.sel(Q::identity(), d1));
     let none = M::splat(false);
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((rel2, none))];
-    finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, solved);
-    (mirrored, eligible & !sol.failed)
+    if mirrored.any() {
+        let mut records = Records::<T, true> { out, from, cap: 3, mirrored };
+        finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut records);
+    } else {
+        let mut records = Records::<T, false> { out, from, cap: 3, mirrored };
+        finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut records);
+    }
+    // Checked last, from the words still in `buf`: nothing to keep in registers across the
+    // solve (the lanes that fail are solved again by the scalar solver either way). The
+    // rotations (words 12..24) and the mode words (40..44) need no range check: a unit
+    // quaternion's words are within ±1.0005, and `valid` takes only small integers as modes.
+    let in_range = all_in_range(&w[..12]) & all_in_range(&w[24..40]) & all_in_range(&w[44..]);
+    let eligible = in_range & l.valid & is_unit_quat(r[0]) & is_unit_quat(r[1]) & is_unit_quat(r[2]) & l.weight.gt(0.0);
+    eligible & !sol.failed
 }
