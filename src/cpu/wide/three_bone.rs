@@ -4,12 +4,11 @@
 use super::isa::{F, L, M};
 use super::lanes::{
     all_in_range, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat, load_words_at,
-    mirror_words, store_words, words, Kernel, Q, V3,
+    mirror_words, words, Kernel, Records, Q, V3,
 };
 use super::two_bone::{solve_limb, Limb};
 use crate::cpu::limb::ZERO_BONE;
 use crate::cpu::three_bone::three_bone;
-use crate::cpu::wide::build;
 use crate::records::{option, ThreeBoneChain, ThreeBoneSolved};
 
 /// The pseudo three-bone [`Kernel`].
@@ -49,8 +48,8 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     }
     // SAFETY: as above.
     let w = unsafe { assume_init(&buf) };
-    let p: [V3; 4] = build(|j| V3::at(w, 4 * j));
-    let r: [Q; 4] = build(|j| Q::at(w, 16 + 4 * j));
+    let p = [V3::at(w, 0), V3::at(w, 4), V3::at(w, 8), V3::at(w, 12)];
+    let r = [Q::at(w, 16), Q::at(w, 20), Q::at(w, 24), Q::at(w, 28)];
     let l = Limb::at(w, 32);
     let ratio = w[52];
     let mut eligible = all_in_range(w) & l.valid & ratio.ge(0.0) & ratio.le(1.0) & l.weight.gt(0.0);
@@ -85,14 +84,15 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     let d1 = sol.e0.mul(sol.e1);
     let none = M::splat(false);
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((d1.conjugate().mul(d2), none)), None];
-    let mut solved = words::<52>();
     let one = F::splat(1.0);
-    finish_chain(&p, &r, &rel, 4, &[sol.scale, sol.scale, one], l.weight, sol.reached, sol.info, &mut solved);
+    let scale = [sol.scale, sol.scale, one];
+    // `finish_chain` writes all 12·4 + 4 words of the four joints: every word of `out`.
     if mirrored.any() {
-        // SAFETY: `finish_chain` wrote all 12·4 + 4 words of the four joints.
-        mirror_words(unsafe { assume_init_slice_mut(&mut solved) }, mirrored, [0, 4, 8, 12], [16, 20, 24, 28]);
+        let mut records = Records::<_, true> { out, from: 0, cap: 4, mirrored };
+        finish_chain(&p, &r, &rel, 4, &scale, l.weight, sol.reached, sol.info, &mut records);
+    } else {
+        let mut records = Records::<_, false> { out, from: 0, cap: 4, mirrored };
+        finish_chain(&p, &r, &rel, 4, &scale, l.weight, sol.reached, sol.info, &mut records);
     }
-    // SAFETY: `finish_chain` wrote all 12·4 + 4 words of the four joints.
-    store_words(unsafe { assume_init(&solved) }, out);
     each_lane((!(eligible & !failed)).bits(), |i| three_bone(&c[i], &mut out[i]));
 }
