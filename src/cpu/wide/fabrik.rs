@@ -9,7 +9,6 @@ use super::lanes::{
 };
 use crate::cpu::fabrik::{fabrik_corrections, fabrik_with_mode, FabrikMode, MAX_FABRIK_ITERATIONS};
 use crate::cpu::limb::{MIN_CHAIN_LENGTH, ON_ROOT, ZERO_BONE};
-use crate::cpu::wide::build;
 use crate::records::{info, option, FabrikChain, FabrikCorrections, FabrikSolved, MAX_FABRIK_JOINTS};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -209,9 +208,17 @@ fn load<const N: usize, const W: usize>(c: &[FabrikChain; L], n: usize) -> Lanes
     // SAFETY: as above.
     let (jw, rw, tail) =
         unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
+    // Loops rather than `build`: its closures, where not inlined, would be functions
+    // without the instruction set (every intrinsic a call).
+    let mut fk = [V3 { x: zero, y: zero, z: zero }; N];
+    let mut r = [Q { x: zero, y: zero, z: zero, w: zero }; N];
+    for j in 0..n {
+        fk[j] = V3::at(jw, 4 * j);
+        r[j] = Q::at(rw, 4 * j);
+    }
     Lanes {
-        fk: build(|j| if j < n { V3::at(jw, 4 * j) } else { V3 { x: zero, y: zero, z: zero } }),
-        r: build(|j| if j < n { Q::at(rw, 4 * j) } else { Q { x: zero, y: zero, z: zero, w: zero } }),
+        fk,
+        r,
         target: V3::at(tail, 0),
         weight: tail[3],
         precision: tail[4],
@@ -266,9 +273,16 @@ fn solve<const N: usize, const G: usize>(
     n: usize,
     iterations: u32,
 ) -> [([V3; N], U, M); G] {
-    let mut p: [[V3; N]; G] = build(|k| g[k].fk);
-    let eps2: [F; G] = build(|k| 1e-12 * s[k].total * s[k].total);
-    let straight: [M; G] = build(|k| s[k].c_len.ge(s[k].total));
+    // Loops rather than `build`: its closures, where not inlined, would be functions
+    // without the instruction set (every lane operation a call).
+    let mut p = [g[0].fk; G];
+    let mut eps2 = [F::splat(0.0); G];
+    let mut straight = [M::splat(false); G];
+    for k in 0..G {
+        p[k] = g[k].fk;
+        eps2[k] = 1e-12 * s[k].total * s[k].total;
+        straight[k] = s[k].c_len.ge(s[k].total);
+    }
     if (0..G).any(|k| (s[k].solve & !straight[k]).any()) {
         for _ in 0..iterations {
             for k in 0..G {
@@ -309,7 +323,11 @@ fn solve<const N: usize, const G: usize>(
         }
         reached[k] = (p[k][n - 1] - target).length().le(g[k].precision);
     }
-    build(|k| (p[k], info[k], reached[k]))
+    let mut out = [(p[0], info[0], reached[0]); G];
+    for k in 1..G {
+        out[k] = (p[k], info[k], reached[k]);
+    }
+    out
 }
 
 /// The local corrections of the solved joints, then the solved records (mirrored lanes

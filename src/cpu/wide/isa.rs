@@ -150,7 +150,7 @@ impl F {
     #[cfg(test)]
     #[inline(always)]
     pub fn from_array(a: [f32; L]) -> F {
-        F(super::super::build(|h| regs::load(a[W * h..W * (h + 1)].try_into().expect("W floats"))))
+        F(each!(|h| regs::load(a[W * h..W * (h + 1)].try_into().expect("W floats"))))
     }
     /// Lanes whose word, read as `u32`, equals `v`.
     #[inline(always)]
@@ -272,23 +272,35 @@ fn transpose_quarters(r: [regs::R; 4]) -> [regs::R; 4] {
 /// 128-bit quarters (register `k`, quarter `j` = record `4j + k`; a load, then inserts from
 /// memory), then one 4×4 transpose inside the quarters (8 shuffles) puts word `k` of the
 /// register's records in order (a full `W`×`W` transpose costs more shuffles per 4 words).
+///
+/// (No closures here: a closure is a function of its own, compiled without the instruction
+/// set, and where the compiler does not inline it its intrinsics become calls.)
 #[inline(always)]
 pub(crate) fn load_block<T: bytemuck::Pod>(src: &[T; L], w: usize, out: &mut [MaybeUninit<F>]) {
-    let field = |i: usize| -> __m128 {
-        let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[i]));
-        let chunk: &[f32; 4] = words[w..w + 4].try_into().expect("4 words");
-        // SAFETY: `chunk` is 4 readable f32 (unaligned loads are allowed).
-        avx!(std::arch::x86_64::_mm_loadu_ps(chunk.as_ptr()))
-    };
     for h in 0..H {
         let base = W * h;
-        let regs4: [regs::R; 4] =
-            super::super::build(|k| regs::from_quarters(super::super::build(|j| field(base + 4 * j + k))));
+        let mut regs4 = [regs::set1(0.0); 4];
+        for (k, r) in regs4.iter_mut().enumerate() {
+            let mut q = [field(src, base + k, w); regs::Q];
+            for (j, quarter) in q.iter_mut().enumerate().skip(1) {
+                *quarter = field(src, base + 4 * j + k, w);
+            }
+            *r = regs::from_quarters(q);
+        }
         for (o, col) in out[..BLOCK].iter_mut().zip(transpose_quarters(regs4)) {
             // SAFETY: `o` is written (all `H` registers) by the loop over `h`.
             unsafe { (*o.as_mut_ptr()).0[h] = col };
         }
     }
+}
+
+/// Words `w..w + 4` of record `i`.
+#[inline(always)]
+fn field<T: bytemuck::Pod>(src: &[T; L], i: usize, w: usize) -> __m128 {
+    let words: &[f32] = bytemuck::cast_slice(std::slice::from_ref(&src[i]));
+    let chunk: &[f32; 4] = words[w..w + 4].try_into().expect("4 words");
+    // SAFETY: `chunk` is 4 readable f32 (unaligned loads are allowed).
+    avx!(std::arch::x86_64::_mm_loadu_ps(chunk.as_ptr()))
 }
 
 /// Stores `words[0..4]` to words `w..w + 4` of each record: word `w + k` of `dst[i]` =

@@ -17,7 +17,6 @@ use crate::constants::{LIMIT_CONE, LIMIT_HINGE, LIMIT_TWIST, PI};
 use crate::cpu::constrained_fabrik::checked;
 use crate::cpu::fabrik::MAX_FABRIK_ITERATIONS;
 use crate::cpu::limits::Limit;
-use crate::cpu::wide::build;
 use crate::records::{option, ChainLimits, FabrikChain, FabrikSolved, MAX_FABRIK_JOINTS};
 
 /// One joint's limit over lanes (`cpu::limits::Limit`, its kind as masks).
@@ -237,16 +236,26 @@ pub(crate) fn load_limited<T: bytemuck::Pod, const N: usize, const W: usize, con
     let (jw, rw, tail, pw) = unsafe {
         (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail), assume_init_slice(&pw))
     };
+    // Loops rather than `build`: its closures, where not inlined, would be functions
+    // without the instruction set (every intrinsic a call).
     let v0 = V3 { x: zero, y: zero, z: zero };
-    LimitedGroup {
-        fk_p: build(|j| if j < n { V3::at(jw, 4 * j) } else { v0 }),
-        fk: build(|j| if j < n { Q::at(rw, 4 * j) } else { Q::identity() }),
-        lim: build(|j| lane_limit(pw, j)),
-        len: build(|j| pw[PREP * j + 15]),
-        dir_fk: build(|j| V3::at(pw, PREP * j + 20)),
-        tail: build(|w| tail[w]),
-        extra: build(|w| pw[PREP * N + w]),
+    let (mut fk_p, mut fk) = ([v0; N], [Q::identity(); N]);
+    for j in 0..n {
+        fk_p[j] = V3::at(jw, 4 * j);
+        fk[j] = Q::at(rw, 4 * j);
     }
+    let mut lim = [lane_limit(pw, 0); N];
+    let (mut len, mut dir_fk) = ([zero; N], [v0; N]);
+    for j in 0..N {
+        lim[j] = lane_limit(pw, j);
+        len[j] = pw[PREP * j + 15];
+        dir_fk[j] = V3::at(pw, PREP * j + 20);
+    }
+    let mut tail_w = [zero; 16];
+    tail_w.copy_from_slice(tail);
+    let mut extra = [zero; 4];
+    extra.copy_from_slice(&pw[PREP * N..PREP * N + 4]);
+    LimitedGroup { fk_p, fk, lim, len, dir_fk, tail: tail_w, extra }
 }
 
 /// `f32::round` over lanes (halves away from zero; exact: `|x| − floor(|x|)` is).

@@ -8,24 +8,22 @@
 //! the up target on an aimed axis), or has no weight, is solved again by the scalar solver,
 //! so error codes and FK fallbacks come from one place.
 
+use super::isa::store_block;
 use super::isa::{F, L, M, U};
 use super::lanes::{
     assume_init, assume_init_slice_mut, each_lane, finite, flush_subnormal, in_range, is_unit_quat, load_words_at,
-    mirror_words, nlerp_identity, put, quat_from_axis_cos_sin, rotation_arc, sin_cos, store_words, words, Kernel, Q,
-    V3,
+    mirror_words, nlerp_identity, quat_from_axis_cos_sin, rotation_arc, sin_cos, words, Fields, Kernel, Records, Q, V3,
 };
 use super::limits::{atan2, clamp_angle};
 use crate::constants::{MIN_AXIS_LENGTH2, PI};
 use crate::cpu::look_at::look_at;
-use crate::cpu::wide::build;
 use crate::records::{info, option, LookAtChain, LookAtSolved, Options, MAX_LOOK_AT_JOINTS, NO_PARENT};
 
 /// The look-at [`Kernel`].
 pub(crate) struct LookAt;
 
-/// Words of a record and of a solved record.
+/// Words of a record.
 const RECORD: usize = 112;
-const SOLVED: usize = 52;
 /// Where each field starts, in words.
 const JOINTS: usize = 0;
 const ROTATIONS: usize = 16;
@@ -38,7 +36,8 @@ const TARGET: usize = 100;
 const UP_TARGET: usize = 104;
 const MODE: usize = 108;
 
-const _: () = assert!(size_of::<LookAtChain>() == 4 * RECORD && size_of::<LookAtSolved>() == 4 * SOLVED);
+const _: () =
+    assert!(size_of::<LookAtChain>() == 4 * RECORD && size_of::<LookAtSolved>() == 4 * (12 * MAX_LOOK_AT_JOINTS + 4));
 
 impl Kernel for LookAt {
     type Chain = LookAtChain;
@@ -167,13 +166,23 @@ fn roll_toward(axes: Axes, rotation_ms: Q, aim: Q, up_dir: V3) -> (Q, M) {
 /// rest are left to the scalar solver).
 #[inline(always)]
 fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]) -> M {
+    if mode[2] & option::MIRRORED != 0 {
+        solve_group_as::<true>(c, out, mode)
+    } else {
+        solve_group_as::<false>(c, out, mode)
+    }
+}
+
+/// [`solve_group`] for groups mirrored (`MIRRORED`) or not: the solved fields go straight
+/// into the records ([`Records`]), reflected back when mirrored.
+#[inline(always)]
+fn solve_group_as<const MIRRORED: bool>(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]) -> M {
     let n = mode[0] as usize;
     let up_target = mode[2] & option::UP_TARGET != 0;
     let shortest_arc = mode[2] & option::SHORTEST_ARC != 0;
-    let mirrored = mode[2] & option::MIRRORED != 0;
     let mut buf = words::<RECORD>();
     load_words_at(c, 0, &mut buf);
-    if mirrored {
+    if MIRRORED {
         // Solved as the unmirrored twin (`LookAtChain::unmirrored`), reflected back below.
         // SAFETY: all the record's words were loaded just above.
         let w = unsafe { assume_init_slice_mut(&mut buf) };
@@ -204,7 +213,12 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
         *a = axes_i;
         ok = ok & valid;
         let lim = LIMITS + 4 * i;
-        let l: [F; 4] = build(|k| flush_subnormal(w[lim + k]));
+        let l = [
+            flush_subnormal(w[lim]),
+            flush_subnormal(w[lim + 1]),
+            flush_subnormal(w[lim + 2]),
+            flush_subnormal(w[lim + 3]),
+        ];
         let ordered = l[0].ge(-PI) & l[0].le(l[1]) & l[1].le(PI);
         let ordered = ordered & l[2].ge(-0.5 * PI) & l[2].le(l[3]) & l[3].le(0.5 * PI);
         let limit_ok = is_unit_quat(Q::at(w, REST + 4 * i)) & ordered;
@@ -225,7 +239,8 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
     let mut delta = [Q::identity(); 4];
     let mut flags = U::zero();
     let (mut full, mut held) = (M::splat(false), M::splat(false));
-    let mut solved = words::<SOLVED>();
+    let one = F::splat(1.0);
+    let mut solved = Records::<_, MIRRORED> { out, from: 0, cap: MAX_LOOK_AT_JOINTS, mirrored: M::splat(true) };
     for i in 0..n {
         let fk = Q::at(w, ROTATIONS + 4 * i);
         let p = ((mode[1] >> (8 * i)) & 0xff) as usize;
@@ -242,7 +257,8 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
         let limited = limited_bits(i);
         if limited.any() {
             let rest = parent_rot.mul(Q::at(w, REST + 4 * i));
-            let l: [F; 4] = build(|k| w[LIMITS + 4 * i + k]);
+            let lim = LIMITS + 4 * i;
+            let l = [w[lim], w[lim + 1], w[lim + 2], w[lim + 3]];
             let (d, hit) = clamp_yaw_pitch(a.coords(rest.conjugate().rotate(dir)), l);
             clamped = limited & hit;
             if clamped.any() {
@@ -267,24 +283,18 @@ fn solve_group(c: &[LookAtChain; L], out: &mut [LookAtSolved; L], mode: [u32; 4]
             delta[i] = parent_delta.mul(fk.mul(correction).mul(fk.conjugate())).normalize();
         }
         pos[i] = here;
-        here.put_point(&mut solved, 4 * i, F::splat(1.0));
-        rot[i].put(&mut solved, 16 + 4 * i);
-        correction.put(&mut solved, 32 + 4 * i);
+        solved.field(4 * i, [here.x, here.y, here.z, one]);
+        solved.field(16 + 4 * i, [rot[i].x, rot[i].y, rot[i].z, rot[i].w]);
+        solved.field(32 + 4 * i, [correction.x, correction.y, correction.z, correction.w]);
     }
     for i in n..MAX_LOOK_AT_JOINTS {
         for region in [0, 16, 32] {
-            put(&mut solved, region + 4 * i, &[zero; 4]);
+            // (Zero reflected is still zero up to its sign: stored as it is.)
+            store_block(&[zero; 4], solved.out, region + 4 * i);
         }
     }
     let reached = weight.ge(1.0) & full & !held;
     let count = F::splat(f32::from_bits(n as u32)); // a u32 word: joints written
-    put(&mut solved, 48, &[reached.as_u32_word(), zero, flags.as_word(), count]);
-    if mirrored {
-        // SAFETY: every word was written above.
-        let s = unsafe { assume_init_slice_mut(&mut solved) };
-        mirror_words(s, M::splat(true), (0..n).map(|i| 4 * i), (0..n).map(|i| 16 + 4 * i));
-    }
-    // SAFETY: every word was written above.
-    store_words(unsafe { assume_init(&solved) }, out);
+    solved.field(48, [reached.as_u32_word(), zero, flags.as_word(), count]);
     ok
 }

@@ -135,20 +135,6 @@ pub(crate) mod avx512 {
     pub(crate) mod two_bone;
 }
 
-/// `[f(0), f(1), ..]`, built by a plain loop: `std::array::from_fn` is not always inlined
-/// into the (large) kernels, and every call there costs a spill of the live registers.
-#[inline(always)]
-pub(crate) fn build<T, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
-    let mut out = [const { std::mem::MaybeUninit::<T>::uninit() }; N];
-    let mut i = 0;
-    while i < N {
-        out[i].write(f(i));
-        i += 1;
-    }
-    // SAFETY: every element was written above; `MaybeUninit<T>` has `T`'s layout.
-    unsafe { (&raw const out).cast::<[T; N]>().read() }
-}
-
 /// Whether this CPU has the instruction set of `path` (`Scalar`: always).
 pub(crate) fn available(path: CpuPath) -> bool {
     match path {

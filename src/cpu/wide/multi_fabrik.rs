@@ -19,7 +19,6 @@ use super::limits::atan2;
 use crate::constants::{MAX_EFFECTOR_WEIGHT, MIN_EFFECTOR_WEIGHT, MIN_TREE_BONE};
 use crate::cpu::limb::MIN_CHAIN_LENGTH;
 use crate::cpu::multi_fabrik::{multi_fabrik, setup, Tree, NONE, TWIST_FADE};
-use crate::cpu::wide::build;
 use crate::records::{option, MultiFabrikChain, MultiFabrikSolved, MAX_EFFECTORS, MAX_TREE_JOINTS};
 
 /// The multi-effector FABRIK [`Kernel`].
@@ -101,9 +100,15 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
         unsafe { (assume_init_slice(&jw[..nw]), assume_init_slice(&rw[..nw]), assume_init_slice(&tail)) };
     let zero = F::splat(0.0);
     let origin = V3 { x: zero, y: zero, z: zero };
-    let target: [V3; MAX_EFFECTORS] = build(|e| V3::at(tail, 4 * e));
-    let target_w: [F; MAX_EFFECTORS] = build(|e| tail[4 * e + 3]);
-    let params: [F; 4] = build(|k| tail[PARAMS - TARGETS + k]);
+    // Loops rather than `build`: its closures, where not inlined, would be functions
+    // without the instruction set (every lane operation a call).
+    let (mut target, mut target_w) = ([origin; MAX_EFFECTORS], [zero; MAX_EFFECTORS]);
+    for e in 0..MAX_EFFECTORS {
+        target[e] = V3::at(tail, 4 * e);
+        target_w[e] = tail[4 * e + 3];
+    }
+    let p0 = PARAMS - TARGETS;
+    let params = [tail[p0], tail[p0 + 1], tail[p0 + 2], tail[p0 + 3]];
     let (precision, weight) = (params[0], params[1]);
 
     // --- setup(): the checks the shape leaves open, lane by lane, then the bones and the
@@ -148,7 +153,10 @@ fn solve<const N: usize>(c: &[MultiFabrikChain; L], out: &mut [MultiFabrikSolved
     let keep_root = first.mode[2] & option::KEEP_ROOT_ROTATION != 0;
     let eps2 = 1e-12 * total * total;
 
-    let mut p: [V3; N] = build(|j| if j < n { V3::at(jw, 4 * j) } else { origin });
+    let mut p = [origin; N];
+    for (j, pj) in p.iter_mut().enumerate().take(n) {
+        *pj = V3::at(jw, 4 * j);
+    }
     let mut q = p;
     let mut d = [Q::identity(); N];
     for _ in 0..first.iterations() {
