@@ -21,12 +21,18 @@
 //! intrinsic per entry (add, compare, blend, mask and, 128-bit inserts...), the register
 //! width, and the `target_feature` function that runs a batch. Everything from `isa.rs` up
 //! is `#[inline(always)]` down to the table's intrinsics, so each instantiation is one
-//! function per kernel compiled for its instruction set.
+//! function per kernel compiled for its instruction set. No kernel holds a closure: one
+//! the compiler does not inline is a function of its own without the instruction set, and
+//! its intrinsics become calls (arrays are built with loops).
 //!
 //! Records move in and out by 16-byte fields (`[f32; 4]`): each register gathers the field
 //! of several records in its 128-bit lanes, then a 4×4 transpose inside the lanes (8
 //! shuffles per register set) turns them into one lane value per word; stores run it
 //! backwards. A group of chains costs a few shuffles rather than one scalar load per word.
+//!
+//! Solved chains leave by the same fields: `finish_chain` hands each one to a sink
+//! (`lanes::Fields`), which transposes it straight into the output records
+//! (`lanes::Records`), with no transposed copy of the solved records in between.
 //!
 //! Lanes that are invalid, untouched (weight ≤ 0) or hit any error path are solved again
 //! by the scalar solver, so error codes, FK fallbacks and info bits come from one place.
