@@ -362,7 +362,7 @@ fn finish<O: FabrikOut, const N: usize, const S: usize>(
     // 0..n of each region and the status) are read back.
     let nw = 4 * n;
     let mut solved = words::<S>();
-    finish_chain(&g.fk[..n], &g.r[..n], &rel[..n], N, &[F::splat(1.0); N], g.weight, reached, info, &mut solved);
+    finish_chain(&g.fk[..n], &g.r[..n], &rel[..n], N, &[F::splat(1.0); N], g.weight, reached, info, &mut solved[..]);
     if O::MODEL_SPACE && g.mirrored.any() {
         // SAFETY: finish_chain wrote words 4j..4j + 4 of each region for every joint j < n.
         let (positions, rest) = solved.split_at_mut(4 * N);

@@ -356,6 +356,31 @@ pub(crate) fn finish_chain(
     out.field(12 * cap, status);
 }
 
+/// [`finish_chain`] straight into the records `out` ([`Records`]: the words from `from` on,
+/// at `w − from`), the reflection back of `mirrored` lanes compiled into a second copy
+/// taken only by groups that have one.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // finish_chain's, with the records
+pub(crate) fn finish_chain_into<T: bytemuck::Pod>(
+    out: &mut [T; L],
+    from: usize,
+    mirrored: M,
+    p: &[V3],
+    r: &[Q],
+    rel: &[Option<(Q, M)>],
+    cap: usize,
+    scale: &[F],
+    (weight, reached, info): (F, M, U),
+) {
+    if mirrored.any() {
+        let mut records = Records::<T, true> { out, from, cap, mirrored };
+        finish_chain(p, r, rel, cap, scale, weight, reached, info, &mut records);
+    } else {
+        let mut records = Records::<T, false> { out, from, cap, mirrored };
+        finish_chain(p, r, rel, cap, scale, weight, reached, info, &mut records);
+    }
+}
+
 /// Where [`finish_chain`] puts a solved chain's words, one 16-byte field (4 words) at a
 /// time, at word `w` of a `SolvedChain<cap>`.
 pub(crate) trait Fields {
@@ -365,14 +390,6 @@ pub(crate) trait Fields {
 
 /// Transposed words, in place.
 impl Fields for [MaybeUninit<F>] {
-    #[inline(always)]
-    fn field(&mut self, w: usize, v: [F; 4]) {
-        put(self, w, &v);
-    }
-}
-
-/// Transposed words, in place.
-impl<const W: usize> Fields for Words<W> {
     #[inline(always)]
     fn field(&mut self, w: usize, v: [F; 4]) {
         put(self, w, &v);

@@ -165,7 +165,17 @@ pub(crate) fn finish_limited<const N: usize, const S: usize>(
     }
     let weight = g.tail[3];
     let mut solved = words::<S>();
-    finish_chain(&g.fk_p[..n], &g.fk[..n], &deltas[..n], N, &[F::splat(1.0); N], weight, reached, flags, &mut solved);
+    finish_chain(
+        &g.fk_p[..n],
+        &g.fk[..n],
+        &deltas[..n],
+        N,
+        &[F::splat(1.0); N],
+        weight,
+        reached,
+        flags,
+        &mut solved[..],
+    );
     // SAFETY: finish_chain wrote the words of the n joints and the status.
     unsafe { store_fabrik_solved(&solved, N, n, out) };
 }

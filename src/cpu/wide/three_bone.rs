@@ -3,8 +3,8 @@
 
 use super::isa::{F, L, M};
 use super::lanes::{
-    all_in_range, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat, load_words_at,
-    mirror_words, words, Kernel, Records, Q, V3,
+    all_in_range, assume_init, assume_init_slice_mut, each_lane, finish_chain_into, is_unit_quat, load_words_at,
+    mirror_words, words, Kernel, Q, V3,
 };
 use super::two_bone::{solve_limb, Limb};
 use crate::cpu::limb::ZERO_BONE;
@@ -87,12 +87,6 @@ fn group(c: &[ThreeBoneChain; L], out: &mut [ThreeBoneSolved; L]) {
     let one = F::splat(1.0);
     let scale = [sol.scale, sol.scale, one];
     // `finish_chain` writes all 12·4 + 4 words of the four joints: every word of `out`.
-    if mirrored.any() {
-        let mut records = Records::<_, true> { out, from: 0, cap: 4, mirrored };
-        finish_chain(&p, &r, &rel, 4, &scale, l.weight, sol.reached, sol.info, &mut records);
-    } else {
-        let mut records = Records::<_, false> { out, from: 0, cap: 4, mirrored };
-        finish_chain(&p, &r, &rel, 4, &scale, l.weight, sol.reached, sol.info, &mut records);
-    }
+    finish_chain_into(out, 0, mirrored, &p, &r, &rel, 4, &scale, (l.weight, sol.reached, sol.info));
     each_lane((!(eligible & !failed)).bits(), |i| three_bone(&c[i], &mut out[i]));
 }

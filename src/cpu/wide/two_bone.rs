@@ -3,9 +3,9 @@
 
 use super::isa::{F, L, M, U};
 use super::lanes::{
-    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, each_lane, finish_chain, is_unit_quat,
+    all_in_range, any_orthonormal, assume_init, assume_init_slice_mut, each_lane, finish_chain_into, is_unit_quat,
     load_words_at, mirror_words, normalize_or, quat_from_axis_angle, quat_from_axis_cos_sin, reject, rotation_arc,
-    sin_cos, words, Kernel, Records, Q, V3,
+    sin_cos, words, Kernel, Q, V3,
 };
 use crate::cpu::limb::{
     AGAINST_HINGE, MAX_ANGLE, MIN_CHAIN_LENGTH, MIN_HINGE, ON_ROOT, POLE_ON_AXIS2, STRAIGHT, ZERO_BONE,
@@ -342,13 +342,7 @@ fn solve_group<T: bytemuck::Pod>(c: &[TwoBoneChain; L], from: usize, out: &mut [
     let rel2 = d1.conjugate().mul(l.keep_end.sel(Q::identity(), d1));
     let none = M::splat(false);
     let rel = [Some((sol.e0, none)), Some((sol.e1, none)), Some((rel2, none))];
-    if mirrored.any() {
-        let mut records = Records::<T, true> { out, from, cap: 3, mirrored };
-        finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut records);
-    } else {
-        let mut records = Records::<T, false> { out, from, cap: 3, mirrored };
-        finish_chain(&p, &r, &rel, 3, &[sol.scale; 2], l.weight, sol.reached, sol.info, &mut records);
-    }
+    finish_chain_into(out, from, mirrored, &p, &r, &rel, 3, &[sol.scale; 2], (l.weight, sol.reached, sol.info));
     // Checked last, from the words still in `buf`: nothing to keep in registers across the
     // solve (the lanes that fail are solved again by the scalar solver either way). The
     // rotations (words 12..24) and the mode words (40..44) need no range check: a unit
